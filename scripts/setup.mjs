@@ -1,0 +1,334 @@
+#!/usr/bin/env node
+// Brings a checkout to the state `npm start` and `npm test` need, using Node built-ins only:
+//   1. node_modules (npm ci / npm install) when missing or older than package-lock.json;
+//   2. a project-local venv `.venv/` with the pinned codegraphcontext (the real cgc the tests drive);
+//   3. tree-sitter grammar libraries built from the npm grammar packages' C sources, because
+//      tree-sitter-language-pack downloads them from GitHub at first use and that host may be unreachable
+//      (without them cgc indexes files but finds no functions);
+//   4. compat runtimes in `.cache/compat/`: Node 22 and the newest pi line, for the compatibility test.
+// Each step is checked against a stamp plus the files it produced, so a run with nothing missing only reads
+// a few files. Work that is needed runs under a lock, so concurrent `npm test` runs do not collide.
+
+import { spawn } from "node:child_process";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { availableParallelism, tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const CGC_VERSION = "0.6.13";
+
+// Grammar packages on the npm registry that ship their generated C sources. Exact versions, one row per
+// library name tree-sitter-language-pack looks up (`libtree_sitter_<name>.so`).
+const GRAMMARS = [
+  { name: "python", pkg: "tree-sitter-python", version: "0.25.0", src: "src" },
+  { name: "javascript", pkg: "tree-sitter-javascript", version: "0.25.0", src: "src" },
+  { name: "typescript", pkg: "tree-sitter-typescript", version: "0.23.2", src: "typescript/src" },
+  { name: "tsx", pkg: "tree-sitter-typescript", version: "0.23.2", src: "tsx/src" },
+  { name: "go", pkg: "tree-sitter-go", version: "0.25.0", src: "src" },
+  { name: "java", pkg: "tree-sitter-java", version: "0.23.5", src: "src" },
+  { name: "c", pkg: "tree-sitter-c", version: "0.24.1", src: "src" },
+  { name: "cpp", pkg: "tree-sitter-cpp", version: "0.23.4", src: "src" },
+  { name: "rust", pkg: "tree-sitter-rust", version: "0.24.0", src: "src" },
+];
+
+// The newest pi line needs Node >= 22.19; the registry's `node` package ships Node binaries.
+const COMPAT_DEPENDENCIES = {
+  node: "22.23.3",
+  "@earendil-works/pi-coding-agent": "1.6.0",
+  "@earendil-works/pi-ai": "1.6.0",
+};
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const VENV = join(ROOT, ".venv");
+const GRAMMAR_DIR = join(VENV, "tree-sitter-libs");
+const VENV_STAMP = join(VENV, ".pi-cgc-setup.json");
+const COMPAT = join(ROOT, ".cache", "compat");
+const COMPAT_STAMP = join(COMPAT, ".pi-cgc-setup.json");
+const LOCK = join(ROOT, ".cache", "setup.lock");
+
+const log = (message) => console.log(`[setup] ${message}`);
+
+class SetupError extends Error {}
+
+function run(command, args, options = {}) {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(command, args, { cwd: ROOT, stdio: options.capture ? "pipe" : "inherit", ...options });
+    let output = "";
+    child.stdout?.on("data", (chunk) => {
+      output += chunk;
+    });
+    child.stderr?.on("data", (chunk) => {
+      output += chunk;
+    });
+    child.on("error", (error) =>
+      reject(
+        new SetupError(
+          error.code === "ENOENT" ? `${command} is not installed (not on PATH)` : `${command}: ${error.message}`,
+        ),
+      ),
+    );
+    child.on("close", (code, signal) => {
+      if (code === 0) resolvePromise(output);
+      else {
+        const tail = output.trim().split("\n").slice(-20).join("\n");
+        reject(
+          new SetupError(`${command} ${args.join(" ")} failed (${signal ?? `exit ${code}`})${tail ? `\n${tail}` : ""}`),
+        );
+      }
+    });
+  });
+}
+
+const readJson = (path) => {
+  try {
+    return JSON.parse(readFileSync(path, "utf8"));
+  } catch {
+    return undefined;
+  }
+};
+const mtime = (path) => (existsSync(path) ? statSync(path).mtimeMs : undefined);
+const sameJson = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+
+// ---- what is missing (reads files only) ----
+
+function nodeModulesMissing() {
+  const installed = mtime(join(ROOT, "node_modules", ".package-lock.json"));
+  const lock = mtime(join(ROOT, "package-lock.json"));
+  return installed === undefined || (lock !== undefined && installed < lock);
+}
+
+function sitePackages() {
+  const lib = join(VENV, "lib");
+  const python = existsSync(lib) ? readdirSync(lib).find((entry) => /^python3\.\d+$/.test(entry)) : undefined;
+  return python ? join(lib, python, "site-packages") : undefined;
+}
+
+const PTH_NAME = "pi_cgc_grammars.pth";
+// The venv's real path: a checkout that links to another's .venv must not repoint it at itself.
+const pthLine = () => {
+  const libs = join(existsSync(VENV) ? realpathSync(VENV) : VENV, "tree-sitter-libs");
+  return `import os; os.environ.setdefault("TREE_SITTER_LANGUAGE_PACK_LIBS_DIR", ${JSON.stringify(libs)})\n`;
+};
+const grammarStamp = () => Object.fromEntries(GRAMMARS.map((g) => [g.name, `${g.pkg}@${g.version}`]));
+const libraryPath = (name) => join(GRAMMAR_DIR, `libtree_sitter_${name}.so`);
+
+function venvWork() {
+  const site = sitePackages();
+  const stamp = readJson(VENV_STAMP) ?? {};
+  const cgcInstalled =
+    existsSync(join(VENV, "bin", "python")) &&
+    site !== undefined &&
+    existsSync(join(site, `codegraphcontext-${CGC_VERSION}.dist-info`));
+  const grammars = GRAMMARS.filter(
+    (g) => stamp.grammars?.[g.name] !== `${g.pkg}@${g.version}` || !existsSync(libraryPath(g.name)),
+  );
+  const pthCurrent =
+    site !== undefined && existsSync(join(site, PTH_NAME)) && readFileSync(join(site, PTH_NAME), "utf8") === pthLine();
+  return { cgcInstalled, grammars, pthCurrent, verified: cgcInstalled && stamp.cgc === CGC_VERSION };
+}
+
+function compatMissing() {
+  const stamp = readJson(COMPAT_STAMP);
+  return !(
+    sameJson(stamp?.dependencies, COMPAT_DEPENDENCIES) &&
+    existsSync(join(COMPAT, "node_modules", "node", "bin", "node")) &&
+    existsSync(join(COMPAT, "node_modules", "@earendil-works", "pi-coding-agent", "dist", "cli.js"))
+  );
+}
+
+function pendingWork() {
+  const venv = venvWork();
+  const work = [];
+  if (nodeModulesMissing()) work.push("node_modules");
+  if (!venv.cgcInstalled) work.push("cgc");
+  if (venv.grammars.length > 0) work.push("grammars");
+  if (!venv.pthCurrent || !venv.verified || venv.grammars.length > 0) work.push("venv-config");
+  if (compatMissing()) work.push("compat");
+  return work;
+}
+
+// ---- steps ----
+
+async function installNodeModules() {
+  const hasLock = existsSync(join(ROOT, "package-lock.json"));
+  log(`node_modules missing or older than package-lock.json: npm ${hasLock ? "ci" : "install"}`);
+  await run("npm", [hasLock ? "ci" : "install", "--no-audit", "--no-fund"]);
+}
+
+async function installCgc() {
+  if (!existsSync(join(VENV, "bin", "python"))) {
+    log("creating .venv (python3 -m venv)");
+    await run("python3", ["-m", "venv", VENV]);
+  }
+  log(`installing codegraphcontext==${CGC_VERSION} into .venv (pip, about a minute on a cold cache)`);
+  await run(join(VENV, "bin", "python"), [
+    "-m",
+    "pip",
+    "install",
+    "--quiet",
+    "--disable-pip-version-check",
+    `codegraphcontext==${CGC_VERSION}`,
+  ]);
+}
+
+async function buildGrammars(grammars) {
+  const work = mkdtempSync(join(tmpdir(), "pi-cgc-grammars-"));
+  try {
+    const specs = [...new Set(grammars.map((g) => `${g.pkg}@${g.version}`))];
+    log(`fetching grammar sources: ${specs.join(" ")}`);
+    const packed = JSON.parse(
+      await run("npm", ["pack", "--json", "--pack-destination", work, ...specs], { cwd: work, capture: true }).then(
+        extractJson,
+      ),
+    );
+    const unpacked = new Map();
+    for (const { name, version, filename } of packed) {
+      const dir = join(work, `${name}-${version}`);
+      mkdirSync(dir);
+      await run("tar", ["-xzf", join(work, filename), "-C", dir, "--strip-components=1"]);
+      unpacked.set(`${name}@${version}`, dir);
+    }
+    mkdirSync(GRAMMAR_DIR, { recursive: true });
+    const queue = [...grammars];
+    const compileNext = async () => {
+      for (let g = queue.shift(); g; g = queue.shift()) {
+        const src = join(unpacked.get(`${g.pkg}@${g.version}`), g.src);
+        const sources = ["parser.c", "scanner.c"].map((f) => join(src, f)).filter(existsSync);
+        const partial = `${libraryPath(g.name)}.${process.pid}.tmp`;
+        const started = performance.now();
+        await run("gcc", ["-shared", "-fPIC", "-O2", `-I${src}`, ...sources, "-o", partial], { capture: true });
+        renameSync(partial, libraryPath(g.name));
+        log(
+          `built libtree_sitter_${g.name}.so (${g.pkg}@${g.version}) in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+        );
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(availableParallelism(), grammars.length) }, compileNext));
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+// npm may print notices around the JSON document; keep the outermost array.
+function extractJson(output) {
+  const start = output.indexOf("[");
+  const end = output.lastIndexOf("]");
+  if (start < 0 || end < start) throw new SetupError(`npm pack printed no JSON:\n${output}`);
+  return output.slice(start, end + 1);
+}
+
+async function configureVenv() {
+  const site = sitePackages();
+  if (!site) throw new SetupError(".venv has no lib/python3.X/site-packages");
+  writeFileSync(join(site, PTH_NAME), pthLine());
+  const output = await run(join(VENV, "bin", "cgc"), ["--version"], { capture: true });
+  if (!output.includes(`CodeGraphContext ${CGC_VERSION}`)) {
+    throw new SetupError(
+      `.venv/bin/cgc --version printed ${JSON.stringify(output.trim())}, expected CodeGraphContext ${CGC_VERSION}`,
+    );
+  }
+  writeFileSync(VENV_STAMP, `${JSON.stringify({ cgc: CGC_VERSION, grammars: grammarStamp() }, null, 2)}\n`);
+  log(`verified: ${output.trim()}, grammars in .venv/tree-sitter-libs`);
+}
+
+async function installCompat() {
+  log(
+    `installing compat runtimes into .cache/compat: ${Object.entries(COMPAT_DEPENDENCIES)
+      .map(([n, v]) => `${n}@${v}`)
+      .join(" ")}`,
+  );
+  mkdirSync(COMPAT, { recursive: true });
+  rmSync(COMPAT_STAMP, { force: true });
+  const manifest = {
+    name: "pi-cgc-compat",
+    private: true,
+    description: "Generated by scripts/setup.mjs",
+    dependencies: COMPAT_DEPENDENCIES,
+    // `node`'s preinstall fetches the platform binary package; the other two scripts are not needed.
+    allowScripts: { [`node@${COMPAT_DEPENDENCIES.node}`]: true, "@google/genai": false, protobufjs: false },
+  };
+  writeFileSync(join(COMPAT, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`);
+  // npm itself runs on Node 20 here, so every package of the Node 22 line warns EBADENGINE: keep errors only.
+  await run("npm", ["install", "--prefix", COMPAT, "--no-audit", "--no-fund", "--loglevel=error"]);
+  const version = (
+    await run(join(COMPAT, "node_modules", "node", "bin", "node"), ["--version"], { capture: true })
+  ).trim();
+  if (version !== `v${COMPAT_DEPENDENCIES.node}`)
+    throw new SetupError(`compat node reports ${version}, expected v${COMPAT_DEPENDENCIES.node}`);
+  writeFileSync(COMPAT_STAMP, `${JSON.stringify({ dependencies: COMPAT_DEPENDENCIES }, null, 2)}\n`);
+  log(`verified: compat node ${version}`);
+}
+
+// ---- lock: one setup at a time; a lock whose owner is gone is taken over ----
+
+function ownerAlive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return error.code === "EPERM";
+  }
+}
+
+async function withLock(body) {
+  mkdirSync(dirname(LOCK), { recursive: true });
+  const deadline = Date.now() + 15 * 60_000;
+  let announced = false;
+  for (;;) {
+    try {
+      writeFileSync(LOCK, String(process.pid), { flag: "wx" });
+      break;
+    } catch (error) {
+      if (error.code !== "EEXIST") throw error;
+      const owner = Number(readFileSync(LOCK, "utf8"));
+      if (!ownerAlive(owner)) {
+        rmSync(LOCK, { force: true });
+        continue;
+      }
+      if (Date.now() > deadline) throw new SetupError(`another setup (pid ${owner}) still holds ${LOCK}`);
+      if (!announced) log(`waiting for another setup run (pid ${owner})`);
+      announced = true;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+  try {
+    return await body();
+  } finally {
+    rmSync(LOCK, { force: true });
+  }
+}
+
+async function main() {
+  const started = performance.now();
+  if (pendingWork().length === 0) {
+    log(`nothing to do (checked in ${Math.round(performance.now() - started)} ms)`);
+    return;
+  }
+  await withLock(async () => {
+    // Re-read after the lock: a concurrent run may have done the work meanwhile.
+    const work = pendingWork();
+    if (work.includes("node_modules")) await installNodeModules();
+    if (work.includes("cgc")) await installCgc();
+    const { grammars } = venvWork();
+    if (grammars.length > 0) await buildGrammars(grammars);
+    if (work.includes("venv-config") || work.includes("cgc") || grammars.length > 0) await configureVenv();
+    if (work.includes("compat")) await installCompat();
+  });
+  log(`done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+}
+
+main().catch((error) => {
+  console.error(`[setup] FAILED: ${error instanceof SetupError ? error.message : (error?.stack ?? error)}`);
+  process.exit(1);
+});

@@ -1,0 +1,93 @@
+// Drives a real terminal program (pi's TUI) under tmux for e2e tests. Each session gets its own tmux
+// server socket, so tests never touch a developer's tmux and killing the session ends its server too.
+import { execFileSync } from "node:child_process";
+
+export interface TmuxOptions {
+  /** argv of the program to run in the pane. */
+  command: string[];
+  cwd: string;
+  /** Added to the current environment for the program. */
+  env?: Record<string, string>;
+  width?: number;
+  height?: number;
+}
+
+export interface TmuxSession {
+  readonly name: string;
+  /** pid of the program running in the pane. */
+  readonly panePid: number;
+  /** tmux key names or literal text, as `tmux send-keys` takes them. */
+  sendKeys(...keys: string[]): void;
+  /** The visible screen as plain text. */
+  capture(): string;
+  /** Polls the screen until `pattern` matches; throws with the last screen after `timeoutMs`. */
+  waitFor(pattern: RegExp, timeoutMs: number): Promise<string>;
+  kill(): void;
+}
+
+let counter = 0;
+
+export function startTmux(options: TmuxOptions): TmuxSession {
+  const name = `pi-cgc-${process.pid}-${++counter}`;
+  const socket = name;
+  const tmux = (...args: string[]) =>
+    execFileSync("tmux", ["-L", socket, ...args], {
+      encoding: "utf8",
+      env: { ...process.env, ...options.env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+  const envArgs = Object.entries(options.env ?? {}).flatMap(([key, value]) => ["-e", `${key}=${value}`]);
+  tmux(
+    "-f",
+    "/dev/null",
+    "new-session",
+    "-d",
+    "-s",
+    name,
+    "-x",
+    String(options.width ?? 120),
+    "-y",
+    String(options.height ?? 40),
+    "-c",
+    options.cwd,
+    ...envArgs,
+    ...options.command,
+    // Keep a dead pane on screen, so a program that exits early leaves its last words for waitFor's error.
+    ";",
+    "set-option",
+    "-t",
+    name,
+    "remain-on-exit",
+    "on",
+  );
+  const panePid = Number(tmux("display-message", "-p", "-t", name, "#{pane_pid}").trim());
+
+  const capture = () => tmux("capture-pane", "-p", "-t", name);
+  return {
+    name,
+    panePid,
+    sendKeys: (...keys) => void tmux("send-keys", "-t", name, ...keys),
+    capture,
+    async waitFor(pattern, timeoutMs) {
+      const deadline = Date.now() + timeoutMs;
+      let screen = "";
+      while (Date.now() < deadline) {
+        try {
+          screen = capture();
+        } catch (error) {
+          throw new Error(`tmux session ${name} is gone while waiting for ${pattern}: ${error}\n${screen}`);
+        }
+        if (pattern.test(screen)) return screen;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${pattern}; screen:\n${screen}`);
+    },
+    kill() {
+      try {
+        tmux("kill-server");
+      } catch {
+        // already gone
+      }
+    },
+  };
+}
