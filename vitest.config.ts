@@ -8,6 +8,5 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 180_000,
     maxWorkers: 2,
-    globalSetup: ["test/helpers/global-setup.ts"],
   },
 });

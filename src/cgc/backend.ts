@@ -1,0 +1,70 @@
+// Seed 000 D2: which backend cgc will use, in cgc's own precedence order, bounded, failing open to
+// "unknown" (treated as embedded). Shared by readiness and the watcher's auto mode.
+import { readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { parseDoctorDefaultDatabase } from "./parse.ts";
+import type { Runner } from "./runner.ts";
+
+export const DOCTOR_BUDGET_MS = 5_000;
+
+export interface Backend {
+  name: string;
+  source: string;
+}
+
+export interface BackendDetectionSeams {
+  env?: NodeJS.ProcessEnv;
+  homeDir?: string;
+  runner?: Pick<Runner, "run">;
+  cwd: string;
+  budgetMs?: number;
+}
+
+/** Only these hold the graph in a server that several processes may share; everything else is conservative. */
+export function isServerBackend(name: string | null | undefined): boolean {
+  return name === "neo4j" || name === "falkordb-remote";
+}
+
+export async function detectCgcBackend(seams: BackendDetectionSeams): Promise<Backend | null> {
+  const env = seams.env ?? process.env;
+  for (const variable of ["CGC_RUNTIME_DB_TYPE", "DATABASE_TYPE", "DEFAULT_DATABASE"]) {
+    const value = env[variable]?.trim();
+    if (value) return { name: value.toLowerCase(), source: `environment (${variable})` };
+  }
+  if (seams.runner) {
+    const result = await seams.runner.run(["doctor"], {
+      kind: "probe",
+      cwd: seams.cwd,
+      takesLock: false,
+      budgetMs: seams.budgetMs ?? DOCTOR_BUDGET_MS,
+    });
+    // doctor exits 1 when any check fails (a missing optional backend, say); its Default database line still holds.
+    if (result.code === "OK" || result.code === "FAILED") {
+      const parsed = parseDoctorDefaultDatabase(`${result.stderr}\n${result.stdout}`);
+      if (parsed.kind === "ok") return { name: parsed.value.name, source: `cgc doctor (${parsed.value.source})` };
+    }
+  }
+  const fromFile = readDotEnv(join(seams.homeDir ?? env.HOME ?? homedir(), ".codegraphcontext", ".env"));
+  for (const variable of ["DATABASE_TYPE", "DEFAULT_DATABASE"]) {
+    const value = fromFile[variable]?.trim();
+    if (value) return { name: value.toLowerCase(), source: `~/.codegraphcontext/.env (${variable})` };
+  }
+  return null;
+}
+
+function readDotEnv(path: string): Record<string, string> {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch {
+    return {};
+  }
+  const values: Record<string, string> = {};
+  for (const line of text.split("\n")) {
+    const match = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$/.exec(line);
+    if (!match?.[1]) continue;
+    values[match[1]] = (match[2] ?? "").replace(/^(['"])(.*)\1$/, "$2");
+  }
+  return values;
+}

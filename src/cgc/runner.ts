@@ -1,0 +1,487 @@
+// The only code that spawns cgc (ADR 0001). Every call goes through `run` (bounded, classified,
+// serialised per database) or `startLongLived` (watch / mcp start). Children run in their own
+// process group so that a stop reaches cgc's helpers too; stops send SIGINT first so cgc's own
+// cleanup runs, then escalate.
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { registerChild, unregisterChild } from "./children.ts";
+import { detectBusy, detectCgcFailure } from "./parse.ts";
+
+export type CallKind = "probe" | "query" | "maintenance" | "longLived";
+export type RunCode = "OK" | "UNAVAILABLE" | "TIMEOUT" | "CANCELLED" | "BUSY" | "FAILED";
+
+export interface RunResult {
+  code: RunCode;
+  argv: string[];
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  /** Head and tail of each stream; `truncated` says whether the middle was dropped. */
+  stdout: string;
+  stderr: string;
+  truncated: boolean;
+  durationMs: number;
+  /** One line for the user: why the call did not succeed (empty when OK). */
+  reason: string;
+}
+
+export interface RunnerOptions {
+  executable: string;
+  /** Milliseconds per kind of call; 0 means no limit. */
+  budgets: Record<CallKind, number>;
+  /** Base environment for children (defaults to process.env). */
+  env?: NodeJS.ProcessEnv;
+  /** Arguments every database-backed subcommand carries (a named context, for example). */
+  subcommandArgs?: () => string[];
+  /** Bytes kept from each end of each stream. */
+  captureBytes?: number;
+  /** Time between SIGINT, SIGTERM and SIGKILL on a stop. */
+  killGraceMs?: number;
+}
+
+export interface RunOptions {
+  kind: Exclude<CallKind, "longLived">;
+  cwd: string;
+  signal?: AbortSignal;
+  /** False for calls that never open the database (--version, doctor, help). */
+  takesLock?: boolean;
+  /** Extra environment for this call only. */
+  env?: Record<string, string>;
+  /** Overrides the kind's budget for this call (cgc doctor's fixed 5 s, for example). */
+  budgetMs?: number;
+  /** Called with each complete output line as it arrives (progress). */
+  onLine?: (line: string, stream: "stdout" | "stderr") => void;
+}
+
+export interface LongLivedHandle {
+  pid: number | undefined;
+  /** Settles when the child exits, classified like any other call (CANCELLED after `stop`). */
+  exited: Promise<RunResult>;
+  stop(): Promise<void>;
+}
+
+/** Environment pinned on every child: no auto-watch after an index, no 80-column wrapping. */
+export const PINNED_ENV = { ENABLE_AUTO_WATCH: "false", COLUMNS: "10000", NO_COLOR: "1", PYTHONUNBUFFERED: "1" };
+
+const DEFAULT_CAPTURE_BYTES = 256 * 1024;
+const DEFAULT_KILL_GRACE_MS = 2_000;
+
+/** Subcommands that accept `--context`; others (version, doctor, context, config, help) do not. */
+const CONTEXT_SUBCOMMANDS = new Set([
+  "index",
+  "update",
+  "list",
+  "stats",
+  "query",
+  "find",
+  "analyze",
+  "watch",
+  "delete",
+  "clean",
+  "report",
+  "bundle",
+  "export",
+  "diagram",
+]);
+
+export type Runner = ReturnType<typeof createRunner>;
+
+export function createRunner(options: RunnerOptions) {
+  const captureBytes = options.captureBytes ?? DEFAULT_CAPTURE_BYTES;
+  const killGraceMs = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
+  const live = new Set<ChildProcess>();
+  const inFlight = new Map<string, SharedCall>();
+  let lockQueue: Promise<unknown> = Promise.resolve();
+  let spawnCount = 0;
+  let closed = false;
+
+  function argvFor(args: string[]): string[] {
+    const sub = args[0];
+    const extra = sub && CONTEXT_SUBCOMMANDS.has(sub) ? (options.subcommandArgs?.() ?? []) : [];
+    return [...args, ...extra];
+  }
+
+  function envFor(extra?: Record<string, string>): NodeJS.ProcessEnv {
+    return { ...(options.env ?? process.env), ...extra, ...PINNED_ENV };
+  }
+
+  function launch(argv: string[], cwd: string, env: NodeJS.ProcessEnv, keepStdin: boolean) {
+    spawnCount++;
+    const child = spawn(options.executable, argv, {
+      cwd,
+      env,
+      detached: true, // own process group: a stop reaches every helper cgc starts
+      stdio: [keepStdin ? "pipe" : "ignore", "pipe", "pipe"],
+      shell: false,
+    });
+    live.add(child);
+    registerChild(child, killGraceMs);
+    child.once("close", () => {
+      live.delete(child);
+      unregisterChild(child);
+    });
+    return child;
+  }
+
+  /** Spawn, capture, classify. Resolves on close; never rejects. */
+  function execute(
+    argv: string[],
+    cwd: string,
+    env: NodeJS.ProcessEnv,
+    budgetMs: number,
+    signal: AbortSignal | undefined,
+    onLine: RunOptions["onLine"],
+  ): Promise<RunResult> {
+    const started = Date.now();
+    const done = (code: RunCode, reason: string, partial?: Partial<RunResult>): RunResult => ({
+      code,
+      argv: [options.executable, ...argv],
+      exitCode: null,
+      signal: null,
+      stdout: "",
+      stderr: "",
+      truncated: false,
+      durationMs: Date.now() - started,
+      reason,
+      ...partial,
+    });
+    if (closed) return Promise.resolve(done("CANCELLED", "the session ended"));
+    if (signal?.aborted) return Promise.resolve(done("CANCELLED", "cancelled before start"));
+    if (!existsSync(cwd)) return Promise.resolve(done("UNAVAILABLE", `working directory does not exist: ${cwd}`));
+
+    return new Promise((resolve) => {
+      const child = launch(argv, cwd, env, false);
+      const out = boundedCapture(captureBytes, (line) => onLine?.(line, "stdout"));
+      const err = boundedCapture(captureBytes, (line) => onLine?.(line, "stderr"));
+      let stoppedFor: "TIMEOUT" | "CANCELLED" | undefined;
+      let spawnError: NodeJS.ErrnoException | undefined;
+
+      const stopFor = (why: "TIMEOUT" | "CANCELLED") => {
+        stoppedFor ??= why;
+        void stopGroup(child, killGraceMs);
+      };
+      const timer = budgetMs > 0 ? setTimeout(() => stopFor("TIMEOUT"), budgetMs) : undefined;
+      const onAbort = () => stopFor("CANCELLED");
+      signal?.addEventListener("abort", onAbort, { once: true });
+
+      child.stdout?.on("data", (chunk: Buffer) => out.push(chunk));
+      child.stderr?.on("data", (chunk: Buffer) => err.push(chunk));
+      child.once("error", (error: NodeJS.ErrnoException) => {
+        spawnError = error;
+      });
+      child.once("close", (exitCode, exitSignal) => {
+        if (timer) clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+        const stdout = out.text();
+        const stderr = err.text();
+        const captured = { exitCode, signal: exitSignal, stdout, stderr, truncated: out.truncated || err.truncated };
+        if (spawnError) {
+          const missing = spawnError.code === "ENOENT" || spawnError.code === "EACCES";
+          resolve(
+            done(
+              missing ? "UNAVAILABLE" : "FAILED",
+              `cannot run ${options.executable}: ${spawnError.message}`,
+              captured,
+            ),
+          );
+          return;
+        }
+        if (stoppedFor === "TIMEOUT") {
+          resolve(done("TIMEOUT", `cgc ${argv[0] ?? ""} took longer than ${budgetMs} ms and was stopped`, captured));
+          return;
+        }
+        if (stoppedFor === "CANCELLED" || closed) {
+          resolve(done("CANCELLED", `cgc ${argv[0] ?? ""} was cancelled`, captured));
+          return;
+        }
+        resolve(classify(captured, done));
+      });
+    });
+  }
+
+  /** Calls that open an embedded database run one at a time: the database allows one opener. */
+  function serialised<T>(work: () => Promise<T>): Promise<T> {
+    const next = lockQueue.then(work, work);
+    lockQueue = next.catch(() => undefined);
+    return next;
+  }
+
+  function run(args: string[], runOptions: RunOptions): Promise<RunResult> {
+    const argv = argvFor(args);
+    const env = envFor(runOptions.env);
+    const budget = runOptions.budgetMs ?? options.budgets[runOptions.kind];
+    const key = JSON.stringify([argv, runOptions.cwd, runOptions.env ?? {}]);
+    const existing = inFlight.get(key);
+    if (existing && !runOptions.onLine) return existing.join(runOptions.signal);
+
+    const shared = shareCall((signal) => {
+      const go = () => execute(argv, runOptions.cwd, env, budget, signal, runOptions.onLine);
+      return runOptions.takesLock === false ? go() : serialised(go);
+    });
+    inFlight.set(key, shared);
+    shared.settled.then(() => inFlight.delete(key));
+    return shared.join(runOptions.signal);
+  }
+
+  /** A child that runs until stopped (cgc watch, cgc mcp start). Not serialised: it holds the lock for its life. */
+  function startLongLived(
+    args: string[],
+    opts: { cwd: string; env?: Record<string, string>; stdin?: boolean; onLine?: RunOptions["onLine"] },
+  ): LongLivedHandle & { child: ChildProcess | undefined } {
+    const argv = argvFor(args);
+    const controller = new AbortController();
+    let child: ChildProcess | undefined;
+    const spawnHook = (c: ChildProcess) => {
+      child = c;
+    };
+    const exited = executeLongLived(argv, opts, controller.signal, spawnHook);
+    return {
+      get pid() {
+        return child?.pid;
+      },
+      get child() {
+        return child;
+      },
+      exited,
+      stop: async () => {
+        controller.abort();
+        await exited;
+      },
+    };
+  }
+
+  function executeLongLived(
+    argv: string[],
+    opts: { cwd: string; env?: Record<string, string>; stdin?: boolean; onLine?: RunOptions["onLine"] },
+    signal: AbortSignal,
+    onSpawn: (child: ChildProcess) => void,
+  ): Promise<RunResult> {
+    const started = Date.now();
+    const base: RunResult = {
+      code: "CANCELLED",
+      argv: [options.executable, ...argv],
+      exitCode: null,
+      signal: null,
+      stdout: "",
+      stderr: "",
+      truncated: false,
+      durationMs: 0,
+      reason: "",
+    };
+    if (closed) return Promise.resolve({ ...base, reason: "the session ended" });
+    if (!existsSync(opts.cwd)) {
+      return Promise.resolve({ ...base, code: "UNAVAILABLE", reason: `working directory does not exist: ${opts.cwd}` });
+    }
+    return new Promise((resolve) => {
+      const child = launch(argv, opts.cwd, envFor(opts.env), opts.stdin === true);
+      onSpawn(child);
+      const out = boundedCapture(captureBytes, (line) => opts.onLine?.(line, "stdout"));
+      const err = boundedCapture(captureBytes, (line) => opts.onLine?.(line, "stderr"));
+      let spawnError: NodeJS.ErrnoException | undefined;
+      const budget = options.budgets.longLived;
+      let timedOut = false;
+      const timer =
+        budget > 0
+          ? setTimeout(() => {
+              timedOut = true;
+              void stopGroup(child, killGraceMs);
+            }, budget)
+          : undefined;
+      const onAbort = () => void stopGroup(child, killGraceMs);
+      signal.addEventListener("abort", onAbort, { once: true });
+      child.stdout?.on("data", (chunk: Buffer) => out.push(chunk));
+      child.stderr?.on("data", (chunk: Buffer) => err.push(chunk));
+      child.once("error", (error: NodeJS.ErrnoException) => {
+        spawnError = error;
+      });
+      child.once("close", (exitCode, exitSignal) => {
+        if (timer) clearTimeout(timer);
+        signal.removeEventListener("abort", onAbort);
+        const captured = {
+          exitCode,
+          signal: exitSignal,
+          stdout: out.text(),
+          stderr: err.text(),
+          truncated: out.truncated || err.truncated,
+        };
+        const done = (code: RunCode, reason: string, partial?: Partial<RunResult>): RunResult => ({
+          ...base,
+          ...partial,
+          code,
+          reason,
+          durationMs: Date.now() - started,
+        });
+        if (spawnError) {
+          const missing = spawnError.code === "ENOENT" || spawnError.code === "EACCES";
+          resolve(done(missing ? "UNAVAILABLE" : "FAILED", `cannot run ${options.executable}: ${spawnError.message}`));
+        } else if (timedOut) {
+          resolve(done("TIMEOUT", `cgc ${argv[0] ?? ""} outlived its ${budget} ms budget and was stopped`, captured));
+        } else if (signal.aborted || closed) {
+          resolve(done("CANCELLED", `cgc ${argv[0] ?? ""} was stopped`, captured));
+        } else {
+          // A long-lived child that exits on its own has failed, whatever its exit code says.
+          const classified = classify(captured, done);
+          resolve(
+            classified.code === "OK"
+              ? done("FAILED", `cgc ${argv[0] ?? ""} exited on its own (code ${exitCode ?? exitSignal})`, captured)
+              : classified,
+          );
+        }
+      });
+    });
+  }
+
+  /** Stop every child this runner started and refuse new work (session end). */
+  async function close(): Promise<void> {
+    closed = true;
+    await Promise.all([...live].map((child) => stopGroup(child, killGraceMs)));
+  }
+
+  return {
+    run,
+    startLongLived,
+    close,
+    get spawnCount() {
+      return spawnCount;
+    },
+    get liveCount() {
+      return live.size;
+    },
+    get executable() {
+      return options.executable;
+    },
+  };
+}
+
+function classify(
+  captured: Pick<RunResult, "exitCode" | "signal" | "stdout" | "stderr" | "truncated">,
+  done: (code: RunCode, reason: string, partial?: Partial<RunResult>) => RunResult,
+): RunResult {
+  const all = `${captured.stdout}\n${captured.stderr}`;
+  if (detectBusy(all)) {
+    return done("BUSY", "another cgc process holds the embedded database lock", captured);
+  }
+  if (captured.exitCode !== 0) {
+    return done("FAILED", firstErrorLine(all) ?? `cgc exited with ${captured.exitCode ?? captured.signal}`, captured);
+  }
+  const failure = detectCgcFailure(all);
+  if (failure) return done("FAILED", failure, captured);
+  return done("OK", "", captured);
+}
+
+function firstErrorLine(text: string): string | undefined {
+  const lines = text.split("\n").map((line) => line.trim());
+  return (
+    lines.find((line) => /error|exception|not found|failed|✗/i.test(line)) ?? lines.findLast((line) => line !== "")
+  );
+}
+
+interface SharedCall {
+  settled: Promise<RunResult>;
+  join(signal: AbortSignal | undefined): Promise<RunResult>;
+}
+
+/**
+ * One child serving every identical concurrent caller. A caller that aborts gets CANCELLED at once;
+ * the child is stopped only when every caller has aborted.
+ */
+function shareCall(start: (signal: AbortSignal) => Promise<RunResult>): SharedCall {
+  const controller = new AbortController();
+  let waiting = 0;
+  const settled = start(controller.signal);
+  return {
+    settled,
+    join(signal) {
+      waiting++;
+      if (!signal) return settled;
+      return new Promise((resolve) => {
+        const onAbort = () => {
+          waiting--;
+          if (waiting === 0) controller.abort();
+          void settled.then((result) => resolve({ ...result, code: "CANCELLED", reason: "cancelled by the caller" }));
+        };
+        if (signal.aborted) return onAbort();
+        signal.addEventListener("abort", onAbort, { once: true });
+        void settled.then((result) => {
+          signal.removeEventListener("abort", onAbort);
+          resolve(result);
+        });
+      });
+    },
+  };
+}
+
+/** SIGINT to the group, then SIGTERM, then SIGKILL, each after a grace period; resolves when the child is gone. */
+export function stopGroup(child: ChildProcess, graceMs: number): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) {
+    killGroup(child.pid, "SIGKILL"); // helpers left in the group
+    return Promise.resolve();
+  }
+  const pid = child.pid;
+  return new Promise((resolve) => {
+    const timers: NodeJS.Timeout[] = [];
+    child.once("close", () => {
+      for (const timer of timers) clearTimeout(timer);
+      killGroup(pid, "SIGKILL"); // the leader is gone; reap anything it left behind
+      resolve();
+    });
+    killGroup(pid, "SIGINT");
+    timers.push(setTimeout(() => killGroup(pid, "SIGTERM"), graceMs));
+    timers.push(setTimeout(() => killGroup(pid, "SIGKILL"), graceMs * 2));
+  });
+}
+
+export function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // ESRCH: the group is already gone.
+  }
+}
+
+/** Keeps the first and last `limit` bytes of a stream and reports complete lines as they arrive. */
+function boundedCapture(limit: number, onLine: (line: string) => void) {
+  const head: Buffer[] = [];
+  let headBytes = 0;
+  let tail: Buffer[] = [];
+  let tailBytes = 0;
+  let dropped = 0;
+  let pending = "";
+  return {
+    push(chunk: Buffer) {
+      pending += chunk.toString("utf8");
+      const lines = pending.split("\n");
+      pending = lines.pop() ?? "";
+      for (const line of lines) onLine(line.replace(/\r$/, ""));
+      if (headBytes < limit) {
+        const take = chunk.subarray(0, limit - headBytes);
+        head.push(take);
+        headBytes += take.length;
+        chunk = chunk.subarray(take.length);
+      }
+      if (chunk.length === 0) return;
+      tail.push(chunk);
+      tailBytes += chunk.length;
+      while (tailBytes > limit && tail.length > 0) {
+        const first = tail[0] as Buffer;
+        const excess = tailBytes - limit;
+        if (first.length <= excess) {
+          tail.shift();
+          tailBytes -= first.length;
+          dropped += first.length;
+        } else {
+          tail = [first.subarray(excess), ...tail.slice(1)];
+          tailBytes -= excess;
+          dropped += excess;
+        }
+      }
+    },
+    get truncated() {
+      return dropped > 0;
+    },
+    text(): string {
+      const marker = dropped > 0 ? `\n[… ${dropped} bytes of cgc output not kept …]\n` : "";
+      return Buffer.concat(head).toString("utf8") + marker + Buffer.concat(tail).toString("utf8");
+    },
+  };
+}

@@ -1,0 +1,154 @@
+// The readiness probe: runs in the background at session start and after every maintenance run, with
+// as few cgc spawns as the facts allow (version and backend in parallel, then one graph query that
+// answers both "is this workspace indexed?" and the coverage facts).
+import { type Backend, detectCgcBackend } from "../cgc/backend.ts";
+import { parseQueryJson, parseVersion } from "../cgc/parse.ts";
+import type { Runner } from "../cgc/runner.ts";
+import { changedSince } from "../freshness/scan.ts";
+import type { ProbeVerdict, RepositoryFacts } from "../state/model.ts";
+import { readHeadCommit } from "../workspace/git.ts";
+import { resolveWorkspaceRoot } from "../workspace/root.ts";
+
+/** Every repository with its counts, in one query; the graph decides indexedness, never a folder marker. */
+export const REPOSITORIES_QUERY =
+  "MATCH (r:Repository) OPTIONAL MATCH (r)-[:CONTAINS*1..]->(f:File) " +
+  "OPTIONAL MATCH (f)-[:CONTAINS]->(fn:Function) OPTIONAL MATCH (f)-[:CONTAINS]->(c:Class) " +
+  "RETURN r.path AS path, r.name AS name, r.indexed_at AS indexed_at, r.commit_hash AS commit_hash, " +
+  "count(DISTINCT f) AS files, count(DISTINCT fn) AS functions, count(DISTINCT c) AS classes, " +
+  "collect(DISTINCT f.language) AS languages";
+
+export interface ProbeInput {
+  runner: Runner;
+  /** The session's cwd. */
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  /** Skip the backend detection when it is already known this session (it runs at most once). */
+  knownBackend?: Backend | null;
+  /** Skip `--version` when it is already known this session. */
+  knownVersion?: string;
+}
+
+export interface ProbeOutcome {
+  verdict: ProbeVerdict;
+  root: string;
+  backend: Backend | null;
+  repositories: RepositoryFacts[];
+  /** False when the probe was cancelled (session ended): record nothing. */
+  settled: boolean;
+}
+
+export async function probeReadiness(input: ProbeInput): Promise<ProbeOutcome> {
+  const { runner, cwd } = input;
+  const spawnsBefore = runner.spawnCount;
+  const versionCall =
+    input.knownVersion === undefined
+      ? runner.run(["--version"], { kind: "probe", cwd, takesLock: false })
+      : Promise.resolve(undefined);
+  const backendCall =
+    input.knownBackend === undefined ? detectCgcBackend({ env: input.env, runner, cwd }) : input.knownBackend;
+  const queryCall = runner.run(["query", REPOSITORIES_QUERY], { kind: "probe", cwd });
+  const [version, backend, query] = await Promise.all([versionCall, backendCall, queryCall]);
+
+  const fallbackRoot = resolveWorkspaceRoot(cwd);
+  const outcome = (verdict: ProbeVerdict, root = fallbackRoot, repositories: RepositoryFacts[] = []): ProbeOutcome => ({
+    verdict,
+    root,
+    backend,
+    repositories,
+    settled: true,
+  });
+
+  if (version?.code === "UNAVAILABLE" || query.code === "UNAVAILABLE") {
+    const reason = (version?.code === "UNAVAILABLE" ? version : query).reason;
+    return outcome({ readiness: "unavailable", reason });
+  }
+  if (query.code === "CANCELLED") return { ...outcome({ readiness: "unknown", reason: query.reason }), settled: false };
+  const cgcVersion = input.knownVersion ?? (version ? versionOf(`${version.stderr}\n${version.stdout}`) : undefined);
+  const facts = (repository?: RepositoryFacts, repositoryCount?: number) => ({
+    cgcVersion,
+    backend: backend ?? undefined,
+    repository,
+    repositoryCount,
+    takenAt: Date.now(),
+    spawns: runner.spawnCount - spawnsBefore,
+  });
+  if (query.code === "BUSY") {
+    return outcome({ readiness: "busy", reason: "another cgc process holds the database lock", facts: facts() });
+  }
+  if (query.code === "TIMEOUT") return outcome({ readiness: "unknown", reason: query.reason, facts: facts() });
+  if (query.code !== "OK") {
+    return outcome({ readiness: "unknown", reason: `the graph query failed: ${query.reason}`, facts: facts() });
+  }
+  const parsed = parseQueryJson(query.stdout);
+  if (parsed.kind !== "ok") {
+    return outcome({
+      readiness: "unknown",
+      reason: `cgc's answer could not be read: ${parsed.reason}`,
+      facts: facts(),
+    });
+  }
+  const repositories = parsed.value.map(toRepositoryFacts).filter((repo): repo is RepositoryFacts => repo !== null);
+  const root = resolveWorkspaceRoot(
+    cwd,
+    repositories.map((repo) => repo.path),
+  );
+  const repository = repositories.find((repo) => repo.path === root);
+  if (!repository) {
+    return outcome(
+      {
+        readiness: "unindexed",
+        reason: `the graph has no repository at ${root}`,
+        facts: facts(undefined, repositories.length),
+      },
+      root,
+      repositories,
+    );
+  }
+  return outcome(
+    {
+      readiness: "ready",
+      reason: `indexed (${repository.files ?? "?"} files)`,
+      facts: facts(repository, repositories.length),
+      drift: startDrift(root, repository),
+    },
+    root,
+    repositories,
+  );
+}
+
+function versionOf(text: string): string | undefined {
+  const parsed = parseVersion(text);
+  return parsed.kind === "ok" ? parsed.value.version : undefined;
+}
+
+function toRepositoryFacts(row: Record<string, unknown>): RepositoryFacts | null {
+  if (typeof row.path !== "string") return null;
+  const count = (value: unknown) => (typeof value === "number" && Number.isFinite(value) ? value : undefined);
+  const text = (value: unknown) => (typeof value === "string" && value !== "" ? value : undefined);
+  return {
+    path: row.path,
+    name: text(row.name),
+    indexedAt: text(row.indexed_at),
+    commit: text(row.commit_hash),
+    files: count(row.files),
+    functions: count(row.functions),
+    classes: count(row.classes),
+    languages: Array.isArray(row.languages)
+      ? row.languages.filter((lang): lang is string => typeof lang === "string").sort()
+      : undefined,
+  };
+}
+
+/** Start-time drift: the graph's recorded commit and time against HEAD and the files' modification times. */
+export function startDrift(root: string, repository: RepositoryFacts): ProbeVerdict["drift"] {
+  const head = readHeadCommit(root);
+  const indexedMs = repository.indexedAt ? Date.parse(repository.indexedAt) : Number.NaN;
+  const details: string[] = [];
+  if (head && repository.commit && head !== repository.commit) {
+    details.push(`HEAD moved from ${repository.commit.slice(0, 12)} to ${head.slice(0, 12)}`);
+  }
+  const paths = Number.isNaN(indexedMs) ? [] : changedSince(root, indexedMs).changed;
+  if (paths.length > 0) details.push(`${paths.length} file(s) modified after indexing`);
+  if (Number.isNaN(indexedMs)) details.push("the graph records no index time");
+  return { changed: details.length > 0, paths, detail: details.join("; ") };
+}

@@ -1,0 +1,261 @@
+// One pi session's pi-cgc: config, runner, state, notices and the background work that keeps the
+// readiness verdict honest. Created on session_start (returns at once), disposed on session_shutdown.
+import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
+import type { Backend } from "../cgc/backend.ts";
+import { applyOutputPolicy, createSpillDir, type PolicyResult } from "../cgc/output.ts";
+import { createRunner, type RunResult } from "../cgc/runner.ts";
+import type { Config } from "../config/keys.ts";
+import { type LoadedConfig, loadConfig } from "../config/load.ts";
+import {
+  type Activity,
+  maintenanceProgress,
+  maintenanceSettled,
+  maintenanceStarted,
+  type ProbeVerdict,
+  probeSettled,
+  type RepositoryFacts,
+  type State,
+} from "../state/model.ts";
+import { createNoticeLedger } from "../state/notices.ts";
+import { createStore } from "../state/store.ts";
+import { CHIP_KEY, chipText } from "../ui/chip.ts";
+import { probeReadiness } from "./probe.ts";
+
+export interface SessionOptions {
+  env?: NodeJS.ProcessEnv;
+}
+
+export type MaintenanceKind = Exclude<Activity, "idle">;
+
+export function createCgcSession(ctx: ExtensionContext, options: SessionOptions = {}) {
+  const env = options.env ?? process.env;
+  let loaded: LoadedConfig = loadConfig({ cwd: ctx.cwd, env });
+  const config = (): Config => loaded.values;
+  const runner = createRunner({
+    executable: config()["cgc.executable"],
+    env,
+    budgets: {
+      probe: config()["timeouts.probeMs"],
+      query: config()["timeouts.queryMs"],
+      maintenance: config()["timeouts.maintenanceMs"],
+      longLived: config()["timeouts.longLivedMs"],
+    },
+  });
+  const store = createStore();
+  const spill = createSpillDir(ctx.cwd);
+  let disposed = false;
+  let root = ctx.cwd;
+  let backend: Backend | null | undefined;
+  let cgcVersion: string | undefined;
+  let repositories: RepositoryFacts[] = [];
+  let probing: Promise<void> | undefined;
+  let maintenance: Promise<RunResult> | undefined;
+  const driftHandlers = new Set<(verdict: ProbeVerdict) => void>();
+
+  /** UI calls after the session was replaced throw (stale ctx); a renderer must never take pi down. */
+  const ui = (use: () => void) => {
+    if (disposed) return;
+    try {
+      use();
+    } catch {
+      // The context went stale between our check and the call.
+    }
+  };
+
+  const notices = createNoticeLedger({
+    hasUI: ctx.hasUI,
+    notify: (message, level) => ui(() => ctx.ui.notify(message, level)),
+    stderr: (line) => process.stderr.write(`${line}\n`),
+  });
+  for (const [index, warning] of loaded.warnings.entries())
+    notices.once("config-warning", warning, "warning", String(index));
+
+  // Passive renderer: the chip follows the state, and ticks only while work runs (elapsed time).
+  let ticker: NodeJS.Timeout | undefined;
+  const renderChip = (state: State) => {
+    if (!ctx.hasUI) return;
+    ui(() => ctx.ui.setStatus(CHIP_KEY, chipText(state)));
+    if (state.activity !== "idle" && !ticker) {
+      ticker = setInterval(() => renderChip(store.get()), 1_000);
+      ticker.unref();
+    } else if (state.activity === "idle" && ticker) {
+      clearInterval(ticker);
+      ticker = undefined;
+    }
+  };
+  store.subscribe((state) => renderChip(state));
+  renderChip(store.get());
+
+  function announce(verdict: ProbeVerdict, previous: State): void {
+    const state = store.get();
+    switch (state.readiness) {
+      case "unavailable":
+        notices.once(
+          "cgc-unavailable",
+          `cgc is not available: ${verdict.reason}. Install it with \`pipx install codegraphcontext\`, or set cgc.executable.`,
+          "warning",
+        );
+        return;
+      case "unindexed":
+        if (!config()["lifecycle.autoCreate"]) {
+          notices.once(
+            "unindexed",
+            `No code graph for ${root} yet. Run /cgc index to build it, or set lifecycle.autoCreate to true.`,
+          );
+        }
+        return;
+      case "busy":
+        notices.once(
+          "busy",
+          "cgc is busy: another cgc process holds the database lock. pi-cgc does not force it; /cgc status re-checks.",
+          "warning",
+        );
+        return;
+      case "unknown":
+        notices.once("probe-unknown", `cgc's state is unknown: ${verdict.reason}`, "warning");
+        return;
+      case "corrupt":
+        notices.once("corrupt", `cgc reports a damaged graph: ${verdict.reason}`, "error");
+        return;
+      case "ready": {
+        if (verdict.drift?.changed) {
+          notices.once("drift-detected", `The graph of ${root} is possibly stale: ${verdict.drift.detail}.`, "info");
+          return;
+        }
+        const repo = state.facts?.repository;
+        const wasIndexing = previous.readiness === "indexing" || previous.lastAction?.what === "index";
+        notices.once(
+          "indexed",
+          `${wasIndexing ? "Indexed" : "cgc ready"}: ${root} — ${repo?.files ?? "?"} files, ${repo?.functions ?? "?"} functions (${backend?.name ?? "backend unknown"}).`,
+        );
+        return;
+      }
+      case "indexing":
+        return;
+    }
+  }
+
+  /** Probe in the background and re-derive readiness. Concurrent requests share one probe. */
+  function refresh(): Promise<void> {
+    probing ??= (async () => {
+      const outcome = await probeReadiness({
+        runner,
+        cwd: ctx.cwd,
+        env,
+        knownBackend: backend,
+        knownVersion: cgcVersion,
+      });
+      if (disposed || !outcome.settled) return;
+      backend = outcome.backend;
+      cgcVersion = outcome.verdict.facts?.cgcVersion ?? cgcVersion;
+      repositories = outcome.repositories;
+      root = outcome.root;
+      const previous = store.get();
+      store.apply((state) => probeSettled(state, outcome.verdict));
+      announce(outcome.verdict, previous);
+      if (outcome.verdict.readiness === "unindexed" && config()["lifecycle.autoCreate"]) {
+        void runMaintenance("indexing", ["index", root], "index");
+      }
+      for (const handler of driftHandlers) handler(outcome.verdict);
+    })().finally(() => {
+      probing = undefined;
+    });
+    return probing;
+  }
+
+  /** One maintenance run at a time; readiness is re-derived when it settles, whatever the outcome. */
+  function runMaintenance(kind: MaintenanceKind, args: string[], what: string): Promise<RunResult> {
+    if (maintenance) return maintenance;
+    store.apply((state) => maintenanceStarted(state, kind, what));
+    maintenance = runner
+      .run(args, {
+        kind: "maintenance",
+        cwd: root,
+        onLine: (line) => {
+          const progress = progressOf(line);
+          if (progress) store.apply((state) => maintenanceProgress(state, progress));
+        },
+      })
+      .then(async (result) => {
+        if (disposed) return result;
+        store.apply((state) =>
+          maintenanceSettled(state, result.code, result.code === "OK" ? undefined : `${what}: ${result.reason}`),
+        );
+        if (result.code === "BUSY") {
+          notices.once("skipped-busy", `cgc ${what} skipped: another cgc process holds the database lock.`, "warning");
+        } else if (result.code !== "OK" && result.code !== "CANCELLED") {
+          notices.once("index-failed", `cgc ${what} failed (${result.code}): ${result.reason}`, "error", what);
+        }
+        await refresh();
+        return result;
+      })
+      .finally(() => {
+        maintenance = undefined;
+      });
+    return maintenance;
+  }
+
+  return {
+    store,
+    runner,
+    notices,
+    spill,
+    config,
+    get loaded() {
+      return loaded;
+    },
+    get root() {
+      return root;
+    },
+    get backend() {
+      return backend;
+    },
+    get repositories() {
+      return repositories;
+    },
+    get hasUI() {
+      return ctx.hasUI;
+    },
+    get disposed() {
+      return disposed;
+    },
+    refresh,
+    runMaintenance,
+    get maintenanceRunning() {
+      return maintenance !== undefined;
+    },
+    /** Subscribe to each settled probe (start-time drift goes to the freshness machinery). */
+    onProbe(handler: (verdict: ProbeVerdict) => void): () => void {
+      driftHandlers.add(handler);
+      return () => driftHandlers.delete(handler);
+    },
+    reloadConfig(): void {
+      loaded = loadConfig({ cwd: ctx.cwd, env });
+    },
+    /** Everything cgc printed, through the one output policy, ready to show. */
+    present(raw: string): PolicyResult {
+      return applyOutputPolicy(
+        raw,
+        { maxBytes: config()["output.maxBytes"], maxLines: config()["output.maxLines"] },
+        spill,
+      );
+    },
+    async dispose(): Promise<void> {
+      disposed = true;
+      if (ticker) clearInterval(ticker);
+      await runner.close();
+      spill.cleanup();
+    },
+  };
+}
+
+export type CgcSession = ReturnType<typeof createCgcSession>;
+
+/** cgc prints no progress bar without a TTY; its start, summary and end lines are what there is. */
+function progressOf(line: string): string | undefined {
+  const trimmed = line.trim();
+  if (/^Starting indexing|^Re-indexing|^Deleting existing index/i.test(trimmed)) return trimmed.replace(/:.*$/, "");
+  const scanned = /Total scanned files\s*\|\s*(\d+)/.exec(trimmed);
+  if (scanned) return `${scanned[1]} files scanned`;
+  return undefined;
+}

@@ -1,0 +1,151 @@
+// The one state model: readiness, activity and freshness, changed only by the named transitions below
+// (pure functions). Chip, guidance, notes and commands read it; nothing else keeps its own copy.
+
+export type Readiness = "unavailable" | "unindexed" | "indexing" | "ready" | "busy" | "unknown" | "corrupt";
+export type Activity = "idle" | "indexing" | "syncing" | "rebuilding";
+/** Seed 000: the literal set stays; "not verified" is possibly-stale plus lastError. */
+export type Freshness = "unknown" | "fresh" | "possibly-stale";
+
+export interface RepositoryFacts {
+  path: string;
+  name?: string;
+  indexedAt?: string;
+  commit?: string;
+  files?: number;
+  functions?: number;
+  classes?: number;
+  languages?: string[];
+}
+
+/** What the readiness probe learned, cached for the coverage note and /cgc status (no re-spawn). */
+export interface ProbeFacts {
+  cgcVersion?: string;
+  backend?: { name: string; source: string };
+  repository?: RepositoryFacts;
+  repositoryCount?: number;
+  takenAt: number;
+  spawns: number;
+}
+
+export interface State {
+  readiness: Readiness;
+  /** Why readiness is what it is, in one line a user can act on. */
+  reason: string;
+  activity: Activity;
+  activityStartedAt?: number;
+  progress?: string;
+  freshness: Freshness;
+  /** Paths changed since the graph was last verified fresh. */
+  changedPaths: string[];
+  /** Counts possibly-stale episodes opened this session (fresh → possibly-stale). */
+  episodes: number;
+  lastError?: string;
+  verifiedAt?: number;
+  facts?: ProbeFacts;
+  lastAction?: { what: string; outcome: string; at: number };
+  autoSyncs: number;
+}
+
+export function initialState(): State {
+  return {
+    readiness: "unknown",
+    reason: "not probed yet",
+    activity: "idle",
+    freshness: "unknown",
+    changedPaths: [],
+    episodes: 0,
+    autoSyncs: 0,
+  };
+}
+
+export type ProbeVerdict = {
+  readiness: Exclude<Readiness, "indexing">;
+  reason: string;
+  facts?: ProbeFacts;
+  /** Set when the probe compared the graph's record with the repository. */
+  drift?: { changed: boolean; paths: string[]; detail: string };
+};
+
+/** A probe settled. Readiness is re-derived from it, except that running work keeps "indexing". */
+export function probeSettled(state: State, verdict: ProbeVerdict): State {
+  const facts = verdict.facts ?? state.facts;
+  const readiness = state.activity === "indexing" && verdict.readiness === "unindexed" ? "indexing" : verdict.readiness;
+  let next: State = { ...state, readiness, reason: verdict.reason, facts };
+  if (verdict.drift && readiness === "ready") {
+    next = verdict.drift.changed
+      ? changesObserved(next, verdict.drift.paths, verdict.drift.detail)
+      : state.freshness === "possibly-stale"
+        ? next
+        : { ...next, freshness: "fresh", verifiedAt: Date.now(), lastError: undefined };
+  }
+  return next;
+}
+
+export function maintenanceStarted(state: State, activity: Exclude<Activity, "idle">, what: string): State {
+  return {
+    ...state,
+    activity,
+    activityStartedAt: Date.now(),
+    progress: undefined,
+    readiness: activity === "indexing" && state.readiness !== "ready" ? "indexing" : state.readiness,
+    lastAction: { what, outcome: "running", at: Date.now() },
+  };
+}
+
+export function maintenanceProgress(state: State, progress: string): State {
+  return state.activity === "idle" ? state : { ...state, progress };
+}
+
+/** Work settled; readiness stays as it was until the follow-up probe re-derives it. */
+export function maintenanceSettled(state: State, outcome: string, error?: string): State {
+  return {
+    ...state,
+    activity: "idle",
+    activityStartedAt: undefined,
+    progress: undefined,
+    readiness: state.readiness === "indexing" ? "unknown" : state.readiness,
+    reason: state.readiness === "indexing" ? "re-checking after indexing" : state.reason,
+    lastAction: state.lastAction ? { ...state.lastAction, outcome, at: Date.now() } : undefined,
+    lastError: error ?? state.lastError,
+  };
+}
+
+/** Files changed since the graph was verified: opens an episode when the graph was fresh (or unverified). */
+export function changesObserved(state: State, paths: string[], detail?: string): State {
+  if (paths.length === 0 && !detail) return state;
+  const changedPaths = [...new Set([...state.changedPaths, ...paths])];
+  const opens = state.freshness !== "possibly-stale";
+  return {
+    ...state,
+    freshness: "possibly-stale",
+    changedPaths,
+    episodes: opens ? state.episodes + 1 : state.episodes,
+  };
+}
+
+/** A sync or watcher was verified against the graph: the episode ends, the changed paths are reconciled. */
+export function freshnessVerified(state: State, reconciled: string[]): State {
+  const remaining = state.changedPaths.filter((path) => !reconciled.includes(path));
+  return remaining.length > 0
+    ? { ...state, changedPaths: remaining }
+    : { ...state, freshness: "fresh", changedPaths: [], verifiedAt: Date.now(), lastError: undefined };
+}
+
+/** A watcher or sync could not be verified: never fresh; the error is kept for /cgc status. */
+export function freshnessNotVerified(state: State, error: string): State {
+  return {
+    ...state,
+    freshness: "possibly-stale",
+    episodes: state.freshness === "possibly-stale" ? state.episodes : state.episodes + 1,
+    lastError: error,
+  };
+}
+
+export function autoSyncCounted(state: State): State {
+  return { ...state, autoSyncs: state.autoSyncs + 1 };
+}
+
+/** The readiness predicate (ADR 0002): cgc available and the workspace's index exists or is being built. */
+export function isReady(state: State): boolean {
+  return state.readiness === "ready" || state.readiness === "indexing";
+}

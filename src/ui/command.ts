@@ -1,0 +1,141 @@
+// The `/cgc` command. Destructive or workspace-writing verbs ask first and name the effect and the path
+// (ADR 0003); without a UI the answer is no.
+import { join } from "node:path";
+import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
+import type { CgcSession } from "../lifecycle/session.ts";
+import { openSettings } from "./settings.ts";
+import { renderConfigTable, renderStatus } from "./status.ts";
+
+export const VERBS = {
+  status: "What pi-cgc knows: workspace, backend, readiness, index facts, freshness (spawns nothing)",
+  index: "Build the code graph for this workspace (asks first); --force rebuilds it from scratch",
+  sync: "Bring the graph up to date with the files changed since it was last verified",
+  doctor: "Run cgc doctor and show its report",
+  report: "Write CGC_REPORT.md into the workspace (asks first)",
+  config: "Settings: every key, its value and its source; save to project or global",
+} as const;
+
+export type Verb = keyof typeof VERBS;
+
+export function usage(): string {
+  return ["Usage: /cgc <verb>", ...Object.entries(VERBS).map(([verb, doc]) => `  ${verb.padEnd(8)} ${doc}`)].join("\n");
+}
+
+export interface CommandHooks {
+  /** The freshness machinery's manual sync (not budgeted). */
+  sync(ctx: ExtensionCommandContext): Promise<string>;
+  /** Decorates output pi-cgc renders (result annotations when enabled). */
+  annotate(text: string): string;
+}
+
+export function registerCgcCommand(pi: ExtensionAPI, current: () => CgcSession | undefined, hooks: () => CommandHooks) {
+  pi.registerCommand("cgc", {
+    description: "CodeGraphContext: status, index, sync, doctor, report, config",
+    getArgumentCompletions: (prefix) => {
+      const items = Object.entries(VERBS)
+        .filter(([verb]) => verb.startsWith(prefix.trim()))
+        .map(([verb, description]) => ({ value: verb, label: verb, description }));
+      if (prefix.trim().startsWith("index"))
+        items.push({ value: "index --force", label: "index --force", description: VERBS.index });
+      return items.length > 0 ? items : null;
+    },
+    handler: async (args, ctx) => {
+      const session = current();
+      if (!session) {
+        ctx.ui.notify("pi-cgc is not active in this session.", "warning");
+        return;
+      }
+      const [verb = "status", ...rest] = args.trim().split(/\s+/).filter(Boolean);
+      const show = (text: string, level: "info" | "warning" | "error" = "info") => {
+        const shown = hooks().annotate(text);
+        if (ctx.hasUI) ctx.ui.notify(shown, level);
+        else process.stdout.write(`${shown}\n`);
+      };
+      switch (verb) {
+        case "status":
+          show(
+            renderStatus({
+              state: session.store.get(),
+              root: session.root,
+              backend: session.backend,
+              executable: session.runner.executable,
+              maintenanceRunning: session.maintenanceRunning,
+            }),
+          );
+          return;
+        case "index":
+          return indexVerb(session, ctx, rest.includes("--force") || rest.includes("-f"), show);
+        case "sync":
+          show(await hooks().sync(ctx));
+          return;
+        case "doctor": {
+          const result = await session.runner.run(["doctor"], { kind: "query", cwd: session.root, takesLock: false });
+          const output = session.present(`${result.stderr}\n${result.stdout}`.trim());
+          show(`cgc doctor (${result.code}):\n${output.text}`, result.code === "OK" ? "info" : "warning");
+          return;
+        }
+        case "report":
+          return reportVerb(session, ctx, show);
+        case "config":
+          return configVerb(session, ctx, show);
+        default:
+          show(`Unknown verb "${verb}".\n${usage()}`, "warning");
+      }
+    },
+  });
+}
+
+type Show = (text: string, level?: "info" | "warning" | "error") => void;
+
+async function indexVerb(session: CgcSession, ctx: ExtensionCommandContext, force: boolean, show: Show) {
+  const state = session.store.get();
+  const backend = session.backend?.name ?? "its configured backend";
+  if (state.readiness === "unavailable") return show(`cgc is not available: ${state.reason}`, "warning");
+  if (session.maintenanceRunning) return show(`cgc is already ${state.activity}; wait for it to finish.`, "warning");
+  if (!force && state.readiness === "ready") {
+    return show(`${session.root} is already indexed. /cgc sync refreshes changed files; /cgc index --force rebuilds.`);
+  }
+  const confirmed = force
+    ? await ctx.ui.confirm(
+        "Replace the code graph?",
+        `cgc index --force deletes the existing graph of ${session.root} (${backend}) and rebuilds it from scratch.`,
+      )
+    : await ctx.ui.confirm(
+        "Build a code graph?",
+        `pi-cgc will run cgc index on ${session.root}, writing a new graph into the ${backend} backend.`,
+      );
+  if (!confirmed) return show("Not indexed: the confirmation was declined.");
+  const result = await session.runMaintenance(
+    force ? "rebuilding" : "indexing",
+    force ? ["index", "--force", session.root] : ["index", session.root],
+    "index",
+  );
+  show(result.code === "OK" ? `Indexed ${session.root}.` : `Indexing ended ${result.code}: ${result.reason}`);
+}
+
+async function reportVerb(session: CgcSession, ctx: ExtensionCommandContext, show: Show) {
+  if (session.store.get().readiness !== "ready") return show("No graph to report on yet (see /cgc status).", "warning");
+  const path = join(session.root, "CGC_REPORT.md");
+  const confirmed = await ctx.ui.confirm(
+    "Write a report?",
+    `cgc report will write ${path} (replacing it if it exists).`,
+  );
+  if (!confirmed) return show("No report written: the confirmation was declined.");
+  const result = await session.runner.run(["report", "--output", path, "--repo", session.root], {
+    kind: "query",
+    cwd: session.root,
+  });
+  show(result.code === "OK" ? `Report written to ${path}.` : `cgc report ended ${result.code}: ${result.reason}`);
+}
+
+async function configVerb(session: CgcSession, ctx: ExtensionCommandContext, show: Show) {
+  session.reloadConfig();
+  const loaded = session.loaded;
+  if (!ctx.hasUI) return show(renderConfigTable(loaded.values, loaded.sources));
+  const saved = await openSettings(ctx, loaded);
+  if (saved === "no-tui") return show(renderConfigTable(loaded.values, loaded.sources));
+  if (saved !== "none") {
+    session.reloadConfig();
+    show(`Saved to ${saved}. Some settings apply from the next session (cgc.executable, timeouts).`);
+  }
+}

@@ -1,0 +1,64 @@
+// `/cgc status`: everything pi-cgc knows, from the state and the cached probe facts. Spawns nothing.
+import type { Backend } from "../cgc/backend.ts";
+import { CONFIG_KEY_NAMES, CONFIG_KEYS, type Config, type ConfigKey } from "../config/keys.ts";
+import { describeSource, type Source } from "../config/load.ts";
+import type { State } from "../state/model.ts";
+import { chipText } from "./chip.ts";
+
+export interface StatusInput {
+  state: State;
+  root: string;
+  backend: Backend | null | undefined;
+  executable: string;
+  maintenanceRunning: boolean;
+}
+
+export function renderStatus({ state, root, backend, executable, maintenanceRunning }: StatusInput): string {
+  const facts = state.facts;
+  const repo = facts?.repository;
+  const probed = facts
+    ? `probe at ${new Date(facts.takenAt).toISOString()} (${facts.spawns} cgc spawns)`
+    : "no probe yet";
+  const lines = [
+    `pi-cgc — ${chipText(state)}`,
+    `workspace:  ${root}`,
+    `cgc:        ${executable}${facts?.cgcVersion ? ` (${facts.cgcVersion})` : ""}`,
+    `backend:    ${backend ? `${backend.name} — from ${backend.source}` : "unknown (treated as embedded)"}`,
+    `readiness:  ${state.readiness} — ${state.reason}`,
+  ];
+  if (repo) {
+    lines.push(
+      `index:      ${repo.files ?? "?"} files, ${repo.functions ?? "?"} functions, ${repo.classes ?? "?"} classes` +
+        `${repo.languages?.length ? `; ${repo.languages.join(", ")}` : ""} — from the graph, ${probed}`,
+      `indexed:    ${repo.indexedAt ?? "time not recorded"}${repo.commit ? ` at commit ${repo.commit.slice(0, 12)}` : ""} — recorded by cgc`,
+    );
+  } else if (facts?.repositoryCount !== undefined) {
+    lines.push(
+      `index:      none for this workspace (${facts.repositoryCount} other repositories in the graph) — ${probed}`,
+    );
+  }
+  const changed = state.changedPaths.length;
+  lines.push(
+    `freshness:  ${state.freshness}${changed ? ` — ${changed} changed file(s) not yet in the graph` : ""}` +
+      `${state.verifiedAt ? `; last verified ${new Date(state.verifiedAt).toISOString()}` : ""}`,
+  );
+  if (state.lastError) lines.push(`last error: ${state.lastError}`);
+  if (state.lastAction) {
+    lines.push(
+      `last action: ${state.lastAction.what} — ${state.lastAction.outcome} at ${new Date(state.lastAction.at).toISOString()}`,
+    );
+  }
+  lines.push(
+    `running:    ${maintenanceRunning ? `${state.activity}${state.progress ? ` (${state.progress})` : ""}` : "nothing"}`,
+  );
+  return lines.join("\n");
+}
+
+/** The headless settings view: every key, its effective value and where it came from. */
+export function renderConfigTable(values: Config, sources: Record<ConfigKey, Source>): string {
+  const rows = CONFIG_KEY_NAMES.map((name) => {
+    const format = CONFIG_KEYS[name].type.format as (value: unknown) => string;
+    return `${name.padEnd(30)} ${format(values[name]).padEnd(12)} ${describeSource(sources[name])}`;
+  });
+  return [`${"key".padEnd(30)} ${"value".padEnd(12)} source`, ...rows].join("\n");
+}

@@ -1,0 +1,46 @@
+// From the session's cwd to the root the graph knows: an indexed ancestor, else the git toplevel,
+// else the cwd itself. Reads the file system only; never spawns.
+import { existsSync, realpathSync, statSync } from "node:fs";
+import { dirname, join, relative, resolve, sep } from "node:path";
+
+export function canonical(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return resolve(path);
+  }
+}
+
+/** The nearest directory at or above `cwd` holding `.git` (a directory, or a gitfile in a linked worktree). */
+export function gitToplevel(cwd: string): string | undefined {
+  let dir = canonical(cwd);
+  for (;;) {
+    if (existsSync(join(dir, ".git"))) return dir;
+    const parent = dirname(dir);
+    if (parent === dir) return undefined;
+    dir = parent;
+  }
+}
+
+export function isWithin(parent: string, child: string): boolean {
+  const rel = relative(parent, child);
+  return rel === "" || (!rel.startsWith(`..${sep}`) && rel !== ".." && !rel.startsWith(sep));
+}
+
+/**
+ * The workspace root. An indexed repository containing the cwd wins (the deepest one), so a session
+ * started in a subfolder of an indexed tree finds it; otherwise the git toplevel; otherwise the cwd.
+ */
+export function resolveWorkspaceRoot(cwd: string, indexedPaths: readonly string[] = []): string {
+  const here = canonical(cwd);
+  const containing = indexedPaths.filter((path) => isWithin(path, here)).sort((a, b) => b.length - a.length);
+  return containing[0] ?? gitToplevel(here) ?? here;
+}
+
+export function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
