@@ -232,7 +232,12 @@ async function configureVenv() {
   const site = sitePackages();
   if (!site) throw new SetupError(".venv has no lib/python3.X/site-packages");
   writeFileSync(join(site, PTH_NAME), pthLine());
-  const output = await run(join(VENV, "bin", "cgc"), ["--version"], { capture: true });
+  // Any cgc command creates ~/.codegraphcontext: give this check a throwaway home, not the user's.
+  const home = mkdtempSync(join(tmpdir(), "pi-cgc-setup-home-"));
+  const output = await run(join(VENV, "bin", "cgc"), ["--version"], {
+    capture: true,
+    env: { ...process.env, HOME: home },
+  }).finally(() => rmSync(home, { recursive: true, force: true }));
   if (!output.includes(`CodeGraphContext ${CGC_VERSION}`)) {
     throw new SetupError(
       `.venv/bin/cgc --version printed ${JSON.stringify(output.trim())}, expected CodeGraphContext ${CGC_VERSION}`,

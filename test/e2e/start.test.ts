@@ -51,6 +51,7 @@ describe("npm start -- <repo>, in a terminal", () => {
     tmp = mkdtempSync(join(tmpdir(), "pi-cgc-e2e-"));
     agentDir = join(tmp, "agent");
     mkdirSync(agentDir);
+    mkdirSync(join(tmp, "home"));
     repo = gitRepo(join(tmp, "repo"));
   });
 
@@ -63,7 +64,8 @@ describe("npm start -- <repo>, in a terminal", () => {
     session = startTmux({
       command: ["npm", "start", "--", repo],
       cwd: ROOT,
-      env: { PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1" },
+      // A fresh HOME keeps cgc (started by pi-cgc) away from the developer's ~/.codegraphcontext.
+      env: { PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1", HOME: join(tmp, "home") },
       width: 140,
       height: 40,
     });
@@ -105,10 +107,18 @@ export default function () {
   /** Runs pi through start.mjs in RPC mode with stdin closed: it loads extensions, then exits. */
   function start(name: string, options: { args?: string[]; env?: Record<string, string> }) {
     const agentDir = join(tmp, name, "agent");
+    const home = join(tmp, name, "home");
     mkdirSync(agentDir, { recursive: true });
+    mkdirSync(home, { recursive: true });
     const out = join(tmp, name, "probe.json");
     const piArgs = ["--mode", "rpc", "--no-session", "--no-extensions", "-e", probe];
-    const env: NodeJS.ProcessEnv = { ...process.env, PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1", PROBE_OUT: out };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      HOME: home,
+      PI_CODING_AGENT_DIR: agentDir,
+      PI_OFFLINE: "1",
+      PROBE_OUT: out,
+    };
     delete env.CGC_EXECUTABLE;
     const script = join(ROOT, "scripts", "start.mjs");
     const result = spawnSync(process.execPath, [script, ...(options.args ?? []), ...piArgs], {

@@ -1,7 +1,7 @@
 // pi-cgc must load on the pi it is developed against (0.73.1, Node 20) and on the newest pi line
 // (@earendil-works 1.6.0, which needs Node >= 22.19; scripts/setup.mjs installs both into .cache/compat).
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -41,11 +41,14 @@ describe.each(runtimes)("pi-cgc loads in $pi", (runtime) => {
   });
 
   it("registers /cgc without extension errors", async () => {
+    expect(existsSync(runtime.node) && existsSync(runtime.cli), "runtime missing: run node scripts/setup.mjs").toBe(
+      true,
+    );
     pi = startPiRpc({
       node: runtime.node,
       cli: runtime.cli,
       cwd: temp("pi-cgc-compat-cwd-"),
-      env: { PI_CODING_AGENT_DIR: temp("pi-cgc-compat-agent-"), PI_OFFLINE: "1" },
+      env: { PI_CODING_AGENT_DIR: temp("pi-cgc-compat-agent-"), PI_OFFLINE: "1", HOME: temp("pi-cgc-compat-home-") },
       args: ["--no-session", "--no-extensions", "-e", EXTENSION],
     });
 
