@@ -1,12 +1,16 @@
-// pi-cgc: the pi entry. Subscribes to pi's events and hands them to the session core; nothing else.
-// pi builds a fresh instance of this module for every session (startup, reload, new, resume, fork),
-// so the handlers below are registered once per session and the session state lives in `session`.
+// pi-cgc: the pi entry. Subscribes to pi's events and hands them to the session core and the feature
+// modules; nothing else. pi builds a fresh instance of this module for every session (startup, reload,
+// new, resume, fork), so each handler below is registered once per session.
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+import { installFreshness } from "./freshness/install.ts";
 import { type CgcSession, createCgcSession } from "./lifecycle/session.ts";
 import { registerCgcCommand } from "./ui/command.ts";
 
+export type CurrentSession = () => CgcSession | undefined;
+
 export default function piCgc(pi: ExtensionAPI): void {
   let session: CgcSession | undefined;
+  const current: CurrentSession = () => session;
 
   pi.on("session_start", (_event, ctx) => {
     session = createCgcSession(ctx);
@@ -19,17 +23,9 @@ export default function piCgc(pi: ExtensionAPI): void {
     await ending?.dispose();
   });
 
-  registerCgcCommand(
-    pi,
-    () => session,
-    () => ({
-      sync: async () => {
-        const current = session;
-        if (!current) return "pi-cgc is not active.";
-        const result = await current.runMaintenance("syncing", ["index", "--force", current.root], "sync");
-        return result.code === "OK" ? `Synced ${current.root}.` : `Sync ended ${result.code}: ${result.reason}`;
-      },
-      annotate: (text) => text,
-    }),
-  );
+  const freshness = installFreshness(pi, current);
+  registerCgcCommand(pi, current, () => ({
+    sync: (ctx) => freshness.manualSync(ctx),
+    annotate: (text) => text,
+  }));
 }

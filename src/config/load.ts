@@ -25,8 +25,11 @@ export interface ConfigLocations {
   env?: NodeJS.ProcessEnv;
 }
 
+/** pi's agent directory, expanded the way pi expands it (a leading ~ is the home directory). */
 export function agentDir(env: NodeJS.ProcessEnv = process.env): string {
-  return env.PI_CODING_AGENT_DIR?.trim() || join(homedir(), ".pi", "agent");
+  const configured = env.PI_CODING_AGENT_DIR?.trim();
+  if (!configured) return join(homedir(), ".pi", "agent");
+  return configured === "~" || configured.startsWith("~/") ? join(homedir(), configured.slice(1)) : configured;
 }
 
 export function configPaths({ cwd, env = process.env }: ConfigLocations) {

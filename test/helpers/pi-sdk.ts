@@ -22,6 +22,8 @@ export const EXTENSION_PATH = join(PROJECT_ROOT, "src", "index.ts");
 export interface RecordingUi {
   notices: Array<{ message: string; level: string }>;
   statuses: Map<string, string | undefined>;
+  /** Every status text set, in order. */
+  statusHistory: Array<string | undefined>;
   confirms: Array<{ title: string; message: string }>;
   /** The answer to the next confirmations (default: decline). */
   confirmAnswer: boolean;
@@ -32,6 +34,7 @@ export function recordingUi(): RecordingUi {
   const ui: RecordingUi = {
     notices: [],
     statuses: new Map(),
+    statusHistory: [],
     confirms: [],
     confirmAnswer: false,
     context: undefined as unknown as ExtensionUIContext,
@@ -42,6 +45,7 @@ export function recordingUi(): RecordingUi {
     },
     setStatus: (key, text) => {
       ui.statuses.set(key, text);
+      ui.statusHistory.push(text);
     },
     confirm: async (title, message) => {
       ui.confirms.push({ title, message });

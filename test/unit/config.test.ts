@@ -1,15 +1,21 @@
 // The config layer: seed 000 D1 and seed 001 task 1.3 in both layers, sources, warnings, saving.
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { CONFIG_KEY_NAMES, CONFIG_KEYS, defaultConfig, parseWatchMode } from "../../src/config/keys.ts";
 import { loadConfig } from "../../src/config/load.ts";
 import { saveConfigValue } from "../../src/config/save.ts";
 
+const created: string[] = [];
+afterAll(() => {
+  for (const dir of created) rmSync(dir, { recursive: true, force: true });
+});
+
 function workspace(files: { global?: unknown; project?: unknown; rawGlobal?: string; rawProject?: string } = {}) {
   const root = mkdtempSync(join(tmpdir(), "pi-cgc-config-"));
+  created.push(root);
   const agentDir = join(root, "agent");
   const cwd = join(root, "repo");
   mkdirSync(agentDir, { recursive: true });

@@ -1,0 +1,127 @@
+// Freshness (ADR 0007): drift is observed from the agent's own edits, from what its shell commands
+// changed, and from changes made outside pi (checked when each prompt starts); it is reconciled by one
+// de-duplicated, budgeted sync at a quiet moment — when the agent's run has ended — never on the
+// first edit of a burst.
+import { basename, dirname, join, resolve } from "node:path";
+import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
+import type { CurrentSession } from "../index.ts";
+import type { CgcSession } from "../lifecycle/session.ts";
+import { autoSyncCounted, changesObserved, isReady } from "../state/model.ts";
+import { canonical, isWithin } from "../workspace/root.ts";
+import { changedSince, isSourcePath } from "./scan.ts";
+import { syncAndVerify } from "./sync.ts";
+
+/** How long the session must stay quiet after a run ends before an automatic sync starts. */
+export const QUIET_MS = 1_500;
+
+export function installFreshness(pi: ExtensionAPI, current: CurrentSession) {
+  /** Modification-time high-water mark of the last check for changes pi did not see directly. */
+  let checkedUpTo = Date.now();
+  let quietTimer: NodeJS.Timeout | undefined;
+  let syncing: Promise<string> | undefined;
+
+  const observe = (session: CgcSession, paths: string[]) => {
+    const inside = paths.filter((path) => isWithin(session.root, path) && isSourcePath(path));
+    if (inside.length > 0) session.store.apply((state) => changesObserved(state, inside));
+  };
+
+  const checkFiles = (session: CgcSession) => {
+    const now = Date.now();
+    const { changed } = changedSince(session.root, checkedUpTo);
+    checkedUpTo = now;
+    observe(session, changed);
+  };
+
+  const cancelQuietSync = () => {
+    if (quietTimer) clearTimeout(quietTimer);
+    quietTimer = undefined;
+  };
+
+  /** One sync at a time; concurrent requests share it. */
+  const sync = (session: CgcSession, automatic: boolean): Promise<string> => {
+    syncing ??= (async () => {
+      if (automatic) session.store.apply(autoSyncCounted);
+      const outcome = await syncAndVerify(session);
+      if (outcome.result.code !== "OK") return `Sync ended ${outcome.result.code}: ${outcome.result.reason}`;
+      if (outcome.unverified) {
+        if (!automatic) return `Synced ${session.root}, but ${outcome.unverified}; the graph stays possibly stale.`;
+        session.notices.once(
+          "sync-failed",
+          `The graph could not be verified after a sync: ${outcome.unverified}.`,
+          "warning",
+        );
+        return outcome.unverified;
+      }
+      return `Synced ${session.root}: the graph reflects ${outcome.verified.length} changed file(s).`;
+    })().finally(() => {
+      syncing = undefined;
+    });
+    return syncing;
+  };
+
+  const maybeAutoSync = (session: CgcSession) => {
+    const state = session.store.get();
+    const config = session.config();
+    if (session.disposed || !config["freshness.autoSync"]) return;
+    if (state.readiness !== "ready" || state.freshness !== "possibly-stale" || state.activity !== "idle") return;
+    if (state.autoSyncs >= config["freshness.maxSyncsPerSession"]) {
+      session.notices.once(
+        "sync-budget-spent",
+        `pi-cgc made its ${config["freshness.maxSyncsPerSession"]} automatic syncs for this session; the graph stays possibly stale until /cgc sync.`,
+      );
+      return;
+    }
+    void sync(session, true);
+  };
+
+  pi.on("session_start", () => {
+    checkedUpTo = Date.now();
+    const session = current();
+    if (!session) return;
+    session.onProbe((verdict) => {
+      if (verdict.drift?.changed && session.config()["lifecycle.syncOnStart"] && !syncing) maybeAutoSync(session);
+    });
+  });
+
+  pi.on("session_shutdown", () => cancelQuietSync());
+
+  pi.on("tool_result", (event, ctx) => {
+    const session = current();
+    if (!session || !isReady(session.store.get())) return;
+    if (event.toolName === "edit" || event.toolName === "write") {
+      const raw = (event.input as { path?: unknown }).path;
+      if (typeof raw !== "string") return;
+      const absolute = resolve(ctx.cwd, raw.replace(/^@/, ""));
+      observe(session, [join(canonical(dirname(absolute)), basename(absolute))]);
+    } else if (event.toolName === "bash") {
+      checkFiles(session);
+    }
+  });
+
+  pi.on("before_agent_start", () => {
+    cancelQuietSync();
+    const session = current();
+    if (session && isReady(session.store.get())) checkFiles(session);
+  });
+
+  pi.on("agent_end", () => {
+    const session = current();
+    if (!session) return;
+    cancelQuietSync();
+    quietTimer = setTimeout(() => maybeAutoSync(session), QUIET_MS);
+    quietTimer.unref();
+  });
+
+  return {
+    /** `/cgc sync`: not budgeted, and ends the episode like an automatic one. */
+    async manualSync(_ctx: ExtensionCommandContext): Promise<string> {
+      const session = current();
+      if (!session) return "pi-cgc is not active.";
+      const state = session.store.get();
+      if (state.readiness !== "ready") return `Nothing to sync: cgc is ${state.readiness} (${state.reason}).`;
+      cancelQuietSync();
+      checkFiles(session);
+      return sync(session, false);
+    },
+  };
+}

@@ -1,0 +1,65 @@
+// A sync that really refreshes: `cgc index --force` on the workspace root (cgc's plain `index` skips an
+// indexed repository whose file count has not grown, and indexing a single file neither removes its old
+// symbols nor keeps it in its repository — both measured with cgc 0.6.13, see docs/adr/0007), then a
+// read-back query: the graph is called fresh only for the changed files it verifiably reflects.
+import { existsSync, statSync } from "node:fs";
+import { parseQueryJson } from "../cgc/parse.ts";
+import type { RunResult } from "../cgc/runner.ts";
+import type { CgcSession } from "../lifecycle/session.ts";
+import { freshnessVerified } from "../state/model.ts";
+
+/** Clock slack between Node's clock and cgc's recorded UTC time on the same machine. */
+const CLOCK_SLACK_MS = 1_000;
+const MAX_VERIFIED_PATHS = 200;
+
+export function cypherString(value: string): string {
+  return `'${value.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}'`;
+}
+
+export function verificationQuery(root: string, paths: string[]): string {
+  const list = paths.map(cypherString).join(", ");
+  return (
+    `MATCH (r:Repository) WHERE r.path = ${cypherString(root)} ` +
+    `OPTIONAL MATCH (f:File) WHERE f.path IN [${list}] ` +
+    "RETURN r.indexed_at AS indexed_at, collect(DISTINCT f.path) AS present"
+  );
+}
+
+export interface SyncOutcome {
+  result: RunResult;
+  /** Changed paths the graph now verifiably reflects. */
+  verified: string[];
+  /** Why the rest could not be verified (empty when everything was). */
+  unverified: string;
+}
+
+export async function syncAndVerify(session: CgcSession): Promise<SyncOutcome> {
+  const paths = session.store.get().changedPaths.slice(0, MAX_VERIFIED_PATHS);
+  const startedAt = Date.now();
+  const result = await session.runMaintenance("syncing", ["index", "--force", session.root], "sync");
+  if (result.code !== "OK" || session.disposed) return { result, verified: [], unverified: result.reason };
+
+  const check = await session.runner.run(["query", verificationQuery(session.root, paths)], {
+    kind: "query",
+    cwd: session.root,
+  });
+  const rows = check.code === "OK" ? parseQueryJson(check.stdout) : undefined;
+  if (!rows || rows.kind !== "ok" || rows.value.length === 0) {
+    return { result, verified: [], unverified: `the graph could not be read back (${check.code}: ${check.reason})` };
+  }
+  const row = rows.value[0] as { indexed_at?: unknown; present?: unknown };
+  const indexedAt = typeof row.indexed_at === "string" ? Date.parse(row.indexed_at) : Number.NaN;
+  if (!(indexedAt >= startedAt - CLOCK_SLACK_MS)) {
+    return { result, verified: [], unverified: "the graph's index time did not advance: the rebuild did not happen" };
+  }
+  const present = new Set(Array.isArray(row.present) ? row.present : []);
+  const verified = paths.filter((path) => {
+    const exists = existsSync(path);
+    // A file changed again while cgc was reading it is not reflected yet; it stays possibly stale.
+    if (exists && statSync(path).mtimeMs > indexedAt + CLOCK_SLACK_MS) return false;
+    return exists === present.has(path);
+  });
+  session.store.apply((state) => freshnessVerified(state, verified));
+  const missing = paths.length - verified.length;
+  return { result, verified, unverified: missing > 0 ? `${missing} changed file(s) are not reflected yet` : "" };
+}

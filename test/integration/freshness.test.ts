@@ -1,0 +1,127 @@
+// Freshness with the real pi (faux model driving pi's own edit and bash tools) and the real cgc:
+// possibly stale after an edit, a sync when the run ends, a query that sees the change, then fresh.
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { type CgcHome, cgcBinary, cgcExec, makeCgcHome } from "../helpers/cgc-env.ts";
+import { type PiHarness, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
+import { type TinyRepo, tinyRepo } from "../helpers/repos.ts";
+
+let home: CgcHome;
+const harnesses: PiHarness[] = [];
+
+beforeAll(() => {
+  home = makeCgcHome();
+  process.env.HOME = home.home;
+  process.env.CGC_EXECUTABLE = cgcBinary();
+});
+afterEach(async () => {
+  for (const h of harnesses.splice(0)) await h.dispose();
+  delete process.env.CGC_FRESHNESS_MAX_SYNCS_PER_SESSION;
+});
+afterAll(() => home.cleanup());
+
+async function indexedRepo(): Promise<TinyRepo> {
+  const repo = tinyRepo();
+  const result = await cgcExec(["index", repo.path], { cwd: repo.path, env: home.env });
+  expect(result.code).toBe(0);
+  return repo;
+}
+
+async function functionNames(repo: TinyRepo, file: string): Promise<string[]> {
+  const result = await cgcExec(
+    ["query", `MATCH (f:Function) WHERE f.path = '${join(repo.path, file)}' RETURN f.name AS name`],
+    { cwd: repo.path, env: home.env },
+  );
+  return [...result.stdout.matchAll(/"name": "([^"]+)"/g)].map((match) => match[1] as string).sort();
+}
+
+async function readySession(repo: TinyRepo) {
+  const ui = recordingUi();
+  const h = await startPi({ cwd: repo.path, ui });
+  harnesses.push(h);
+  await waitFor(() => ui.statuses.get("cgc") === "cgc ready · fresh", "a fresh, ready graph");
+  return { h, ui, chip: () => ui.statuses.get("cgc") };
+}
+
+describe("freshness", () => {
+  it("an edit through the agent's edit tool: possibly stale, synced when the run ends, then fresh", async () => {
+    const repo = await indexedRepo();
+    const { h, chip } = await readySession(repo);
+    h.faux.setResponses([
+      fauxAssistantMessage(
+        fauxToolCall("edit", {
+          path: "pkg/text.py",
+          edits: [
+            {
+              oldText: "def orphan(value):",
+              newText: "def added_helper(value):\n    return value\n\n\ndef orphan(value):",
+            },
+          ],
+        }),
+        { stopReason: "toolUse" },
+      ),
+      fauxAssistantMessage("done"),
+    ]);
+    await h.session.prompt("add a helper");
+    expect(chip()).toBe("cgc ready · possibly stale");
+    await waitFor(() => chip() === "cgc ready · fresh", "fresh after the sync", 120_000);
+    expect(h.ui?.statusHistory).toContainEqual(expect.stringMatching(/^cgc syncing…/));
+    expect(await functionNames(repo, "pkg/text.py")).toContain("added_helper");
+  });
+
+  it("a file changed by a bash command (sed -i) and a function deleted are seen and synced", async () => {
+    const repo = await indexedRepo();
+    const { h, chip } = await readySession(repo);
+    h.faux.setResponses([
+      fauxAssistantMessage(
+        fauxToolCall("bash", { command: "sed -i 's/^def orphan(value):/def renamed_orphan(value):/' pkg/text.py" }),
+        {
+          stopReason: "toolUse",
+        },
+      ),
+      fauxAssistantMessage("done"),
+    ]);
+    await h.session.prompt("rename orphan");
+    expect(chip()).toBe("cgc ready · possibly stale");
+    await waitFor(() => chip() === "cgc ready · fresh", "fresh after the sync", 120_000);
+    const names = await functionNames(repo, "pkg/text.py");
+    expect(names).toContain("renamed_orphan");
+    expect(names).not.toContain("orphan");
+  });
+
+  it("a file changed outside pi between two prompts is seen at the next prompt", async () => {
+    const repo = await indexedRepo();
+    const { h, chip } = await readySession(repo);
+    h.faux.setResponses([fauxAssistantMessage("first"), fauxAssistantMessage("second")]);
+    await h.session.prompt("one");
+    const file = join(repo.path, "pkg", "beta.py");
+    writeFileSync(file, `${readFileSync(file, "utf8")}\n\ndef outside_change():\n    return 1\n`);
+    await h.session.prompt("two");
+    await waitFor(() => chip() === "cgc ready · fresh", "fresh after the sync", 120_000);
+    expect(await functionNames(repo, "pkg/beta.py")).toContain("outside_change");
+  });
+
+  it("after the automatic sync budget is spent, the state stays possibly stale; /cgc sync still runs", async () => {
+    process.env.CGC_FRESHNESS_MAX_SYNCS_PER_SESSION = "1";
+    const repo = await indexedRepo();
+    const { h, ui, chip } = await readySession(repo);
+    const edit = (name: string) =>
+      fauxToolCall("write", { path: `pkg/${name}.py`, content: `def ${name}():\n    return 1\n` });
+    h.faux.setResponses([
+      fauxAssistantMessage(edit("first_new"), { stopReason: "toolUse" }),
+      fauxAssistantMessage("one"),
+      fauxAssistantMessage(edit("second_new"), { stopReason: "toolUse" }),
+      fauxAssistantMessage("two"),
+    ]);
+    await h.session.prompt("first");
+    await waitFor(() => chip() === "cgc ready · fresh", "fresh after the first sync", 120_000);
+    await h.session.prompt("second");
+    await waitFor(() => ui.notices.some((n) => n.message.includes("automatic syncs")), "the budget notice", 30_000);
+    expect(chip()).toBe("cgc ready · possibly stale");
+    await h.session.prompt("/cgc sync");
+    expect(chip()).toBe("cgc ready · fresh");
+    expect(await functionNames(repo, "pkg/second_new.py")).toContain("second_new");
+  });
+});
