@@ -28,6 +28,8 @@ export interface ProbeFacts {
 }
 
 export interface State {
+  /** False until the first probe settles: the chip says "checking" rather than guess. */
+  probed: boolean;
   readiness: Readiness;
   /** Why readiness is what it is, in one line a user can act on. */
   reason: string;
@@ -48,6 +50,7 @@ export interface State {
 
 export function initialState(): State {
   return {
+    probed: false,
     readiness: "unknown",
     reason: "not probed yet",
     activity: "idle",
@@ -70,7 +73,7 @@ export type ProbeVerdict = {
 export function probeSettled(state: State, verdict: ProbeVerdict): State {
   const facts = verdict.facts ?? state.facts;
   const readiness = state.activity === "indexing" && verdict.readiness === "unindexed" ? "indexing" : verdict.readiness;
-  let next: State = { ...state, readiness, reason: verdict.reason, facts };
+  let next: State = { ...state, probed: true, readiness, reason: verdict.reason, facts };
   if (verdict.drift && readiness === "ready") {
     next = verdict.drift.changed
       ? changesObserved(next, verdict.drift.paths, verdict.drift.detail)

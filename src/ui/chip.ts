@@ -11,6 +11,7 @@ export function chipText(state: State, now = Date.now()): string {
     const progress = state.progress ? ` · ${state.progress}` : "";
     return `cgc ${label}${elapsed}${progress}`;
   }
+  if (!state.probed) return "cgc checking…";
   if (state.readiness !== "ready") return `cgc ${state.readiness}`;
   return `cgc ready${freshnessSuffix(state)}`;
 }
