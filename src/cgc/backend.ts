@@ -39,8 +39,9 @@ export async function detectCgcBackend(seams: BackendDetectionSeams): Promise<Ba
       takesLock: false,
       budgetMs: seams.budgetMs ?? DOCTOR_BUDGET_MS,
     });
-    // doctor exits 1 when any check fails (a missing optional backend, say); its Default database line still holds.
-    if (result.code === "OK" || result.code === "FAILED") {
+    // Seed 000 D2: any failure falls through — a non-zero exit (doctor's exit 1 when a check fails, as on
+    // this machine's unusable falkordb default), a timeout, output without the line.
+    if (result.code === "OK") {
       const parsed = parseDoctorDefaultDatabase(`${result.stderr}\n${result.stdout}`);
       if (parsed.kind === "ok") return { name: parsed.value.name, source: `cgc doctor (${parsed.value.source})` };
     }

@@ -1,7 +1,8 @@
 // Freshness (ADR 0007): drift is observed from the agent's own edits, from what its shell commands
 // changed, and from changes made outside pi (checked when each prompt starts); it is reconciled by one
 // de-duplicated, budgeted sync at a quiet moment — when the agent's run has ended — never on the
-// first edit of a burst.
+// first edit of a burst. While a verified watcher is alive (watcher.ts) it keeps the graph fresh and this
+// lazy path stands down; when the watcher fails or dies, the lazy path takes over again.
 import { basename, dirname, join, resolve } from "node:path";
 import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import type { CurrentSession } from "../index.ts";
@@ -10,6 +11,7 @@ import { autoSyncCounted, changesObserved, isReady } from "../state/model.ts";
 import { canonical, isWithin } from "../workspace/root.ts";
 import { changedSince, isSourcePath } from "./scan.ts";
 import { syncAndVerify } from "./sync.ts";
+import { startWatcherIfEnabled, type WatcherController } from "./watcher.ts";
 
 /** How long the session must stay quiet after a run ends before an automatic sync starts. */
 export const QUIET_MS = 1_500;
@@ -19,8 +21,10 @@ export function installFreshness(pi: ExtensionAPI, current: CurrentSession) {
   let checkedUpTo = Date.now();
   let quietTimer: NodeJS.Timeout | undefined;
   let syncing: Promise<string> | undefined;
+  let watcher: WatcherController | undefined;
 
   const observe = (session: CgcSession, paths: string[]) => {
+    if (watcher?.active) return;
     const inside = paths.filter((path) => isWithin(session.root, path) && isSourcePath(path));
     if (inside.length > 0) session.store.apply((state) => changesObserved(state, inside));
   };
@@ -62,7 +66,7 @@ export function installFreshness(pi: ExtensionAPI, current: CurrentSession) {
   const maybeAutoSync = (session: CgcSession) => {
     const state = session.store.get();
     const config = session.config();
-    if (session.disposed || !config["freshness.autoSync"]) return;
+    if (session.disposed || !config["freshness.autoSync"] || watcher?.active) return;
     if (state.readiness !== "ready" || state.freshness !== "possibly-stale" || state.activity !== "idle") return;
     if (state.autoSyncs >= config["freshness.maxSyncsPerSession"]) {
       session.notices.once(
@@ -77,9 +81,12 @@ export function installFreshness(pi: ExtensionAPI, current: CurrentSession) {
   pi.on("session_start", () => {
     checkedUpTo = Date.now();
     const session = current();
+    watcher = undefined;
     if (!session) return;
     session.onProbe((verdict) => {
       if (verdict.drift?.changed && session.config()["lifecycle.syncOnStart"] && !syncing) maybeAutoSync(session);
+      // The watcher's gate needs the first verdict (auto asks the graph whether the workspace is indexed).
+      watcher ??= startWatcherIfEnabled(session);
     });
   });
 

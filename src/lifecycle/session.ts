@@ -1,5 +1,6 @@
 // One pi session's pi-cgc: config, runner, state, notices and the background work that keeps the
 // readiness verdict honest. Created on session_start (returns at once), disposed on session_shutdown.
+import { writeSync } from "node:fs";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { Backend } from "../cgc/backend.ts";
 import { applyOutputPolicy, createSpillDir, type PolicyResult } from "../cgc/output.ts";
@@ -29,7 +30,8 @@ export type MaintenanceKind = Exclude<Activity, "idle">;
 
 export function createCgcSession(ctx: ExtensionContext, options: SessionOptions = {}) {
   const env = options.env ?? process.env;
-  let loaded: LoadedConfig = loadConfig({ cwd: ctx.cwd, env });
+  const cwd = ctx.cwd;
+  let loaded: LoadedConfig = loadConfig({ cwd, env });
   const config = (): Config => loaded.values;
   const runner = createRunner({
     executable: config()["cgc.executable"],
@@ -42,9 +44,9 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
     },
   });
   const store = createStore();
-  const spill = createSpillDir(ctx.cwd);
+  const spill = createSpillDir(cwd);
   let disposed = false;
-  let root = ctx.cwd;
+  let root = cwd;
   let backend: Backend | null | undefined;
   let cgcVersion: string | undefined;
   let repositories: RepositoryFacts[] = [];
@@ -62,10 +64,12 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
     }
   };
 
+  // Read once: every property of a ctx throws after pi replaces the session.
+  const hasUI = ctx.hasUI;
   const notices = createNoticeLedger({
-    hasUI: ctx.hasUI,
+    hasUI,
     notify: (message, level) => ui(() => ctx.ui.notify(message, level)),
-    stderr: (line) => process.stderr.write(`${line}\n`),
+    stderr: (line) => writeSync(2, `${line}\n`), // synchronous: print mode may exit before a piped write drains
   });
   for (const [index, warning] of loaded.warnings.entries())
     notices.once("config-warning", warning, "warning", String(index));
@@ -73,7 +77,7 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
   // Passive renderer: the chip follows the state, and ticks only while work runs (elapsed time).
   let ticker: NodeJS.Timeout | undefined;
   const renderChip = (state: State) => {
-    if (!ctx.hasUI) return;
+    if (disposed || !hasUI) return;
     ui(() => ctx.ui.setStatus(CHIP_KEY, chipText(state)));
     if (state.activity !== "idle" && !ticker) {
       ticker = setInterval(() => renderChip(store.get()), 1_000);
@@ -140,7 +144,7 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
     probing ??= (async () => {
       const outcome = await probeReadiness({
         runner,
-        cwd: ctx.cwd,
+        cwd,
         env,
         knownBackend: backend,
         knownVersion: cgcVersion,
@@ -213,9 +217,7 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
     get repositories() {
       return repositories;
     },
-    get hasUI() {
-      return ctx.hasUI;
-    },
+    hasUI,
     get disposed() {
       return disposed;
     },
@@ -230,7 +232,7 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
       return () => driftHandlers.delete(handler);
     },
     reloadConfig(): void {
-      loaded = loadConfig({ cwd: ctx.cwd, env });
+      loaded = loadConfig({ cwd, env });
     },
     /** Everything cgc printed, through the one output policy, ready to show. */
     present(raw: string): PolicyResult {

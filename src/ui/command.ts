@@ -1,7 +1,9 @@
 // The `/cgc` command. Destructive or workspace-writing verbs ask first and name the effect and the path
 // (ADR 0003); without a UI the answer is no.
+import { writeSync } from "node:fs";
 import { join } from "node:path";
 import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
+import { describeWatcher, watcherOf } from "../freshness/watcher.ts";
 import type { CgcSession } from "../lifecycle/session.ts";
 import { openSettings } from "./settings.ts";
 import { renderConfigTable, renderStatus } from "./status.ts";
@@ -49,10 +51,12 @@ export function registerCgcCommand(pi: ExtensionAPI, current: () => CgcSession |
       const show = (text: string, level: "info" | "warning" | "error" = "info") => {
         const shown = hooks().annotate(text);
         if (ctx.hasUI) ctx.ui.notify(shown, level);
-        else process.stdout.write(`${shown}\n`);
+        else writeSync(1, `${shown}\n`); // synchronous: print mode may exit before a piped write drains
       };
       switch (verb) {
         case "status":
+          // The first verdict may still be on its way (print mode runs the command at once): wait for it.
+          if (!session.store.get().probed) await session.refresh();
           show(
             renderStatus({
               state: session.store.get(),
@@ -60,6 +64,7 @@ export function registerCgcCommand(pi: ExtensionAPI, current: () => CgcSession |
               backend: session.backend,
               executable: session.runner.executable,
               maintenanceRunning: session.maintenanceRunning,
+              watcher: describeWatcher(session.config()["freshness.watch"], watcherOf(session)),
             }),
           );
           return;

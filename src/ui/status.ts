@@ -11,9 +11,11 @@ export interface StatusInput {
   backend: Backend | null | undefined;
   executable: string;
   maintenanceRunning: boolean;
+  /** The managed watcher, one line (src/freshness/watcher.ts describeWatcher). */
+  watcher?: string;
 }
 
-export function renderStatus({ state, root, backend, executable, maintenanceRunning }: StatusInput): string {
+export function renderStatus({ state, root, backend, executable, maintenanceRunning, watcher }: StatusInput): string {
   const facts = state.facts;
   const repo = facts?.repository;
   const probed = facts
@@ -42,6 +44,7 @@ export function renderStatus({ state, root, backend, executable, maintenanceRunn
     `freshness:  ${state.freshness}${changed ? ` — ${changed} changed file(s) not yet in the graph` : ""}` +
       `${state.verifiedAt ? `; last verified ${new Date(state.verifiedAt).toISOString()}` : ""}`,
   );
+  if (watcher) lines.push(`watcher:    ${watcher}`);
   if (state.lastError) lines.push(`last error: ${state.lastError}`);
   if (state.lastAction) {
     lines.push(
