@@ -1,0 +1,511 @@
+// The parsers against every output captured from the real cgc (test/fixtures/cgc/, `npm run fixtures`),
+// and properties showing that nothing makes them throw and that cut output is unknown, not wrong.
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import {
+  detectBusy,
+  detectCgcFailure,
+  type Parsed,
+  parseDoctorDefaultDatabase,
+  parseIndexSummary,
+  parseList,
+  parseQueryJson,
+  parseStats,
+  parseVersion,
+} from "../../src/cgc/parse.ts";
+import { PROJECT_ROOT } from "../helpers/cgc-env.ts";
+import { TINY_FACTS } from "../helpers/repos.ts";
+
+const DIR = join(PROJECT_ROOT, "test", "fixtures", "cgc");
+
+interface Capture {
+  name: string;
+  argv: string[];
+  exitCode: number | null;
+  stdout: string;
+  stderr: string;
+  cgcVersion: string;
+}
+
+interface Manifest {
+  repos: Array<{ name: string; path: string; head: string; files: string[] }>;
+}
+
+const captures = new Map<string, Capture>(
+  readdirSync(DIR)
+    .filter((file) => file.endsWith(".json") && file !== "repos.json")
+    .map((file) => [file.slice(0, -5), JSON.parse(readFileSync(join(DIR, file), "utf8")) as Capture]),
+);
+const manifest = JSON.parse(readFileSync(join(DIR, "repos.json"), "utf8")) as Manifest;
+
+function capture(name: string): Capture {
+  const found = captures.get(name);
+  if (!found) throw new Error(`missing fixture ${name}; run npm run fixtures`);
+  return found;
+}
+
+/** Both streams, as the runner hands them to the parsers. */
+function both(name: string): string {
+  const { stdout, stderr } = capture(name);
+  return `${stdout}\n${stderr}`;
+}
+
+function value<T>(parsed: Parsed<T>): T {
+  if (parsed.kind !== "ok") throw new Error(`expected ok, got unknown: ${parsed.reason}`);
+  return parsed.value;
+}
+
+function repo(name: string) {
+  const found = manifest.repos.find((entry) => entry.name === name);
+  if (!found) throw new Error(`no fixture repository ${name}`);
+  return found;
+}
+
+const AWKWARD = "a-long-repository-directory-name-that-pushes-the-path-past-eighty-columns";
+// Rich reads `[id]` in the real path as a markup tag and drops it from everything the CLI prints.
+const AWKWARD_AS_PRINTED = `<WORK>/repos/dir with spaces/ ünïcødé (x)/${AWKWARD}`;
+const indexable = (files: string[]) => files.filter((file) => /\.(py|js|json)$/.test(file)).length;
+
+describe("captured fixtures", () => {
+  it("were all made by the same cgc version", () => {
+    const versions = new Set([...captures.values()].map((entry) => entry.cgcVersion));
+    expect(versions).toEqual(new Set([value(parseVersion(capture("version").stderr)).version]));
+  });
+});
+
+describe("parseVersion", () => {
+  it("reads `cgc --version` from stderr", () => {
+    expect(capture("version").stdout).toBe("");
+    expect(value(parseVersion(capture("version").stderr))).toEqual({
+      version: "0.6.13",
+      major: 0,
+      minor: 6,
+      patch: 13,
+    });
+  });
+
+  it("does not read a version from a line that was cut", () => {
+    expect(parseVersion("CodeGraphContext 0.6.1").kind).toBe("unknown");
+    expect(parseVersion("Usage: cgc [OPTIONS]\n").kind).toBe("unknown");
+  });
+});
+
+describe("parseDoctorDefaultDatabase", () => {
+  it("reads the backend cgc was asked for and where the choice came from", () => {
+    for (const name of ["doctor-first-run", "doctor-default"]) {
+      expect(value(parseDoctorDefaultDatabase(capture(name).stderr))).toEqual({
+        name: "falkordb",
+        source: "<WORK>/doctor/home/.codegraphcontext/.env",
+      });
+    }
+    expect(value(parseDoctorDefaultDatabase(capture("doctor-kuzudb").stderr))).toEqual({
+      name: "kuzudb",
+      source: "environment (default_database)",
+    });
+  });
+
+  it("matches doctor's exit code: 1 for the unusable falkordb default, 0 for kuzudb", () => {
+    expect(capture("doctor-default").exitCode).toBe(1);
+    expect(capture("doctor-kuzudb").exitCode).toBe(0);
+  });
+});
+
+describe("parseList", () => {
+  it("reads an empty database", () => {
+    expect(value(parseList(capture("list-empty").stdout))).toEqual([]);
+  });
+
+  it("reads every repository, including a long path with spaces, markup and non-ASCII", () => {
+    const listed = value(parseList(capture("list-repos").stdout));
+    const expected = manifest.repos
+      .map((entry) => ({
+        name: entry.name,
+        path: entry.name === AWKWARD ? AWKWARD_AS_PRINTED : entry.path,
+        type: "project",
+      }))
+      .sort((a, b) => a.name.localeCompare(b.name));
+    expect(listed).toEqual(expected);
+  });
+
+  it("still lists the Kùzu data after doctor wrote DEFAULT_DATABASE=falkordb (silent fallback)", () => {
+    expect(capture("list-after-doctor").stderr).toContain("Using database: falkordb");
+    expect(value(parseList(capture("list-after-doctor").stdout))).toEqual(
+      value(parseList(capture("list-repos").stdout)),
+    );
+  });
+
+  it("is unknown when cgc could not open the database", () => {
+    expect(parseList(capture("lock-cli-kuzudb").stdout).kind).toBe("unknown");
+  });
+
+  it("refuses rows that Rich wrapped onto two lines", () => {
+    const wrapped = [
+      "┏━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━┓",
+      "┃ Name ┃ Path       ┃ Type    ┃",
+      "┡━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━┩",
+      "│ tiny │ /very/long │ Project │",
+      "│      │ /path/tiny │         │",
+      "└──────┴────────────┴─────────┘",
+      "",
+    ].join("\n");
+    expect(parseList(wrapped).kind).toBe("unknown");
+  });
+});
+
+describe("parseStats", () => {
+  it("reads an empty database", () => {
+    expect(value(parseStats(capture("stats-empty").stdout))).toEqual({ scope: "overall", empty: true, rows: {} });
+  });
+
+  it("reads the overall counts, which agree with the per-repository query", () => {
+    const stats = value(parseStats(capture("stats-overall").stdout));
+    const counts = value(parseQueryJson(capture("query-counts").stdout));
+    const sum = (key: string) => counts.reduce((total, row) => total + Number(row[key]), 0);
+    expect(stats).toMatchObject({ scope: "overall", empty: false });
+    expect(stats.rows.Repositories).toBe(manifest.repos.length);
+    expect(stats.rows.Files).toBe(sum("files"));
+    expect(stats.rows.Classes).toBe(sum("classes"));
+    // Overall Functions include one synthetic `<module>` Function per Python file.
+    const pythonFiles = manifest.repos.reduce((n, entry) => n + entry.files.filter((f) => f.endsWith(".py")).length, 0);
+    expect(stats.rows.Functions).toBe(sum("functions") + pythonFiles);
+    expect(Object.keys(stats.rows)).toEqual(["Repositories", "Files", "Functions", "Classes", "Modules"]);
+  });
+
+  it("reads one repository's counts (Functions include the per-file `<module>`)", () => {
+    expect(value(parseStats(capture("stats-repo").stdout))).toEqual({
+      scope: "repository",
+      path: repo("tiny").path,
+      found: true,
+      rows: {
+        Files: TINY_FACTS.pythonFiles.length,
+        Functions: TINY_FACTS.functions.length + TINY_FACTS.pythonFiles.length,
+        Classes: TINY_FACTS.classes.length,
+        "Imported Modules": 4,
+      },
+    });
+  });
+
+  it("prints the awkward path without its `[id]`", () => {
+    expect(value(parseStats(capture("stats-repo-awkward").stdout))).toMatchObject({
+      scope: "repository",
+      path: AWKWARD_AS_PRINTED,
+      found: true,
+    });
+  });
+
+  it("reads `Repository not found` (printed with exit code 0)", () => {
+    expect(capture("stats-unknown").exitCode).toBe(0);
+    expect(value(parseStats(capture("stats-unknown").stdout))).toEqual({
+      scope: "repository",
+      path: "<WORK>/nowhere",
+      found: false,
+      rows: {},
+    });
+  });
+
+  it("is unknown when cgc could not open the database", () => {
+    expect(parseStats(capture("lock-cli-while-mcp").stdout).kind).toBe("unknown");
+  });
+});
+
+describe("parseIndexSummary", () => {
+  it("reads a first index of tinyRepo()", () => {
+    expect(value(parseIndexSummary(both("index-first")))).toEqual({
+      outcome: "indexed",
+      path: repo("tiny").path,
+      forced: false,
+      seconds: expect.any(Number),
+      unresolvedCalls: 1,
+      summary: {
+        scannedFiles: TINY_FACTS.pythonFiles.length,
+        filesByExtension: [{ extension: ".py", language: "python", count: TINY_FACTS.pythonFiles.length }],
+        failedFiles: 0,
+        functionNodes: TINY_FACTS.functions.length,
+        classNodes: TINY_FACTS.classes.length,
+        callsEdges: 12,
+        serializationSeconds: expect.any(Number),
+      },
+    });
+  });
+
+  it("reads the same summary on LadybugDB", () => {
+    const kuzu = value(parseIndexSummary(both("index-first")));
+    const ladybug = value(parseIndexSummary(both("index-ladybugdb")));
+    expect(ladybug.outcome === "indexed" && ladybug.summary?.functionNodes).toBe(
+      kuzu.outcome === "indexed" && kuzu.summary?.functionNodes,
+    );
+  });
+
+  it("reads --force as a forced run that echoes the argument", () => {
+    expect(value(parseIndexSummary(both("index-force")))).toMatchObject({
+      outcome: "indexed",
+      forced: true,
+      path: repo("tiny").path,
+    });
+  });
+
+  it("reads the already-indexed skip, with the path as given", () => {
+    expect(value(parseIndexSummary(both("index-skip")))).toEqual({
+      outcome: "already-indexed",
+      path: repo("tiny").path,
+      files: TINY_FACTS.pythonFiles.length,
+    });
+    expect(value(parseIndexSummary(both("index-skip-dot")))).toEqual({
+      outcome: "already-indexed",
+      path: ".",
+      files: 6,
+    });
+  });
+
+  it("reads a failure on a missing path", () => {
+    expect(capture("index-missing-path").exitCode).toBe(1);
+    expect(value(parseIndexSummary(both("index-missing-path")))).toEqual({
+      outcome: "failed",
+      message: "Error: Path does not exist: <WORK>/does-not-exist",
+    });
+  });
+
+  it("reads cgc's crash on a path holding a Rich closing tag as a failure", () => {
+    expect(capture("index-markup-error").exitCode).toBe(1);
+    expect(value(parseIndexSummary(both("index-markup-error")))).toEqual({
+      outcome: "failed",
+      message: expect.stringMatching(/^MarkupError: closing tag '\[\/x\]' at position \d+ doesn't match any open tag$/),
+    });
+  });
+
+  it("counts every scanned file of each fixture repository and agrees with the graph", () => {
+    const counts = value(parseQueryJson(capture("query-counts").stdout));
+    const cases = [
+      ["index-stdlib-json", "json"],
+      ["index-stdlib-email", "email"],
+      ["index-npm", "picomatch"],
+      ["index-awkward-path", AWKWARD],
+    ] as const;
+    for (const [fixture, name] of cases) {
+      const outcome = value(parseIndexSummary(both(fixture)));
+      if (outcome.outcome !== "indexed" || !outcome.summary) throw new Error(`${fixture}: ${outcome.outcome}`);
+      expect(outcome.summary.scannedFiles, fixture).toBe(indexable(repo(name).files));
+      const row = counts.find((entry) => String(entry.path).endsWith(`/${name}`));
+      expect(outcome.summary.functionNodes, fixture).toBe(row?.functions);
+      expect(outcome.summary.classNodes, fixture).toBe(row?.classes);
+    }
+  });
+
+  it("reads several extensions, one of them without a language", () => {
+    const outcome = value(parseIndexSummary(both("index-npm")));
+    expect(outcome.outcome === "indexed" && outcome.summary?.filesByExtension).toEqual([
+      { extension: ".js", language: "javascript", count: 7 },
+      { extension: ".json", language: "generic", count: 1 },
+    ]);
+  });
+
+  it("reads the awkward path as printed", () => {
+    expect(value(parseIndexSummary(both("index-awkward-path")))).toMatchObject({ path: AWKWARD_AS_PRINTED });
+  });
+});
+
+describe("parseQueryJson", () => {
+  it("reads Repository nodes after the preamble", () => {
+    const rows = value(parseQueryJson(capture("query-repositories").stdout));
+    expect(rows.map((row) => row.name)).toEqual(manifest.repos.map((entry) => entry.name));
+    for (const row of rows) {
+      const entry = repo(String(row.name));
+      expect(row.commit_hash).toBe(entry.head);
+      expect(row.path).toBe(entry.name === AWKWARD ? AWKWARD_AS_PRINTED : entry.path);
+      expect(String(row.indexed_at)).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+\+00:00$/);
+    }
+  });
+
+  it("reads the per-repository counts of tinyRepo()", () => {
+    const rows = value(parseQueryJson(capture("query-counts").stdout));
+    expect(rows.find((row) => row.path === repo("tiny").path)).toEqual({
+      path: repo("tiny").path,
+      files: TINY_FACTS.pythonFiles.length,
+      functions: TINY_FACTS.functions.length,
+      classes: TINY_FACTS.classes.length,
+    });
+  });
+
+  it("reads File.language, null for files cgc scans as generic", () => {
+    const rows = value(parseQueryJson(capture("query-languages").stdout));
+    expect(rows.filter((row) => row.path === repo("picomatch").path)).toEqual([
+      { path: repo("picomatch").path, language: "javascript", files: 7 },
+      { path: repo("picomatch").path, language: null, files: 1 },
+    ]);
+  });
+
+  it("reads the node properties cgc really stores", () => {
+    const names = (label: string) =>
+      value(parseQueryJson(capture(`query-properties-${label}`).stdout)).map((row) => row.name);
+    expect(names("repository")).toEqual(["path", "name", "is_dependency", "indexed_at", "commit_hash"]);
+    expect(names("file")).toEqual(["path", "name", "relative_path", "package_name", "language", "is_dependency"]);
+    expect(names("function")).toEqual(
+      expect.arrayContaining(["uid", "name", "path", "line_number", "end_line", "lang"]),
+    );
+    expect(names("class")).toEqual(expect.arrayContaining(["uid", "name", "path", "line_number", "lang"]));
+  });
+
+  it("is unknown for a query error and a refused write", () => {
+    expect(parseQueryJson(capture("query-error").stdout).kind).toBe("unknown");
+    expect(parseQueryJson(capture("query-write-rejected").stdout).kind).toBe("unknown");
+  });
+
+  it("is unknown for JSON that is not a list of rows", () => {
+    expect(parseQueryJson('{"a": 1}\n').kind).toBe("unknown");
+    expect(parseQueryJson("[1, 2]\n").kind).toBe("unknown");
+  });
+});
+
+describe("detectBusy", () => {
+  const locks = [...captures.keys()].filter((name) => name.startsWith("lock-"));
+
+  it("recognises every captured lock: CLI and mcp start, Kùzu and LadybugDB", () => {
+    expect(locks.sort()).toEqual([
+      "lock-cli-kuzudb",
+      "lock-cli-ladybugdb",
+      "lock-cli-while-mcp",
+      "lock-mcp-kuzudb",
+      "lock-mcp-ladybugdb",
+    ]);
+    for (const name of locks) {
+      expect(detectBusy(both(name)), name).toBe(true);
+      expect(capture(name).exitCode, name).toBe(1);
+    }
+  });
+
+  it("is false for every other capture", () => {
+    for (const name of [...captures.keys()].filter((entry) => !entry.startsWith("lock-"))) {
+      expect(detectBusy(both(name)), name).toBe(false);
+    }
+  });
+
+  it("ignores the lock text inside query data (indented JSON values)", () => {
+    const row =
+      '[\n  {\n    "source": "Could not set lock on file : x\\nIO exception: Could not set lock on file"\n  }\n]\n';
+    expect(detectBusy(row)).toBe(false);
+    expect(detectBusy("      IO exception: Could not set lock on file : /db\n")).toBe(false);
+  });
+});
+
+describe("detectCgcFailure", () => {
+  it("names failures printed with exit code 0", () => {
+    expect(detectCgcFailure(both("stats-unknown"))).toBe("Repository not found: <WORK>/nowhere");
+    expect(detectCgcFailure("Resolving context...\nAn error occurred: boom\n")).toBe("An error occurred: boom");
+  });
+
+  it("names the failures cgc exits 1 on", () => {
+    expect(detectCgcFailure(both("query-error"))).toBe("Query Error (RuntimeError):");
+    expect(detectCgcFailure(both("query-write-rejected"))).toMatch(/^Error: This tool only supports read-only queries/);
+    expect(detectCgcFailure(both("index-missing-path"))).toBe("Error: Path does not exist: <WORK>/does-not-exist");
+    expect(detectCgcFailure(both("lock-cli-kuzudb"))).toMatch(/^Database Connection Error: IO exception/);
+    expect(detectCgcFailure(both("lock-mcp-kuzudb"))).toMatch(/^RuntimeError: IO exception: Could not set lock/);
+  });
+
+  it("is silent on successful output", () => {
+    const fine = [
+      "list-repos",
+      "list-empty",
+      "stats-overall",
+      "stats-empty",
+      "index-first",
+      "index-skip",
+      "index-force",
+    ];
+    for (const name of [...fine, "query-repositories", "query-counts", "watch-kuzudb", "version", "mcp-tools"]) {
+      expect(detectCgcFailure(both(name)), name).toBeUndefined();
+    }
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Properties
+
+const PARSERS = {
+  parseVersion,
+  parseDoctorDefaultDatabase,
+  parseList,
+  parseStats,
+  parseIndexSummary,
+  parseQueryJson,
+} as const;
+const ALL = { ...PARSERS, detectBusy, detectCgcFailure };
+const texts = [...captures.keys()].map(both);
+
+function isParsed(result: unknown): boolean {
+  const kind = (result as { kind?: unknown }).kind;
+  return kind === "ok" || (kind === "unknown" && typeof (result as { reason?: unknown }).reason === "string");
+}
+
+describe("properties", () => {
+  it("random strings, random unicode: no parser throws, every answer is ok or unknown", () => {
+    const anyText = fc.oneof(
+      fc.string(),
+      fc.string({ unit: "binary" }),
+      fc.string({ unit: "grapheme" }),
+      fc
+        .array(fc.constantFrom("│", "┃", "└", "[", "{", "\n", " │ ", "|", "+---+", "📊", "Error: ", "seconds"))
+        .map((parts) => parts.join("")),
+    );
+    fc.assert(
+      fc.property(anyText, (text) => {
+        for (const parse of Object.values(PARSERS)) expect(isParsed(parse(text))).toBe(true);
+        expect(typeof detectBusy(text)).toBe("boolean");
+        const failure = detectCgcFailure(text);
+        expect(failure === undefined || typeof failure === "string").toBe(true);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("random slices of the real fixtures never make anything throw", () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...texts), fc.nat(), fc.nat(), (text, a, b) => {
+        const [from, to] = [a % (text.length + 1), b % (text.length + 1)].sort((x, y) => x - y) as [number, number];
+        const slice = text.slice(from, to);
+        for (const parse of Object.values(ALL)) expect(() => parse(slice)).not.toThrow();
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("a cut-off fixture is unknown or reads exactly as the whole: never partial rows", () => {
+    const cases: Array<[keyof typeof PARSERS, string]> = [
+      ["parseVersion", capture("version").stderr],
+      ["parseDoctorDefaultDatabase", capture("doctor-kuzudb").stderr],
+      ["parseDoctorDefaultDatabase", capture("doctor-default").stderr],
+      ["parseList", capture("list-repos").stdout],
+      ["parseStats", capture("stats-overall").stdout],
+      ["parseStats", capture("stats-repo").stdout],
+      ["parseStats", capture("stats-unknown").stdout],
+      ["parseIndexSummary", both("index-first")],
+      ["parseIndexSummary", both("index-npm")],
+      ["parseIndexSummary", both("index-skip")],
+      ["parseIndexSummary", both("index-missing-path")],
+      ["parseQueryJson", capture("query-repositories").stdout],
+      ["parseQueryJson", capture("query-counts").stdout],
+    ];
+    for (const [name, text] of cases) {
+      const parse = PARSERS[name] as (input: string) => Parsed<unknown>;
+      const whole = parse(text);
+      expect(whole.kind, name).toBe("ok");
+      fc.assert(
+        fc.property(fc.nat(text.length), (cut) => {
+          const part = parse(text.slice(0, cut));
+          if (part.kind === "ok") expect(part).toEqual(whole);
+        }),
+        { numRuns: 200 },
+      );
+    }
+  });
+
+  it("truncated query JSON is unknown at every cut inside the array", () => {
+    const stdout = capture("query-repositories").stdout;
+    const start = stdout.indexOf("\n[") + 1;
+    const end = stdout.lastIndexOf("]");
+    for (let cut = start; cut <= end; cut++) {
+      expect(parseQueryJson(stdout.slice(0, cut)).kind).toBe("unknown");
+    }
+  });
+});
