@@ -2,6 +2,7 @@
 // modules; nothing else. pi builds a fresh instance of this module for every session (startup, reload,
 // new, resume, fork), so each handler below is registered once per session.
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+import { installAgentSurface } from "./agent/install.ts";
 import { installFreshness } from "./freshness/install.ts";
 import { type CgcSession, createCgcSession } from "./lifecycle/session.ts";
 import { registerCgcCommand } from "./ui/command.ts";
@@ -24,6 +25,7 @@ export default function piCgc(pi: ExtensionAPI): void {
   });
 
   const freshness = installFreshness(pi, current);
+  installAgentSurface(pi, current);
   registerCgcCommand(pi, current, () => ({
     sync: (ctx) => freshness.manualSync(ctx),
     annotate: (text) => text,
