@@ -111,3 +111,128 @@ describe("graph tools through the faux model", () => {
     expect(missing?.text).toMatch(/\nRemedy: .+/);
   });
 });
+
+describe("the routing card", () => {
+  it("is in the system prompt of prompts 1, 2 and 3 while ready, byte-identical, naming the session's tools", async () => {
+    const tiny = await repo(true);
+    const { h } = await session(tiny.path, /^cgc ready/);
+    const prompts: string[] = [];
+    h.faux.setResponses([capture(prompts), capture(prompts), capture(prompts)]);
+    for (const text of ["one", "two", "three"]) await h.session.prompt(text);
+    expect(prompts).toHaveLength(3);
+    const cards = prompts.map((prompt) => prompt.slice(prompt.indexOf(CARD_HEADING)));
+    for (const card of cards) {
+      expect(card.startsWith(CARD_HEADING)).toBe(true);
+      expect(card).toBe(cards[0]);
+    }
+    const card = cards[0] as string;
+    expect(card).toContain("callers, callees, call chains, impact of a change");
+    const named = [...card.matchAll(/\b(cgc_\w+|grep|read|bash)\b/g)].map((m) => m[1] as string);
+    const tools = new Set(h.session.getActiveToolNames());
+    for (const name of named) expect(tools.has(name), `${name} is active`).toBe(true);
+    expect(named).toContain("cgc_relations");
+    expect(card).toMatch(/Exact text.*keep using read/);
+  });
+
+  it("is absent while cgc is missing", async () => {
+    const tiny = await repo(true);
+    process.env.CGC_EXECUTABLE = "/nonexistent/cgc";
+    const { h } = await session(tiny.path, /^cgc unavailable/);
+    const prompts: string[] = [];
+    h.faux.setResponses([capture(prompts), capture(prompts)]);
+    await h.session.prompt("one");
+    await h.session.prompt("two");
+    for (const prompt of prompts) expect(prompt).not.toContain(CARD_HEADING);
+    expect(h.session.getActiveToolNames().filter((name) => name.startsWith("cgc_"))).toEqual([]);
+  });
+
+  it("is absent while the workspace is unindexed, and present from the first prompt after /cgc index", async () => {
+    const tiny = await repo(false);
+    const { h, ui } = await session(tiny.path, /^cgc unindexed/);
+    const prompts: string[] = [];
+    h.faux.setResponses([capture(prompts), capture(prompts)]);
+    await h.session.prompt("before");
+    expect(prompts[0]).not.toContain(CARD_HEADING);
+    expect(h.session.getActiveToolNames().filter((name) => name.startsWith("cgc_relations"))).toEqual([]);
+
+    ui.confirmAnswer = true;
+    await h.session.prompt("/cgc index");
+    expect(ui.confirms.at(-1)?.message).toContain(tiny.path);
+    await h.session.prompt("after");
+    expect(prompts[1]).toContain(CARD_HEADING);
+    expect(h.session.getActiveToolNames()).toContain("cgc_relations");
+  });
+});
+
+describe("tool output through the output policy", () => {
+  it("caps an oversized result with a marker and a private spill file outside the workspace, gone after quit", async () => {
+    process.env.CGC_OUTPUT_MAX_BYTES = "2048";
+    process.env.CGC_OUTPUT_MAX_LINES = "40";
+    const tiny = await repo(true);
+    const { h } = await session(tiny.path, /^cgc ready/);
+    h.faux.setResponses([
+      fauxAssistantMessage(
+        fauxToolCall("cgc_cypher", {
+          query: "MATCH (f:Function) RETURN f.name AS name, f.path AS path, f.source AS source ORDER BY path, name",
+        }),
+        { stopReason: "toolUse" },
+      ),
+      fauxAssistantMessage("done"),
+    ]);
+    await h.session.prompt("dump the functions");
+    const [result] = toolTexts(h);
+    expect(result?.isError).toBe(false);
+    const marker = /\[… output capped: (\S+) \((\d+) lines\) in all, .* omitted here; full text: (\S+) …\]/.exec(
+      result?.text ?? "",
+    );
+    expect(marker, result?.text).not.toBeNull();
+    const spill = marker?.[3] as string;
+    expect(spill.startsWith(tiny.path)).toBe(false);
+    expect(statSync(spill).mode & 0o777).toBe(0o600);
+    expect(readFileSync(spill, "utf8")).toContain("def orphan(value):");
+    harnesses.splice(harnesses.indexOf(h), 1);
+    await h.dispose();
+    expect(() => statSync(spill)).toThrow();
+  });
+
+  it("keeps a 40-hex git SHA and a long path intact", async () => {
+    const tiny = await repo(true);
+    const { h } = await session(tiny.path, /^cgc ready/);
+    const longPath = `/${Array.from({ length: 12 }, (_, i) => `segment-${i}-${"x".repeat(20)}`).join("/")}/file.py`;
+    h.faux.setResponses([
+      fauxAssistantMessage(
+        fauxToolCall("cgc_cypher", {
+          query: "RETURN $sha AS sha, $path AS path",
+          params: { sha: tiny.head, path: longPath },
+        }),
+        { stopReason: "toolUse" },
+      ),
+      fauxAssistantMessage("done"),
+    ]);
+    await h.session.prompt("echo");
+    const [result] = toolTexts(h);
+    expect(tiny.head).toMatch(/^[0-9a-f]{40}$/);
+    expect(result?.text).toContain(tiny.head);
+    expect(result?.text).toContain(longPath);
+  });
+
+  it("refuses a write query before cgc sees it", async () => {
+    const tiny = await repo(true);
+    const { h } = await session(tiny.path, /^cgc ready/);
+    h.faux.setResponses([
+      fauxAssistantMessage(fauxToolCall("cgc_cypher", { query: "MATCH (f:Function) DETACH DELETE f" }), {
+        stopReason: "toolUse",
+      }),
+      fauxAssistantMessage("done"),
+    ]);
+    await h.session.prompt("delete everything");
+    const [result] = toolTexts(h);
+    expect(result?.isError).toBe(true);
+    expect(result?.text).toMatch(/^NOT_ALLOWED: not a read-only query/);
+    const count = await cgcExec(["query", "MATCH (f:Function) RETURN count(f) AS n"], {
+      cwd: tiny.path,
+      env: home.env,
+    });
+    expect(count.stdout).toMatch(/"n": [1-9]/);
+  });
+});
