@@ -2,6 +2,7 @@
 // modules; nothing else. pi builds a fresh instance of this module for every session (startup, reload,
 // new, resume, fork), so each handler below is registered once per session.
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+import { annotate, installInjection } from "./agent/inject.ts";
 import { installAgentSurface } from "./agent/install.ts";
 import { installFreshness } from "./freshness/install.ts";
 import { type CgcSession, createCgcSession } from "./lifecycle/session.ts";
@@ -26,8 +27,9 @@ export default function piCgc(pi: ExtensionAPI): void {
 
   const freshness = installFreshness(pi, current);
   installAgentSurface(pi, current);
+  installInjection(pi, current);
   registerCgcCommand(pi, current, () => ({
     sync: (ctx) => freshness.manualSync(ctx),
-    annotate: (text) => text,
+    annotate: (text) => annotate(session, text),
   }));
 }
