@@ -36,25 +36,25 @@ function cardParts(tools: CardTools): CardParts | undefined {
   const routes: Array<[string | undefined, string]> = [
     [graph.relations, "callers, callees, call chains, impact of a change, importers, class hierarchy, overrides"],
     [graph.find, "where a function, class or symbol is defined"],
-    [graph.deadCode, "dead code (functions nothing calls)"],
-    [graph.complexity, "the most complex functions"],
-    [graph.cypher, "any other structural question (read-only Cypher)"],
-    [graph.stats, "the size of the graph"],
+    [graph.deadCode, "dead code"],
+    [graph.complexity, "most complex functions"],
+    [graph.cypher, "other structural questions (read-only Cypher)"],
+    [graph.stats, "graph size"],
   ];
   const present = routes.filter((route): route is [string, string] => route[0] !== undefined);
   if (present.length === 0) return undefined;
   const text = ["grep", "read"].filter((name) => tools.text.includes(name));
   const exact = text.length > 0 ? text.join(" and ") : tools.text.includes("bash") ? "bash (rg, grep)" : undefined;
-  const optional = ["Graph results carry path:line; open them with read before editing."];
-  if (tools.doctor) optional.push(`If a graph tool fails, ${tools.doctor} shows what is wrong with cgc.`);
+  const optional = ["Results carry path:line; read them before editing."];
+  if (tools.doctor) optional.push(`If a graph tool fails: ${tools.doctor}.`);
   if (tools.skill) optional.push(`More detail: the ${tools.skill} skill.`);
   return {
     head: [
       CARD_HEADING,
-      "This workspace has a code graph. For how code relates, ask the graph before reading files one by one:",
+      "This workspace has a code graph; ask it how code relates before opening files one by one:",
     ],
     routes: present.map(([tool, question]) => `- ${question} → ${tool}`),
-    exact: exact ? [`Exact text, strings, config values and file contents: keep using ${exact}.`] : [],
+    exact: exact ? [`Exact text, strings, config and file contents: keep using ${exact}.`] : [],
     optional,
   };
 }
