@@ -156,5 +156,10 @@ function collect(child: ChildProcess): Promise<Omit<CgcExecResult, "timedOut">> 
 
 function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
-  process.kill(-child.pid, signal);
+  try {
+    process.kill(-child.pid, signal);
+  } catch (error) {
+    // The group can be gone between the check above and the kill; that is what we wanted.
+    if ((error as NodeJS.ErrnoException).code !== "ESRCH") throw error;
+  }
 }
