@@ -6,6 +6,7 @@ import type { AgentToolResult } from "@mariozechner/pi-coding-agent";
 import type { RunCode } from "../cgc/runner.ts";
 import type { CgcSession } from "../lifecycle/session.ts";
 import { canonical, isWithin } from "../workspace/root.ts";
+import { annotate } from "./inject.ts";
 
 export type ToolErrorCode = "NOT_FOUND" | "NOT_ALLOWED" | "BUSY" | "TIMEOUT" | "UNAVAILABLE" | "CANCELLED" | "FAILED";
 
@@ -16,8 +17,8 @@ export interface ToolDetails {
 }
 
 /** The last step of every tool's text. Result annotations (an opt-in tier) decorate it here. */
-export function finishToolText(_session: CgcSession, text: string): string {
-  return text;
+export function finishToolText(session: CgcSession, text: string): string {
+  return annotate(session, text);
 }
 
 /** A failed call: pi marks a thrown error as an error result, and the agent reads code, cause and remedy. */

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import type { Context } from "@mariozechner/pi-ai";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { CARD_HEADING } from "../../src/agent/card.ts";
 import { ANNOTATION_PREFIX, NOTE_MAX_CHARS, STEER_TYPE } from "../../src/agent/inject.ts";
 import { totalSpawns } from "../../src/cgc/children.ts";
 import { type CgcHome, cgcBinary, cgcExec, makeCgcHome } from "../helpers/cgc-env.ts";
@@ -150,7 +151,7 @@ describe("tier 2: steers and annotations (opt-in)", () => {
     expect(types).toHaveLength(2);
   });
 
-  it("annotations on: pi-cgc's command render carries the line while possibly stale; another extension's tool does not", async () => {
+  it("annotations on: pi-cgc's tool results and command renders carry the line while possibly stale; another extension's tool does not", async () => {
     const repo = await indexedRepo();
     const { h, ui, seen, capture, chip } = await session(
       repo,
@@ -165,18 +166,22 @@ describe("tier 2: steers and annotations (opt-in)", () => {
         stopReason: "toolUse",
       }),
       fauxAssistantMessage(fauxToolCall("other_tool", {}), { stopReason: "toolUse" }),
+      fauxAssistantMessage(fauxToolCall("cgc_stats", {}), { stopReason: "toolUse" }),
       capture("done"),
     ]);
     await h.session.prompt("go");
     expect(chip()).toBe("cgc ready · possibly stale");
-    const otherResult = JSON.stringify(seen[0]?.messages.at(-1));
-    expect(otherResult).toContain("other result");
+    const results = (seen[0]?.messages ?? []).filter((m) => m.role === "toolResult").map((m) => JSON.stringify(m));
+    const otherResult = results.find((text) => text.includes("other result"));
+    const ownResult = results.find((text) => text.includes("cgc_stats"));
+    expect(otherResult).toBeDefined();
     expect(otherResult).not.toContain(ANNOTATION_PREFIX);
+    expect(ownResult).toContain(ANNOTATION_PREFIX);
     await h.session.prompt("/cgc status");
     expect(ui.notices.at(-1)?.message).toContain(`${ANNOTATION_PREFIX} 1 changed file(s)`);
   });
 
-  it("all three keys off: the model sees none of the tiers", async () => {
+  it("all three keys off: the model sees none of the tiers; the routing card is unaffected", async () => {
     const repo = await indexedRepo();
     const { h, seen, capture, chip } = await session(repo, {
       CGC_PROACTIVE_SESSION_NOTE: "false",
@@ -194,5 +199,6 @@ describe("tier 2: steers and annotations (opt-in)", () => {
     expect(seen[0]?.systemPrompt).not.toContain("Code graph coverage");
     expect(steersIn(seen[0])).toBe(0);
     expect(JSON.stringify(seen[0]?.messages)).not.toContain(ANNOTATION_PREFIX);
+    expect(seen[0]?.systemPrompt).toContain(CARD_HEADING); // the routing card is not a tier: unaffected
   });
 });
