@@ -402,3 +402,13 @@ export function detectCgcFailure(text: string): string | undefined {
   const line = lines.find((candidate) => FAILURE_LINE.some((pattern) => pattern.test(candidate)));
   return line?.trim() ?? tracebackError(lines);
 }
+
+/**
+ * How cgc's CLI prints a string it passes to Rich as markup: `[tag]` sequences starting with a letter,
+ * `#`, `/` or `@` vanish (a backslash-escaped `\\[` stays). Used to recognise a real path in CLI output.
+ */
+export function richPrinted(text: string): string {
+  return text.replace(/(\\*)\[([a-z#/@][^[]*?)\]/gi, (match, backslashes: string) =>
+    backslashes.length % 2 === 1 ? match : backslashes,
+  );
+}

@@ -3,7 +3,7 @@
 // symbols nor keeps it in its repository — both measured with cgc 0.6.13, see docs/adr/0007), then a
 // read-back query: the graph is called fresh only for the changed files it verifiably reflects.
 import { existsSync, statSync } from "node:fs";
-import { parseQueryJson } from "../cgc/parse.ts";
+import { parseQueryJson, richPrinted } from "../cgc/parse.ts";
 import type { RunResult } from "../cgc/runner.ts";
 import type { CgcSession } from "../lifecycle/session.ts";
 import { freshnessVerified } from "../state/model.ts";
@@ -57,7 +57,8 @@ export async function syncAndVerify(session: CgcSession): Promise<SyncOutcome> {
     const exists = existsSync(path);
     // A file changed again while cgc was reading it is not reflected yet; it stays possibly stale.
     if (exists && statSync(path).mtimeMs > indexedAt + CLOCK_SLACK_MS) return false;
-    return exists === present.has(path);
+    // The CLI prints paths through Rich markup, so `app/[id]/x.py` comes back as `app//x.py`.
+    return exists === (present.has(path) || present.has(richPrinted(path)));
   });
   session.store.apply((state) => freshnessVerified(state, verified));
   const missing = paths.length - verified.length;

@@ -2,7 +2,7 @@
 // as few cgc spawns as the facts allow (version and backend in parallel, then one graph query that
 // answers both "is this workspace indexed?" and the coverage facts).
 import { type Backend, detectCgcBackend } from "../cgc/backend.ts";
-import { parseQueryJson, parseVersion } from "../cgc/parse.ts";
+import { parseQueryJson, parseVersion, richPrinted } from "../cgc/parse.ts";
 import type { Runner } from "../cgc/runner.ts";
 import { changedSince } from "../freshness/scan.ts";
 import type { ProbeVerdict, RepositoryFacts } from "../state/model.ts";
@@ -91,8 +91,10 @@ export async function probeReadiness(input: ProbeInput): Promise<ProbeOutcome> {
   const root = resolveWorkspaceRoot(
     cwd,
     repositories.map((repo) => repo.path),
+    richPrinted,
   );
-  const repository = repositories.find((repo) => repo.path === root);
+  const found = repositories.find((repo) => repo.path === root || repo.path === richPrinted(root));
+  const repository = found && { ...found, path: root };
   if (!repository) {
     return outcome(
       {

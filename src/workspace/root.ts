@@ -30,11 +30,21 @@ export function isWithin(parent: string, child: string): boolean {
 /**
  * The workspace root. An indexed repository containing the cwd wins (the deepest one), so a session
  * started in a subfolder of an indexed tree finds it; otherwise the git toplevel; otherwise the cwd.
+ * `printed` maps a real path to the form the graph's answer shows it in (cgc's CLI output drops
+ * `[tag]` segments as Rich markup), so `app/[id]` still matches.
  */
-export function resolveWorkspaceRoot(cwd: string, indexedPaths: readonly string[] = []): string {
+export function resolveWorkspaceRoot(
+  cwd: string,
+  indexedPaths: readonly string[] = [],
+  printed: (path: string) => string = (path) => path,
+): string {
   const here = canonical(cwd);
-  const containing = indexedPaths.filter((path) => isWithin(path, here)).sort((a, b) => b.length - a.length);
-  return containing[0] ?? gitToplevel(here) ?? here;
+  const known = new Set(indexedPaths);
+  for (let dir = here; ; dir = dirname(dir)) {
+    if (known.has(dir) || known.has(printed(dir))) return dir;
+    if (dirname(dir) === dir) break;
+  }
+  return gitToplevel(here) ?? here;
 }
 
 export function isDirectory(path: string): boolean {

@@ -125,3 +125,23 @@ describe("freshness", () => {
     expect(await functionNames(repo, "pkg/second_new.py")).toContain("second_new");
   });
 });
+
+describe("freshness under an awkward path", () => {
+  it("spaces, brackets and unicode in the path: an edit is synced and verified", async () => {
+    const repo = tinyRepo({ awkwardPath: true });
+    expect((await cgcExec(["index", repo.path], { cwd: repo.path, env: home.env })).code).toBe(0);
+    const { h, chip } = await readySession(repo);
+    h.faux.setResponses([
+      fauxAssistantMessage(
+        fauxToolCall("write", { path: "pkg/awkward_new.py", content: "def awkward_new():\n    return 1\n" }),
+        {
+          stopReason: "toolUse",
+        },
+      ),
+      fauxAssistantMessage("done"),
+    ]);
+    await h.session.prompt("add a file");
+    expect(chip()).toBe("cgc ready · possibly stale");
+    await waitFor(() => chip() === "cgc ready · fresh", "fresh after the sync", 120_000);
+  });
+});

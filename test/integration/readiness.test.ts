@@ -82,6 +82,15 @@ describe("readiness at session start", () => {
     await waitFor(() => chip() === "cgc ready · fresh", "chip ready from a subfolder");
   });
 
+  it("a repository under a path with spaces, brackets and unicode is ready (cgc prints it without [id])", async () => {
+    withEnv({});
+    const repo = await indexed(tinyRepo({ awkwardPath: true }));
+    expect(repo.path).toContain("[id]");
+    const { ui, chip } = await start(repo.path);
+    await waitFor(() => chip() === "cgc ready · fresh", "chip ready");
+    expect(noticeTexts(ui)).toEqual([expect.stringContaining(repo.path)]);
+  });
+
   it("indexed but changed since (a file edited, HEAD moved): possibly stale, one notice naming why", async () => {
     withEnv({ CGC_LIFECYCLE_SYNC_ON_START: "false" });
     const repo = await indexed();
