@@ -14,6 +14,8 @@ import { createMcpLease, type McpLease } from "./mcp.ts";
 import { type GraphDeps, graphTools } from "./tools.ts";
 
 export const SKILL_NAME = "cgc-routing";
+/** The prompt section the card lives in on pi 1.x. */
+export const CARD_SECTION = "code-graph";
 const TEXT_TOOLS = ["grep", "read", "bash"];
 
 export function installAgentSurface(pi: ExtensionAPI, current: CurrentSession) {
@@ -113,8 +115,15 @@ export function installAgentSurface(pi: ExtensionAPI, current: CurrentSession) {
 
   pi.on("before_agent_start", (event) => {
     const session = current();
-    if (!session || !isReady(session.store.get())) return;
-    const card = buildCard(cardTools(event.systemPromptOptions.skills));
+    const card = session && isReady(session.store.get()) ? buildCard(cardTools(event.systemPromptOptions.skills)) : "";
+    // pi 1.x keeps prompt sections across prompts and patches only the ones that changed (cache-friendly);
+    // pi 0.73 rebuilds the prompt every time and takes the card appended to it.
+    const sections = (event.systemPromptOptions as { sections?: Record<string, string> }).sections;
+    if (sections) {
+      if (card) sections[CARD_SECTION] = card;
+      else delete sections[CARD_SECTION];
+      return;
+    }
     if (card) return { systemPrompt: `${event.systemPrompt}\n\n${card}` };
   });
 
