@@ -6,8 +6,8 @@ import { join } from "node:path";
 import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { CARD_HEADING } from "../../src/agent/card.ts";
-import { type CgcHome, cgcBinary, cgcExec, makeCgcHome } from "../helpers/cgc-env.ts";
-import { type PiHarness, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
+import { type CgcHome, cgcBinary, cgcExec, makeCgcHome, PROJECT_ROOT } from "../helpers/cgc-env.ts";
+import { EXTENSION_PATH, type PiHarness, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
 import { type TinyRepo, tinyRepo } from "../helpers/repos.ts";
 
 let home: CgcHome;
@@ -34,9 +34,9 @@ async function repo(indexed: boolean): Promise<TinyRepo> {
   return made;
 }
 
-async function session(cwd: string, chip: RegExp) {
+async function session(cwd: string, chip: RegExp, extensionPaths?: string[]) {
   const ui = recordingUi();
-  const h = await startPi({ cwd, ui });
+  const h = await startPi({ cwd, ui, extensionPaths });
   harnesses.push(h);
   await waitFor(() => chip.test(ui.statuses.get("cgc") ?? ""), `chip ${chip}`);
   return { h, ui };
@@ -234,5 +234,34 @@ describe("tool output through the output policy", () => {
       env: home.env,
     });
     expect(count.stdout).toMatch(/"n": [1-9]/);
+  });
+});
+
+describe("beside CGC's MCP tools", () => {
+  it("registers none of its duplicates when the catalog's tools are present (stand-in adapter, pi 0.73)", async () => {
+    const tiny = await repo(true);
+    const standIn = join(PROJECT_ROOT, "test", "fixtures", "pi", "catalog-tools.ts");
+    const { h } = await session(tiny.path, /^cgc ready/, [standIn, EXTENSION_PATH]);
+    const prompts: string[] = [];
+    h.faux.setResponses([capture(prompts)]);
+    await h.session.prompt("one");
+    const registered = h.session.getAllTools().map((tool) => tool.name);
+    for (const name of [
+      "cgc_find",
+      "cgc_relations",
+      "cgc_dead_code",
+      "cgc_complex_functions",
+      "cgc_cypher",
+      "cgc_stats",
+    ]) {
+      expect(registered).not.toContain(name);
+    }
+    expect(h.session.getActiveToolNames()).toEqual(
+      expect.arrayContaining(["cgc_doctor", "cgc_contexts", "cgc_bundle_export"]),
+    );
+    const card = prompts[0]?.slice(prompts[0].indexOf(CARD_HEADING)) ?? "";
+    expect(card.startsWith(CARD_HEADING)).toBe(true);
+    expect(card).toContain("→ mcp__cgc__analyze_code_relationships");
+    expect(card).toContain("→ mcp__cgc__find_code");
   });
 });
