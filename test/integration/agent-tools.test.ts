@@ -1,0 +1,191 @@
+// Every graph and gap tool through the real pi (faux model) and the real cgc on tinyRepo(), checked
+// against what the fixture repository contains by construction; confirmations through the recording UI.
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { type CgcHome, cgcBinary, cgcExec, makeCgcHome } from "../helpers/cgc-env.ts";
+import { type PiHarness, type RecordingUi, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
+import { type TinyRepo, tinyRepo } from "../helpers/repos.ts";
+
+let home: CgcHome;
+let tiny: TinyRepo;
+const harnesses: PiHarness[] = [];
+
+beforeAll(async () => {
+  home = makeCgcHome();
+  process.env.HOME = home.home;
+  process.env.CGC_EXECUTABLE = cgcBinary();
+  tiny = tinyRepo();
+  expect((await cgcExec(["index", tiny.path], { cwd: tiny.path, env: home.env })).code).toBe(0);
+});
+afterEach(async () => {
+  for (const h of harnesses.splice(0)) await h.dispose();
+});
+afterAll(() => {
+  tiny.cleanup();
+  home.cleanup();
+});
+
+async function ready(ui: RecordingUi | undefined = recordingUi()): Promise<PiHarness> {
+  const h = await startPi({ cwd: tiny.path, ui });
+  harnesses.push(h);
+  await waitFor(() => h.session.getActiveToolNames().includes("cgc_relations"), "the graph tools");
+  return h;
+}
+
+/** Runs the calls in one prompt (one model step each) and returns each result's text and error flag. */
+async function call(h: PiHarness, calls: Array<[string, Record<string, unknown>]>) {
+  const before = h.session.messages.length;
+  h.faux.setResponses([
+    ...calls.map(([name, args]) => fauxAssistantMessage(fauxToolCall(name, args), { stopReason: "toolUse" })),
+    fauxAssistantMessage("done"),
+  ]);
+  await h.session.prompt("go");
+  return h.session.messages
+    .slice(before)
+    .flatMap((message) =>
+      message.role === "toolResult"
+        ? [
+            {
+              text: message.content.map((part) => (part.type === "text" ? part.text : "")).join(""),
+              isError: message.isError,
+            },
+          ]
+        : [],
+    );
+}
+
+const line = (file: string, n: number) => readFileSync(join(tiny.path, file), "utf8").split("\n")[n - 1] ?? "";
+
+describe("graph tools", () => {
+  it("answer each kind of question with names at path:line", async () => {
+    const h = await ready();
+    const [callees, transitive, chain, importers, hierarchy, overrides, find, dead, complex, stats] = await call(h, [
+      ["cgc_relations", { relation: "callees", target: "main" }],
+      ["cgc_relations", { relation: "callers_transitive", target: "normalize", depth: 2 }],
+      ["cgc_relations", { relation: "call_chain", target: "main", to: "normalize" }],
+      ["cgc_relations", { relation: "importers", target: "pkg.text" }],
+      ["cgc_relations", { relation: "class_hierarchy", target: "Square" }],
+      ["cgc_relations", { relation: "overrides", target: "area" }],
+      ["cgc_find", { query: "orphan" }],
+      ["cgc_dead_code", {}],
+      ["cgc_complex_functions", { limit: 3 }],
+      ["cgc_stats", {}],
+    ]);
+    for (const result of [callees, transitive, chain, importers, hierarchy, overrides, find, dead, complex, stats]) {
+      expect(result?.isError, result?.text).toBe(false);
+    }
+    expect(callees?.text).toContain("main calls 4 function(s)");
+    expect(callees?.text).toContain("- normalize  pkg/text.py:1  (called at app.py:8)");
+    expect(line("pkg/text.py", 1)).toBe("def normalize(value):");
+    expect(transitive?.text).toMatch(/- main {2}app\.py:7 {2}\(1 hop\(s\)\)/);
+    expect(chain?.text).toContain("main (app.py:7) → normalize (pkg/text.py:1)");
+    expect(chain?.text).toContain("main (app.py:7) → alpha (pkg/alpha.py:4) → normalize (pkg/text.py:1)");
+    expect(importers?.text).toContain("3 file(s) import pkg.text");
+    expect(importers?.text).toContain("- pkg/alpha.py");
+    expect(hierarchy?.text).toContain("- parent Polygon  pkg/shapes.py:9");
+    expect(line("pkg/shapes.py", 9)).toBe("class Polygon(Shape):");
+    expect(overrides?.text).toContain("- Square.area  pkg/shapes.py:19");
+    expect(line("pkg/shapes.py", 19)).toContain("def area(self):");
+    expect(find?.text).toContain("function orphan  pkg/text.py:5");
+    expect(dead?.text).toContain("- orphan  pkg/text.py:5");
+    expect(complex?.text).toMatch(/- 2 {2}main {2}app\.py:7/);
+    expect(stats?.text).toMatch(/files: 6, functions: 19, classes: 4/);
+  });
+
+  it("refuse a file argument outside the workspace, by .. or by symlink", async () => {
+    const h = await ready();
+    const outside = mkdtempSync(join(tmpdir(), "pi-cgc-outside-"));
+    symlinkSync(outside, join(tiny.path, "escape"));
+    try {
+      const [dots, link] = await call(h, [
+        ["cgc_relations", { relation: "callers", target: "normalize", file: "../elsewhere/text.py" }],
+        ["cgc_relations", { relation: "callers", target: "normalize", file: "escape/text.py" }],
+      ]);
+      expect(dots?.isError).toBe(true);
+      expect(dots?.text).toMatch(/^NOT_ALLOWED: path "\.\.\/elsewhere\/text\.py" is empty or climbs with \.\./);
+      expect(link?.isError).toBe(true);
+      expect(link?.text).toMatch(/^NOT_ALLOWED: escape\/text\.py resolves to .*, outside /);
+    } finally {
+      rmSync(join(tiny.path, "escape"));
+      rmSync(outside, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("gap tools", () => {
+  it("diagnose with cgc doctor", async () => {
+    const h = await ready();
+    const [doctor] = await call(h, [["cgc_doctor", {}]]);
+    expect(doctor?.isError).toBe(false);
+    expect(doctor?.text).toMatch(/^cgc doctor \(/);
+    expect(doctor?.text).toContain("Checking");
+  });
+
+  it("manage named contexts; deleting one asks and names it", async () => {
+    const ui = recordingUi();
+    const h = await ready(ui);
+    const [created, again, defaulted, listed, bad] = await call(h, [
+      ["cgc_contexts", { action: "create", name: "wt-agent" }],
+      ["cgc_contexts", { action: "create", name: "wt-agent" }],
+      ["cgc_contexts", { action: "set_default", name: "wt-agent" }],
+      ["cgc_contexts", { action: "list" }],
+      ["cgc_contexts", { action: "create", name: "bad/name" }],
+    ]);
+    expect(created?.text).toContain("Created context 'wt-agent'");
+    expect(again?.isError).toBe(true);
+    expect(again?.text).toMatch(/^FAILED: context wt-agent already exists/);
+    expect(defaulted?.text).toContain("Default context set to 'wt-agent'");
+    expect(listed?.text).toContain("wt-agent *");
+    expect(bad?.text).toMatch(/^NOT_ALLOWED: context name "bad\/name"/);
+
+    ui.confirmAnswer = false;
+    const [declined] = await call(h, [["cgc_contexts", { action: "delete", name: "wt-agent" }]]);
+    expect(ui.confirms.at(-1)?.message).toContain('"wt-agent"');
+    expect(declined?.text).toMatch(/^NOT_ALLOWED: the user did not confirm deleting context wt-agent/);
+    ui.confirmAnswer = true;
+    const [deleted, missing] = await call(h, [
+      ["cgc_contexts", { action: "delete", name: "wt-agent" }],
+      ["cgc_contexts", { action: "delete", name: "wt-agent" }],
+    ]);
+    expect(deleted?.text).toContain("Deleted context 'wt-agent'");
+    expect(missing?.text).toMatch(/^NOT_FOUND: no context named wt-agent/);
+    const config = readFileSync(join(home.home, ".codegraphcontext", "config.yaml"), "utf8");
+    expect(config).not.toContain("wt-agent:");
+  });
+
+  it("without a UI, deleting a context and exporting a bundle are declined", async () => {
+    const h = await startPi({ cwd: tiny.path });
+    harnesses.push(h);
+    await waitFor(() => h.session.getActiveToolNames().includes("cgc_relations"), "the graph tools");
+    const [del, bundle] = await call(h, [
+      ["cgc_contexts", { action: "delete", name: "anything" }],
+      ["cgc_bundle_export", { output: "graph.cgc" }],
+    ]);
+    expect(del?.text).toMatch(/^NOT_ALLOWED: the user did not confirm/);
+    expect(bundle?.text).toMatch(/^NOT_ALLOWED: the user did not confirm writing/);
+    expect(existsSync(join(tiny.path, "graph.cgc"))).toBe(false);
+  });
+
+  it("export a bundle inside the workspace once confirmed; refuse a path outside", async () => {
+    const ui = recordingUi();
+    const h = await ready(ui);
+    ui.confirmAnswer = true;
+    const target = join(tiny.path, "graph.cgc");
+    try {
+      const [outside, exported] = await call(h, [
+        ["cgc_bundle_export", { output: join(tmpdir(), "graph.cgc") }],
+        ["cgc_bundle_export", { output: "graph.cgc" }],
+      ]);
+      expect(outside?.text).toMatch(/^NOT_ALLOWED: .*outside /);
+      expect(exported?.isError, exported?.text).toBe(false);
+      expect(exported?.text).toContain("Successfully exported");
+      expect(ui.confirms.at(-1)?.message).toContain(target);
+      expect(existsSync(target)).toBe(true);
+    } finally {
+      rmSync(target, { force: true });
+    }
+  });
+});
