@@ -1,138 +1,180 @@
-// How should the agent's graph queries reach cgc? Measures, on one repository in one run, the same
-// query through each strategy, cold (first call) and warm (median of the next ones):
-//   spawn     a `cgc query` process per call (runner.run, the CLI's Cypher path)
-//   mcp-once  a `cgc mcp start` child per call (what a lease costs when calls are further apart than IDLE_MS)
-//   mcp-lease one pi-cgc-owned `cgc mcp start` child kept warm between calls (src/agent/mcp.ts)
-// It also measures what the lease costs others: how long a CLI call waits when it meets the held lock.
+// How should the agent's graph queries reach cgc? The same query (the callers of the function with the
+// most callers) on the same repository, in interleaved rounds, through:
+//   spawn       a `cgc query` process per call (the runner's CLI path)
+//   lease cold  a new `cgc mcp start` child: start, initialize, call (a lease's first call)
+//   lease warm  a call on a held `cgc mcp start` child (src/agent/mcp.ts)
+// plus what a held lease costs others (a CLI call meeting its lock while the lease is released), and the
+// tokens the routing card adds to each prompt.
 //
-//   node --import tsx bench/query-latency.ts [--warm N] [--repo tiny|email]
-//
-// Uses a throw-away CGC home (HOME=<temp>) and the project's cgc (.venv/bin/cgc).
-import { cpus, totalmem } from "node:os";
+//   npm run bench -- --only query-latency [--quick] [--record]
+//   node --import tsx bench/query-latency.ts [--quick]
+import { pathToFileURL } from "node:url";
+import { buildCard, CARD_MAX_TOKENS, type CardTools, estimateTokens } from "../src/agent/card.ts";
+import { INTENT_CATALOG, INTENTS } from "../src/agent/catalog.ts";
 import { createMcpLease } from "../src/agent/mcp.ts";
-import { parseVersion } from "../src/cgc/parse.ts";
-import { createRunner, type RunResult } from "../src/cgc/runner.ts";
-import { cgcBinary, cgcExec, childEnv, makeCgcHome } from "../test/helpers/cgc-env.ts";
+import { createRunner } from "../src/cgc/runner.ts";
+import { cgcBinary, childEnv, makeCgcHome } from "../test/helpers/cgc-env.ts";
 import { type FixtureRepo, stdlibRepo, tinyRepo } from "../test/helpers/repos.ts";
+import {
+  type BenchOptions,
+  type BenchReport,
+  cgc,
+  header,
+  interleave,
+  log,
+  machine,
+  ms,
+  queryRows,
+  ratio,
+  spread,
+  stats,
+  table,
+} from "./harness.ts";
 
-const argv = process.argv.slice(2);
-const option = (name: string, fallback: string) => {
-  const at = argv.indexOf(`--${name}`);
-  return at >= 0 ? (argv[at + 1] ?? fallback) : fallback;
+const OWN_TOOLS: CardTools = {
+  graph: {
+    find: "cgc_find",
+    relations: "cgc_relations",
+    deadCode: "cgc_dead_code",
+    complexity: "cgc_complex_functions",
+    cypher: "cgc_cypher",
+    stats: "cgc_stats",
+  },
+  text: ["read", "bash"],
+  doctor: "cgc_doctor",
 };
-const WARM = Number(option("warm", "8"));
-const REPO = option("repo", "email");
 
-const home = makeCgcHome();
-const repo: FixtureRepo = REPO === "tiny" ? tinyRepo() : stdlibRepo(REPO);
-const env = childEnv(home.env);
-const runner = createRunner({
-  executable: cgcBinary(),
-  env,
-  budgets: { probe: 60_000, query: 60_000, maintenance: 0, longLived: 0 },
-});
-
-const ms = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6;
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
-};
-const fmt = (value: number) => (value >= 100 ? value.toFixed(0) : value.toFixed(1));
-
-function check(ok: boolean, what: string): void {
-  if (!ok) throw new Error(`benchmark query failed: ${what}`);
-}
-
-async function main(): Promise<void> {
-  const indexed = await cgcExec(["index", repo.path], { cwd: repo.path, env: home.env, timeoutMs: 600_000 });
-  check(indexed.code === 0, `cgc index: ${indexed.stderr.slice(-500)}`);
-
-  // The target: the function with the most callers, so that every strategy returns real rows.
-  const picked = await runner.run(
-    [
-      "query",
-      "MATCH (c:Function)-[:CALLS]->(f:Function) RETURN f.name AS name, count(c) AS callers ORDER BY callers DESC LIMIT 1",
-    ],
-    { kind: "query", cwd: repo.path },
-  );
-  const target = /"name": "([^"]+)"/.exec(picked.stdout)?.[1];
-  check(target !== undefined, `no target function: ${picked.stdout}${picked.stderr}`);
-  const cypher = `MATCH (c:Function)-[r:CALLS]->(f:Function {name: '${target}'}) RETURN c.name AS caller, c.path AS path, r.line_number AS line`;
-
-  const spawnCall = async () => {
-    const result: RunResult = await runner.run(["query", cypher], { kind: "query", cwd: repo.path });
-    check(result.code === "OK" && result.stdout.includes('"caller"'), `spawn: ${result.code} ${result.reason}`);
-  };
-  const onceCall = async () => {
-    const lease = createMcpLease({ runner, cwd: () => repo.path, budgetMs: () => 60_000 });
-    const outcome = await lease.call("execute_cypher_query", { cypher_query: cypher });
-    check(outcome.ok, `mcp-once: ${JSON.stringify(outcome)}`);
-    await lease.release("one call per child");
-  };
-  const lease = createMcpLease({ runner, cwd: () => repo.path, budgetMs: () => 60_000, idleMs: 600_000 });
-  const leaseCall = async () => {
-    const outcome = await lease.call("execute_cypher_query", { cypher_query: cypher });
-    check(outcome.ok, `mcp-lease: ${JSON.stringify(outcome)}`);
-  };
-
-  const measure = async (call: () => Promise<void>) => {
-    let start = process.hrtime.bigint();
-    await call();
-    const cold = ms(start);
-    const warm: number[] = [];
-    for (let i = 0; i < WARM; i++) {
-      start = process.hrtime.bigint();
-      await call();
-      warm.push(ms(start));
-    }
-    return { cold, warm: median(warm), min: Math.min(...warm), max: Math.max(...warm) };
-  };
-
-  const spawn = await measure(spawnCall);
-  const once = await measure(onceCall);
-  const leased = await measure(leaseCall);
-
-  // What the held lock costs a CLI caller: the lease is released 500 ms after the CLI starts.
-  const contender = process.hrtime.bigint();
-  const waiting = runner.run(["query", "MATCH (f:File) RETURN count(f) AS files"], {
-    kind: "query",
-    cwd: repo.path,
+function cardRows(): string[][] {
+  const adapter = (prefix: string): CardTools => ({
+    graph: Object.fromEntries(INTENTS.map((intent) => [intent, `${prefix}${INTENT_CATALOG[intent]}`])),
+    text: ["read", "bash"],
+    doctor: "cgc_doctor",
   });
-  await new Promise((resolve) => setTimeout(resolve, 500));
-  await lease.release("a CLI call is waiting");
-  const contended = await waiting;
-  const contenderMs = ms(contender);
-  const version = await runner.run(["--version"], { kind: "probe", cwd: repo.path, takesLock: false });
-  const parsed = parseVersion(`${version.stderr}${version.stdout}`);
-  const cgcVersion = parsed.kind === "ok" ? `cgc ${parsed.value.version}` : "cgc (version unknown)";
-  await runner.close();
-
-  const files = repo.files.length;
-  const rows = [
-    ["spawn (cgc query per call)", spawn],
-    ["mcp-once (cgc mcp start per call)", once],
-    ["mcp-lease (warm cgc mcp start)", leased],
-  ] as const;
-  const lines = [
-    `query latency — ${repo.name} (${files} files), callers of \`${target}\`, ${WARM} warm calls each`,
-    `machine: ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB; node ${process.version}; ${cgcVersion}`,
-    "",
-    "| strategy | cold ms | warm ms (median) | warm min–max |",
-    "| --- | ---: | ---: | ---: |",
-    ...rows.map(([name, r]) => `| ${name} | ${fmt(r.cold)} | ${fmt(r.warm)} | ${fmt(r.min)}–${fmt(r.max)} |`),
-    "",
-    `ratios: spawn warm / lease warm = ${(spawn.warm / leased.warm).toFixed(0)}×; ` +
-      `lease cold / spawn warm = ${(leased.cold / spawn.warm).toFixed(2)}×; ` +
-      `mcp-once / spawn (warm) = ${(once.warm / spawn.warm).toFixed(2)}×`,
-    `a CLI call meeting the held lock (lease released after 500 ms): ${contended.code} after ${fmt(contenderMs)} ms`,
+  const cases: Array<[string, CardTools]> = [
+    ["pi-cgc's own tools (pi defaults: read, bash)", OWN_TOOLS],
+    [
+      "pi-cgc's own tools, grep on, skill loaded",
+      { ...OWN_TOOLS, text: ["grep", "read", "bash"], skill: "cgc-routing" },
+    ],
+    ["pi-mcp-adapter tools (`cgc_` prefix)", adapter("cgc_")],
+    ["pi 1.x MCP tools (`mcp__cgc__` prefix)", adapter("mcp__cgc__")],
   ];
-  console.log(lines.join("\n"));
+  return cases.map(([name, tools]) => {
+    const card = buildCard(tools);
+    return [name, String(card.length), String(Buffer.byteLength(card)), String(estimateTokens(card))];
+  });
 }
 
-try {
-  await main();
-} finally {
-  repo.cleanup();
-  home.cleanup();
+export async function run(options: BenchOptions): Promise<BenchReport> {
+  const rounds = options.quick ? 3 : 8;
+  const home = makeCgcHome();
+  const repo: FixtureRepo = options.quick ? tinyRepo() : stdlibRepo("email");
+  const runner = createRunner({
+    executable: cgcBinary(),
+    env: childEnv(home.env),
+    budgets: { probe: 60_000, query: 60_000, maintenance: 0, longLived: 0 },
+  });
+  try {
+    await cgc(["index", repo.path], repo.path, home.env);
+    const picked = await cgc(
+      [
+        "query",
+        "MATCH (c:Function)-[:CALLS]->(f:Function) RETURN f.name AS name, count(c) AS callers ORDER BY callers DESC LIMIT 1",
+      ],
+      repo.path,
+      home.env,
+    );
+    const target = queryRows(picked.stdout)[0]?.name;
+    if (typeof target !== "string") throw new Error(`no target function in ${repo.name}`);
+    const cypher = `MATCH (c:Function)-[r:CALLS]->(f:Function {name: '${target}'}) RETURN c.name AS caller, c.path AS path, r.line_number AS line`;
+
+    const held = createMcpLease({ runner, cwd: () => repo.path, budgetMs: () => 60_000, idleMs: 3_600_000 });
+    const timed = async (call: () => Promise<boolean>, what: string) => {
+      const started = performance.now();
+      if (!(await call())) throw new Error(`${what} failed`);
+      return performance.now() - started;
+    };
+    // One owner of the embedded database at a time: the held lease ends before anything else opens it.
+    const spawnCall = async () => {
+      await held.release("a CLI call follows");
+      return timed(async () => {
+        const result = await runner.run(["query", cypher], { kind: "query", cwd: repo.path });
+        return result.code === "OK" && queryRows(result.stdout).length > 0;
+      }, "cgc query");
+    };
+    const leaseCall = (lease: ReturnType<typeof createMcpLease>) =>
+      lease.call("execute_cypher_query", { cypher_query: cypher }).then((outcome) => outcome.ok);
+
+    // The first call of each kind on this machine state, before any round.
+    const firstSpawn = await spawnCall();
+    const firstLease = await timed(() => leaseCall(held), "first lease call");
+    await held.release("cold rounds next");
+
+    log(`query-latency: ${rounds} interleaved rounds on ${repo.name} (${repo.files.length} files)`);
+    const samples = await interleave(
+      {
+        spawn: spawnCall,
+        "lease cold": async () => {
+          await held.release("a new child follows");
+          const lease = createMcpLease({ runner, cwd: () => repo.path, budgetMs: () => 60_000 });
+          const took = await timed(() => leaseCall(lease), "lease cold");
+          await lease.release("measured");
+          return took;
+        },
+        "lease warm": async () => {
+          if (!held.holding && !(await leaseCall(held))) throw new Error("warming the lease failed");
+          return timed(() => leaseCall(held), "lease warm");
+        },
+      },
+      rounds,
+    );
+    if (!(await leaseCall(held))) throw new Error("re-warming the lease failed");
+    const holding = held.holding;
+
+    // What a held lease costs a CLI caller: the lease ends 500 ms after the CLI starts (as at agent_end).
+    const contention = performance.now();
+    const waiting = runner.run(["query", "MATCH (f:File) RETURN count(f) AS files"], { kind: "query", cwd: repo.path });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await held.release("a CLI call is waiting");
+    const contended = await waiting;
+    const contendedMs = performance.now() - contention;
+
+    const s = (name: keyof typeof samples) => stats(samples[name]);
+    const markdown = [
+      `Repository: ${repo.name} (${repo.files.length} files, stdlib copy); query: the callers of \`${target}\` ` +
+        `(${queryRows((await cgc(["query", cypher], repo.path, home.env)).stdout).length} rows); ${rounds} interleaved rounds.`,
+      "",
+      table(
+        ["strategy", "first call", "per call (median, min–max)"],
+        [
+          ["spawn: `cgc query` per call", ms(firstSpawn), spread(samples.spawn)],
+          ["lease cold: new `cgc mcp start` + initialize + call", ms(firstLease), spread(samples["lease cold"])],
+          ["lease warm: call on a held `cgc mcp start`", "–", spread(samples["lease warm"])],
+        ],
+      ),
+      "",
+      `Ratios (medians): spawn / lease warm = ${ratio(samples.spawn, samples["lease warm"])}; ` +
+        `spawn / lease cold = ${ratio(samples.spawn, samples["lease cold"])}. ` +
+        `Lease warm median ${ms(s("lease warm").median)} vs spawn ${ms(s("spawn").median)}.`,
+      "",
+      `A CLI call started while the lease held the database, the lease released 500 ms later: ${contended.code} ` +
+        `after ${ms(contendedMs)} (cgc retries its lock 5 times over ~7.5 s; the lease was ${holding ? "held" : "not held"} before).`,
+      "",
+      `Routing card (hard cap ${CARD_MAX_TOKENS} tokens, counted as characters / 4), added to every prompt while ready:`,
+      "",
+      table(["tools in the session", "characters", "bytes", "tokens"], cardRows()),
+    ].join("\n");
+    return { title: "Query latency of the agent tools, and the routing card's size", markdown };
+  } finally {
+    await runner.close();
+    repo.cleanup();
+    home.cleanup();
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  const quick = process.argv.includes("--quick");
+  const report = await run({ quick });
+  const command = `node --import tsx bench/query-latency.ts${quick ? " --quick" : ""}`;
+  process.stdout.write(`## ${report.title}\n\n${header(machine(), command)}\n\n${report.markdown}\n`);
 }
