@@ -61,18 +61,19 @@ export function createMcpLease(options: McpLeaseOptions) {
     const current = target();
     if (!current || !line.startsWith("{")) return;
     const message = parseJson(line) as
-      | { id?: unknown; result?: unknown; error?: { message?: string; data?: { error?: unknown } } }
+      | { id?: unknown; result?: unknown; error?: { message?: string; data?: { error?: unknown; details?: unknown } } }
       | undefined;
     if (typeof message?.id !== "number") return;
     const waiter = current.pending.get(message.id);
     if (!waiter) return;
     current.pending.delete(message.id);
     if (message.error) {
-      const detail = message.error.data?.error;
+      const { error: summary, details } = message.error.data ?? {};
+      const said = [summary, details].filter((part): part is string => typeof part === "string");
       waiter.resolve({
         ok: false,
         code: "FAILED",
-        reason: typeof detail === "string" ? detail : (message.error.message ?? "cgc's MCP server reported an error"),
+        reason: said.length > 0 ? said.join(": ") : (message.error.message ?? "cgc's MCP server reported an error"),
         toolError: true,
       });
       return;

@@ -43,18 +43,16 @@ async function call(h: PiHarness, calls: Array<[string, Record<string, unknown>]
     fauxAssistantMessage("done"),
   ]);
   await h.session.prompt("go");
-  return h.session.messages
-    .slice(before)
-    .flatMap((message) =>
-      message.role === "toolResult"
-        ? [
-            {
-              text: message.content.map((part) => (part.type === "text" ? part.text : "")).join(""),
-              isError: message.isError,
-            },
-          ]
-        : [],
-    );
+  return h.session.messages.slice(before).flatMap((message) =>
+    message.role === "toolResult"
+      ? [
+          {
+            text: message.content.map((part) => (part.type === "text" ? part.text : "")).join(""),
+            isError: message.isError,
+          },
+        ]
+      : [],
+  );
 }
 
 const line = (file: string, n: number) => readFileSync(join(tiny.path, file), "utf8").split("\n")[n - 1] ?? "";
@@ -93,6 +91,19 @@ describe("graph tools", () => {
     expect(dead?.text).toContain("- orphan  pkg/text.py:5");
     expect(complex?.text).toMatch(/- 2 {2}main {2}app\.py:7/);
     expect(stats?.text).toMatch(/files: 6, functions: 19, classes: 4/);
+  });
+
+  it("report cgc's own error for a bad query, and NOT_FOUND for an unknown name", async () => {
+    const h = await ready();
+    const [syntax, unknown] = await call(h, [
+      ["cgc_cypher", { query: "MATCH (n RETURN n" }],
+      ["cgc_find", { query: "zzz_nothing_like_this" }],
+    ]);
+    expect(syntax?.isError).toBe(true);
+    expect(syntax?.text).toMatch(/^FAILED: .*(Parser|exception)/i);
+    expect(syntax?.text).toMatch(/\nRemedy: /);
+    expect(unknown?.isError).toBe(true);
+    expect(unknown?.text).toMatch(/^NOT_FOUND: nothing named or mentioning "zzz_nothing_like_this"/);
   });
 
   it("refuse a file argument outside the workspace, by .. or by symlink", async () => {
