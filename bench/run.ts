@@ -1,0 +1,96 @@
+// `npm run bench [-- --only <name>[,<name>…]] [--quick] [--record]`: runs the bench modules in a fixed
+// order (a module that is not there is skipped), prints each report, and with --record writes each
+// report into its own marked section of bench/RESULTS.md, leaving every other section as it is.
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { type BenchOptions, type BenchReport, header, log, machine } from "./harness.ts";
+
+const MODULES = [
+  "spawn-cost",
+  "session-start",
+  "session-spawns",
+  "memory",
+  "change-detection",
+  "query-latency",
+  "watcher-memory",
+  "edit-to-fresh",
+];
+
+const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
+const RESULTS = join(BENCH_DIR, "RESULTS.md");
+
+interface Args extends BenchOptions {
+  only: string[] | undefined;
+  record: boolean;
+}
+
+function parseArgs(argv: string[]): Args {
+  const args: Args = { quick: false, record: false, only: undefined };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === "--quick") args.quick = true;
+    else if (arg === "--record") args.record = true;
+    else if (arg === "--only") args.only = (argv[++i] ?? "").split(",").filter(Boolean);
+    else if (arg?.startsWith("--only=")) args.only = arg.slice("--only=".length).split(",").filter(Boolean);
+    else throw new Error(`unknown argument ${arg}; usage: bench/run.ts [--only <name>[,…]] [--quick] [--record]`);
+  }
+  const unknown = args.only?.filter((name) => !MODULES.includes(name)) ?? [];
+  if (unknown.length > 0) throw new Error(`no bench module ${unknown.join(", ")}; known: ${MODULES.join(", ")}`);
+  return args;
+}
+
+function commandFor(name: string, args: Args): string {
+  return `npm run bench -- --only ${name}${args.quick ? " --quick" : ""}`;
+}
+
+/** Replaces the section between this module's markers, or appends it; other sections stay byte for byte. */
+function record(name: string, section: string): void {
+  const start = `<!-- bench:${name} -->`;
+  const end = `<!-- /bench:${name} -->`;
+  const block = `${start}\n${section.trim()}\n${end}`;
+  const text = existsSync(RESULTS) ? readFileSync(RESULTS, "utf8") : "# Benchmark results\n";
+  const from = text.indexOf(start);
+  const to = text.indexOf(end);
+  const next =
+    from >= 0 && to > from
+      ? text.slice(0, from) + block + text.slice(to + end.length)
+      : `${text.trimEnd()}\n\n${block}\n`;
+  writeFileSync(RESULTS, next);
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  const selected = args.only ?? MODULES;
+  let failures = 0;
+  for (const name of selected) {
+    const file = join(BENCH_DIR, `${name}.ts`);
+    if (!existsSync(file)) {
+      log(`${name}: not present, skipped`);
+      continue;
+    }
+    const mod = (await import(pathToFileURL(file).href)) as { run?: (options: BenchOptions) => Promise<unknown> };
+    if (typeof mod.run !== "function") {
+      log(`${name}: exports no run(), skipped`);
+      continue;
+    }
+    log(`${name}: running`);
+    const m = machine();
+    const started = Date.now();
+    try {
+      const report = (await mod.run({ quick: args.quick })) as BenchReport | string | undefined;
+      log(`${name}: done in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+      if (report === undefined) continue;
+      const { title, markdown } = typeof report === "string" ? { title: name, markdown: report } : report;
+      const section = `## ${title}\n\n${header(m, commandFor(name, args))}\n\n${markdown}\n`;
+      process.stdout.write(`\n${section}\n`);
+      if (args.record) record(name, section);
+    } catch (error) {
+      failures++;
+      log(`${name}: FAILED: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    }
+  }
+  process.exitCode = failures > 0 ? 1 : 0;
+}
+
+await main();
