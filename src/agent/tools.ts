@@ -26,6 +26,10 @@ export function readySession(deps: GraphDeps): CgcSession {
   if (!session) throw new ToolFailure("UNAVAILABLE", "pi-cgc is not active in this session", "use grep and read.");
   const state = session.store.get();
   if (state.readiness === "busy") throw failureOf("BUSY", state.reason);
+  // pi-cgc's own index or sync holds the database; a query would only wait out cgc's lock retries.
+  if (session.maintenanceRunning) {
+    throw failureOf("BUSY", `pi-cgc is ${state.activity === "idle" ? "updating" : state.activity} the graph`);
+  }
   if (!isReady(state)) {
     throw new ToolFailure(
       "UNAVAILABLE",

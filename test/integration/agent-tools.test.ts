@@ -200,3 +200,35 @@ describe("gap tools", () => {
     }
   });
 });
+
+describe("one owner of the database", () => {
+  it("pi-cgc's own rebuild gets through while a query lease is held; graph calls meanwhile answer BUSY at once", async () => {
+    const ui = recordingUi();
+    ui.confirmAnswer = true;
+    const h = await ready(ui);
+    let rebuild: Promise<void> | undefined;
+    h.faux.setResponses([
+      fauxAssistantMessage(fauxToolCall("cgc_stats", {}), { stopReason: "toolUse" }),
+      () => {
+        // Right after a graph call: the lease holds the embedded database when the rebuild starts.
+        rebuild = h.session.prompt("/cgc index --force");
+        return fauxAssistantMessage("rebuilding");
+      },
+      fauxAssistantMessage(fauxToolCall("cgc_stats", {}), { stopReason: "toolUse" }),
+      fauxAssistantMessage("done"),
+    ]);
+    await h.session.prompt("stats, then rebuild");
+    await waitFor(() => /^cgc rebuilding/.test(ui.statuses.get("cgc") ?? ""), "the rebuild to run");
+    const before = h.session.messages.length;
+    const started = Date.now();
+    await h.session.prompt("stats again");
+    const during = h.session.messages.slice(before).find((message) => message.role === "toolResult");
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(during?.role === "toolResult" && during.isError).toBe(true);
+    const text = during?.role === "toolResult" && during.content[0]?.type === "text" ? during.content[0].text : "";
+    expect(text).toMatch(/^BUSY: pi-cgc is rebuilding the graph/);
+    await rebuild;
+    expect(ui.notices.map((notice) => notice.message)).toContain(`Indexed ${tiny.path}.`);
+    await waitFor(() => /^cgc ready/.test(ui.statuses.get("cgc") ?? ""), "ready again");
+  });
+});
