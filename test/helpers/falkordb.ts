@@ -73,12 +73,16 @@ export async function startFalkorDB(): Promise<FalkorServer> {
     child.once("exit", (code) => reject(new Error(`redis-server exited (${code}) before it was ready:\n${log}`)));
   });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  // A test process that ends without afterAll (a crash, a bail-out) must not leave the server running.
+  const orphanGuard = () => child.kill("SIGKILL");
+  process.once("exit", orphanGuard);
   return {
     host: "127.0.0.1",
     port,
     pid: child.pid as number,
     env: { FALKORDB_HOST: "127.0.0.1", FALKORDB_PORT: String(port), DEFAULT_DATABASE: "falkordb-remote" },
     async stop() {
+      process.off("exit", orphanGuard);
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
       await exited;
       rmSync(dir, { recursive: true, force: true });
