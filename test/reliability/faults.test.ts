@@ -1,0 +1,100 @@
+// The fault matrix: the real pi (SDK with the faux model, or the CLI in RPC mode) and the real cgc in an
+// isolated home, with one fault injected per case. Where the real cgc cannot produce a fault on demand, a
+// fake from test/fixtures/fakes/ stands in and names the real behaviour it stands for. Every case ends
+// with the process table clean and no claim the graph does not back. docs/reliability.md lists the cases.
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { type CgcHome, cgcBinary, cgcExec, makeCgcHome } from "../helpers/cgc-env.ts";
+import { startPiRpc } from "../helpers/pi-rpc.ts";
+import { type TinyRepo, tinyRepo } from "../helpers/repos.ts";
+import {
+  cgcProcesses,
+  EXTENSION,
+  expectNoCgcLeft,
+  FAKES,
+  PI_CLI,
+  processesOf,
+  SIGKILL_BOUND_MS,
+  until,
+} from "./support.ts";
+
+let home: CgcHome;
+const repos: TinyRepo[] = [];
+
+beforeAll(() => {
+  home = makeCgcHome();
+});
+afterEach(async () => {
+  await expectNoCgcLeft(home.home);
+  for (const repo of repos.splice(0)) repo.cleanup();
+});
+afterAll(() => home.cleanup());
+
+async function indexedRepo(): Promise<TinyRepo> {
+  const repo = tinyRepo();
+  repos.push(repo);
+  const result = await cgcExec(["index", repo.path], { cwd: repo.path, env: home.env });
+  expect(result.code, result.stderr).toBe(0);
+  return repo;
+}
+
+function rpcEnv(extra: Record<string, string>): Record<string, string> {
+  return {
+    HOME: home.home,
+    PI_CODING_AGENT_DIR: mkdtempSync(join(tmpdir(), "pi-cgc-agent-")),
+    PI_OFFLINE: "1",
+    CGC_EXECUTABLE: cgcBinary(),
+    ...extra,
+  };
+}
+
+describe("pi itself SIGKILLed", () => {
+  it.each([
+    ["a verified, quiet cgc watch (real cgc)", "watch"],
+    ["a probe stuck in a silent hang that ignores SIGINT and SIGTERM (fake)", "stubborn"],
+  ] as const)("with %s running: no cgc child outlives pi by more than the bound", async (_what, kind) => {
+    const repo = kind === "watch" ? await indexedRepo() : tinyRepo();
+    if (kind !== "watch") repos.push(repo);
+    const env =
+      kind === "watch"
+        ? rpcEnv({ CGC_FRESHNESS_WATCH: "on", CGC_FRESHNESS_WATCHER_LIVENESS_MS: "1500" })
+        : rpcEnv({
+            CGC_EXECUTABLE: join(FAKES, "cgc-hang"),
+            FAKE_CGC_HANG: "query",
+            FAKE_CGC_STUBBORN: "1",
+            CGC_TIMEOUTS_PROBE_MS: "3600000",
+          });
+    const pi = startPiRpc({
+      cli: PI_CLI,
+      cwd: repo.path,
+      args: ["--no-session", "--no-extensions", "-e", EXTENSION],
+      env,
+    });
+    try {
+      if (kind === "watch") {
+        // Verified means it has been quiet for the liveness window: it will not print (and die of EPIPE) soon.
+        await pi.waitFor(
+          (f) => f.type === "extension_ui_request" && /cgc watch is keeping/.test(String(f.message)),
+          60_000,
+        );
+      } else {
+        await until(() => cgcProcesses(home.home).some((p) => / query /.test(p.args)), "the hanging probe");
+      }
+      const children = cgcProcesses(home.home);
+      expect(children.length).toBeGreaterThan(0);
+      const killedAt = Date.now();
+      pi.child.kill("SIGKILL");
+      await pi.exited;
+      await until(() => cgcProcesses(home.home).length === 0, "every cgc child gone", SIGKILL_BOUND_MS + 10_000);
+      const outlived = Date.now() - killedAt;
+      console.log(`SIGKILL of pi with ${kind}: last cgc child gone after ${outlived} ms`);
+      expect(outlived).toBeLessThanOrEqual(SIGKILL_BOUND_MS);
+      // The guardian ends with its work.
+      await until(() => processesOf(home.home, /pi-child-guardian/).length === 0, "the guardian gone", 10_000);
+    } finally {
+      await pi.stop();
+    }
+  });
+});

@@ -1,0 +1,81 @@
+// Shared by the reliability suites: the process table (which cgc processes are alive, found by the
+// isolated CGC home in their environment), pi's CLI, and small polling helpers. Linux /proc only.
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { PROJECT_ROOT } from "../helpers/cgc-env.ts";
+
+export const PI_CLI = join(PROJECT_ROOT, "node_modules", "@mariozechner", "pi-coding-agent", "dist", "cli.js");
+export const EXTENSION = join(PROJECT_ROOT, "src", "index.ts");
+export const FAKES = join(PROJECT_ROOT, "test", "fixtures", "fakes");
+
+/**
+ * What pi-cgc promises after pi is SIGKILLed: no cgc child outlives it by more than this. The guardian
+ * (src/cgc/children.ts) sends SIGINT at once, SIGTERM after killGraceMs (2 s) and SIGKILL after another
+ * 2 s; the rest is slack for a loaded machine.
+ */
+export const SIGKILL_BOUND_MS = 6_000;
+
+export interface ProcessInfo {
+  pid: number;
+  ppid: number;
+  pgid: number;
+  args: string;
+}
+
+/** Live (non-zombie) processes whose environment holds HOME=<home> and whose command line matches. */
+export function processesOf(home: string, match: RegExp = /cgc/): ProcessInfo[] {
+  const found: ProcessInfo[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const environ = readFileSync(`/proc/${name}/environ`, "latin1").split("\0");
+      if (!environ.includes(`HOME=${home}`)) continue;
+      const args = readFileSync(`/proc/${name}/cmdline`, "latin1").split("\0").join(" ").trim();
+      if (!match.test(args)) continue;
+      // stat: pid (comm) state ppid pgrp …; comm may hold spaces and parentheses, so read after the last ')'.
+      const stat = readFileSync(`/proc/${name}/stat`, "latin1");
+      const [state, ppid, pgid] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (state === "Z" || state === "X") continue;
+      found.push({ pid: Number(name), ppid: Number(ppid), pgid: Number(pgid), args });
+    } catch {
+      // exited meanwhile, or not ours to read
+    }
+  }
+  return found;
+}
+
+/** cgc processes (the Python interpreter running .venv/bin/cgc) of an isolated CGC home. */
+export function cgcProcesses(home: string): ProcessInfo[] {
+  return processesOf(home, /\/cgc(-[a-z]+)?( |$)/);
+}
+
+/** Polls an asynchronous condition until it holds (a condition with a deadline, never a sleep). */
+export async function until(condition: () => Promise<boolean> | boolean, what: string, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await condition()) return;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/**
+ * The end of every case: no cgc process of this home may be left. Waits for stragglers within `graceMs`
+ * (a stop in progress), then kills what is left of this home's own processes so the next case starts
+ * clean, and fails the case.
+ */
+export async function expectNoCgcLeft(home: string, graceMs = 15_000): Promise<void> {
+  try {
+    await until(() => cgcProcesses(home).length === 0, "no cgc process left", graceMs);
+  } catch (error) {
+    const left = cgcProcesses(home);
+    for (const process_ of left) {
+      try {
+        process.kill(-process_.pgid, "SIGKILL");
+      } catch {
+        // gone meanwhile
+      }
+    }
+    throw new Error(`${(error as Error).message}: ${left.map((p) => `${p.pid} ${p.args}`).join("; ")}`);
+  }
+}
