@@ -2,6 +2,7 @@
 // was printed by the binary we pin (docs/cgc-compat.md records the version observed).
 //
 //   npm run fixtures            (= node --import tsx scripts/capture-fixtures.ts)
+//   npm run fixtures contexts   (only the named-context captures; the other fixtures stay as they are)
 //
 // Needs the project's cgc (.venv/bin/cgc, made by `npm run setup`) with its tree-sitter grammars.
 // Runs in throw-away CGC homes (HOME=<temp>) on fixture repositories made by test/helpers/repos.ts,
@@ -123,6 +124,13 @@ const LANGUAGES_QUERY =
 
 async function main(): Promise<void> {
   mkdirSync(OUT, { recursive: true });
+  if (process.argv[2] === "contexts") {
+    await readVersion(envFor(makeCgcHome(join(work, "version")).home));
+    await captureContexts(tinyRepo({ parent: join(work, "repos") }));
+    rmSync(work, { recursive: true, force: true });
+    console.log(`wrote ${written.length} fixtures to ${OUT}`);
+    return;
+  }
   for (const file of readdirSync(OUT)) if (file.endsWith(".json")) rmSync(join(OUT, file));
 
   const repos = join(work, "repos");
@@ -160,9 +168,7 @@ async function main(): Promise<void> {
   });
   const inWork = { cwd: work, cwd_kind: "work" as const, env };
 
-  const probe = parseVersion((await cgcExec(["--version"], { cwd: work, env })).stderr);
-  if (probe.kind !== "ok") throw new Error(`cannot read the cgc version: ${probe.reason}`);
-  cgcVersion = probe.value.version;
+  await readVersion(env);
   await capture("version", "cgc --version (prints on stderr)", ["--version"], inWork);
 
   await capture("list-empty", "cgc list in a fresh home (no .env: auto-detect picks kuzudb)", ["list"], inWork);
@@ -230,6 +236,7 @@ async function main(): Promise<void> {
 
   await captureLocks(tiny, env, "kuzudb");
   await captureMcp(tiny, env);
+  await captureContexts(tiny);
 
   // Ladybug in its own home: the same lock texts must hold for the other embedded backend.
   const ladybug = makeCgcHome(join(work, "ladybug"));
@@ -259,6 +266,83 @@ async function main(): Promise<void> {
 
   rmSync(work, { recursive: true, force: true });
   console.log(`wrote ${written.length} fixtures to ${OUT}`);
+}
+
+async function readVersion(env: Record<string, string>): Promise<void> {
+  const probe = parseVersion((await cgcExec(["--version"], { cwd: work, env })).stderr);
+  if (probe.kind !== "ok") throw new Error(`cannot read the cgc version: ${probe.reason}`);
+  cgcVersion = probe.value.version;
+}
+
+/** Named contexts (worktree isolation, ADR 0008), in a home of their own. */
+async function captureContexts(repo: FixtureRepo): Promise<void> {
+  const home = makeCgcHome(join(work, "contexts"));
+  const env = envFor(home.home);
+  const inHome = { cwd: home.home, cwd_kind: "home" as const, env };
+  const inRepo = { cwd: repo.path, cwd_kind: "repo" as const, env };
+  const name = "wt-feature-0123abcd";
+  await capture("context-list-empty", "cgc context list in a fresh home (stderr)", ["context", "list"], inHome);
+  await capture(
+    "context-create",
+    "cgc context create with an explicit backend",
+    ["context", "create", name, "--database", "kuzudb"],
+    inHome,
+  );
+  await capture(
+    "context-create-exists",
+    "cgc context create of a name that exists (still exit 0)",
+    ["context", "create", name, "--database", "kuzudb"],
+    inHome,
+  );
+  await capture(
+    "context-query-unregistered",
+    "cgc query --context of a name that is not registered",
+    ["query", "MATCH (r:Repository) RETURN r.path AS path", "--context", "wt-missing"],
+    inRepo,
+  );
+  await capture(
+    "context-index",
+    "cgc index --context: the repository goes into the context's database",
+    ["index", repo.path, "--context", name],
+    inRepo,
+  );
+  await capture(
+    "context-query",
+    "cgc query --context: a `Context:` line precedes the JSON",
+    ["query", "MATCH (r:Repository) RETURN r.path AS path", "--context", name],
+    inRepo,
+  );
+  await capture(
+    "context-query-default",
+    "cgc query without --context: the global database does not hold the context's repository",
+    ["query", "MATCH (r:Repository) RETURN r.path AS path"],
+    inRepo,
+  );
+  await capture("context-create-second", "a second context, default backend", ["context", "create", "other"], inHome);
+  await capture(
+    "context-list",
+    "cgc context list with two contexts, one with a linked repository",
+    ["context", "list"],
+    inHome,
+  );
+
+  // delete asks y/N on stdin and has no --yes.
+  const deleting = cgcStart(["context", "delete", "other"], { cwd: home.home, env });
+  deleting.child.stdin?.end("y\n");
+  const deleted = await deleting.exited;
+  save("context-delete", {
+    description: "cgc context delete, answering y on stdin: the registry entry goes, the database files stay",
+    argv: ["cgc", "context", "delete", "other"],
+    env: recordedEnv(env),
+    cwd_kind: "home",
+    exitCode: deleted.code,
+    stdout: deleted.stdout,
+    stderr: deleted.stderr,
+  });
+
+  await capture("context-mode-named", "cgc context mode named (machine-global)", ["context", "mode", "named"], inHome);
+  await capture("context-default", "cgc context default", ["context", "default", name], inHome);
+  await capture("context-list-named", "cgc context list in named mode with a default", ["context", "list"], inHome);
 }
 
 /** A `cgc watch` holds the embedded database; a CLI command and `cgc mcp start` then meet the lock. */

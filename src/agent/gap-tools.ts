@@ -140,6 +140,8 @@ async function deleteContext(session: CgcSession, name: string, signal: AbortSig
   if (result.exitCode !== 0) throw failureOf(result.code === "OK" ? "FAILED" : result.code, result.reason);
   const text = output(result).replace(/^.*\[y\/N\]:\s*/s, "");
   if (/not found/i.test(text)) throw new ToolFailure("NOT_FOUND", `no context named ${name}`, "list the contexts.");
+  // A worktree's context is gone by the user's word: its record goes too, and readiness is re-derived.
+  if (session.worktree.contextDeleted(name)) void session.refresh();
   return text;
 }
 

@@ -412,3 +412,62 @@ export function richPrinted(text: string): string {
     backslashes.length % 2 === 1 ? match : backslashes,
   );
 }
+
+// ---------------------------------------------------------------------------------------------
+// cgc context list (stderr, exit 0): `Current Mode: <mode>`, `Default Context: <name>` in named mode,
+// then a `Name │ Database │ DB Path │ Repos Linked` table (the default marked ` *`), or
+// `No custom contexts defined. Using global default.`
+
+export interface ListedContext {
+  name: string;
+  database: string;
+  /** As printed: Rich drops `[tag]` text, so a path holding one is not the real path. */
+  dbPath: string;
+  reposLinked: number;
+  isDefault: boolean;
+}
+
+export interface ContextList {
+  mode: string;
+  defaultContext?: string;
+  contexts: ListedContext[];
+}
+
+export function parseContextList(text: string): Parsed<ContextList> {
+  const lines = completeLines(text);
+  const failure = detectCgcFailure(lines.join("\n"));
+  if (failure) return unknown(failure);
+  const mode = lines.map((line) => /^Current Mode: (\S+)\s*$/.exec(line.trim())?.[1]).find(Boolean);
+  if (!mode) return unknown("no `Current Mode:` line");
+  const named = lines.map((line) => /^Default Context: (.+?)\s*$/.exec(line.trim())?.[1]).find(Boolean);
+  const defaultContext = named && named !== "<none>" ? named : undefined;
+  if (lines.some((line) => line.trim() === "No custom contexts defined. Using global default.")) {
+    return ok({ mode, defaultContext, contexts: [] });
+  }
+  const rows = richTable(lines, ["Name", "Database", "DB Path", "Repos Linked"]);
+  if (!rows) return unknown("no complete `Name │ Database │ DB Path │ Repos Linked` table");
+  const contexts: ListedContext[] = [];
+  for (const cells of rows) {
+    const [nameCell, database, dbPath, repos] = cells.map((cell) => cell.trim());
+    if (cells.length !== 4 || !nameCell || !database || !dbPath || !/^\d+$/.test(repos ?? "")) {
+      return unknown(`unreadable row (wrapped or cut?): ${cells.join(" │ ")}`);
+    }
+    const isDefault = nameCell.endsWith(" *");
+    contexts.push({
+      name: isDefault ? nameCell.slice(0, -2) : nameCell,
+      database,
+      dbPath,
+      reposLinked: Number(repos),
+      isDefault,
+    });
+  }
+  return ok({ mode, defaultContext, contexts });
+}
+
+/** cgc context create (stdout, exit 0 either way): created, or the name was taken already. */
+export function parseContextCreate(text: string, name: string): Parsed<"created" | "exists"> {
+  const lines = completeLines(text).map((line) => line.trim());
+  if (lines.some((line) => line.includes(`Created context '${name}' (DB: `))) return ok("created");
+  if (lines.includes(`Context '${name}' already exists.`)) return ok("exists");
+  return unknown(detectCgcFailure(lines.join("\n")) ?? `no "Created context '${name}'" line`);
+}

@@ -32,6 +32,10 @@ export interface RunnerOptions {
   env?: NodeJS.ProcessEnv;
   /** Arguments every database-backed subcommand carries (a named context, for example). */
   subcommandArgs?: () => string[];
+  /** Environment for `mcp start`, which opens the database but takes no `--context`: the same database by path. */
+  serverEnv?: () => Record<string, string>;
+  /** A reason while database-backed calls must not run at all (a refused worktree context): they end UNAVAILABLE. */
+  databaseRefusal?: () => string | undefined;
   /** Bytes kept from each end of each stream. */
   captureBytes?: number;
   /** Time between SIGINT, SIGTERM and SIGKILL on a stop. */
@@ -100,8 +104,16 @@ export function createRunner(options: RunnerOptions) {
     return [...args, ...extra];
   }
 
-  function envFor(extra?: Record<string, string>): NodeJS.ProcessEnv {
-    return { ...(options.env ?? process.env), ...extra, ...PINNED_ENV };
+  const isServer = (args: string[]) => args[0] === "mcp" && args[1] === "start";
+
+  function refusalFor(args: string[]): string | undefined {
+    const sub = args[0];
+    return sub && (CONTEXT_SUBCOMMANDS.has(sub) || isServer(args)) ? options.databaseRefusal?.() : undefined;
+  }
+
+  function envFor(extra?: Record<string, string>, args: string[] = []): NodeJS.ProcessEnv {
+    const server = isServer(args) ? options.serverEnv?.() : undefined;
+    return { ...(options.env ?? process.env), ...server, ...extra, ...PINNED_ENV };
   }
 
   function launch(argv: string[], cwd: string, env: NodeJS.ProcessEnv, keepStdin: boolean) {
@@ -207,7 +219,9 @@ export function createRunner(options: RunnerOptions) {
 
   function run(args: string[], runOptions: RunOptions): Promise<RunResult> {
     const argv = argvFor(args);
-    const env = envFor(runOptions.env);
+    const refused = refusalFor(args);
+    if (refused) return Promise.resolve(refusedResult([options.executable, ...argv], refused));
+    const env = envFor(runOptions.env, args);
     const budget = runOptions.budgetMs ?? options.budgets[runOptions.kind];
     const key = JSON.stringify([argv, runOptions.cwd, runOptions.env ?? {}]);
     const existing = inFlight.get(key);
@@ -233,7 +247,10 @@ export function createRunner(options: RunnerOptions) {
     const spawnHook = (c: ChildProcess) => {
       child = c;
     };
-    const exited = executeLongLived(argv, opts, controller.signal, spawnHook);
+    const refused = refusalFor(args);
+    const exited = refused
+      ? Promise.resolve(refusedResult([options.executable, ...argv], refused))
+      : executeLongLived(argv, opts, controller.signal, spawnHook, envFor(opts.env, args));
     return {
       get pid() {
         return child?.pid;
@@ -254,6 +271,7 @@ export function createRunner(options: RunnerOptions) {
     opts: { cwd: string; env?: Record<string, string>; stdin?: boolean; onLine?: RunOptions["onLine"] },
     signal: AbortSignal,
     onSpawn: (child: ChildProcess) => void,
+    env: NodeJS.ProcessEnv,
   ): Promise<RunResult> {
     const started = Date.now();
     const base: RunResult = {
@@ -272,7 +290,7 @@ export function createRunner(options: RunnerOptions) {
       return Promise.resolve({ ...base, code: "UNAVAILABLE", reason: `working directory does not exist: ${opts.cwd}` });
     }
     return new Promise((resolve) => {
-      const child = launch(argv, opts.cwd, envFor(opts.env), opts.stdin === true);
+      const child = launch(argv, opts.cwd, env, opts.stdin === true);
       onSpawn(child);
       const out = boundedCapture(captureBytes, (line) => opts.onLine?.(line, "stdout"));
       const err = boundedCapture(captureBytes, (line) => opts.onLine?.(line, "stderr"));
@@ -350,6 +368,11 @@ export function createRunner(options: RunnerOptions) {
       return options.executable;
     },
   };
+}
+
+function refusedResult(argv: string[], reason: string): RunResult {
+  const base = { argv, exitCode: null, signal: null, stdout: "", stderr: "", truncated: false, durationMs: 0 };
+  return { ...base, code: "UNAVAILABLE", reason };
 }
 
 function classify(

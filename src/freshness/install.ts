@@ -107,7 +107,7 @@ export function installFreshness(pi: ExtensionAPI, current: CurrentSession) {
       for (const path of verdict.drift?.paths ?? []) seenAt.set(path, mtimeOf(path));
       if (verdict.drift?.changed && session.config()["lifecycle.syncOnStart"] && !syncing) maybeAutoSync(session);
       // The watcher's gate needs the first verdict (auto asks the graph whether the workspace is indexed).
-      watcher ??= startWatcherIfEnabled(session);
+      watcher ??= startWatcherIfEnabled(session, { worktreeGate: () => session.worktree.allowsWatcher() });
     });
   });
 

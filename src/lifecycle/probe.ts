@@ -26,6 +26,8 @@ export interface ProbeInput {
   knownBackend?: Backend | null;
   /** Skip `--version` when it is already known this session. */
   knownVersion?: string;
+  /** Set when the workspace has no graph to ask yet (a worktree whose context does not exist): why it is unindexed. */
+  noGraph?: string;
 }
 
 export interface ProbeOutcome {
@@ -46,7 +48,10 @@ export async function probeReadiness(input: ProbeInput): Promise<ProbeOutcome> {
       : Promise.resolve(undefined);
   const backendCall =
     input.knownBackend === undefined ? detectCgcBackend({ env: input.env, runner, cwd }) : input.knownBackend;
-  const queryCall = runner.run(["query", REPOSITORIES_QUERY], { kind: "probe", cwd });
+  const queryCall =
+    input.noGraph === undefined
+      ? runner.run(["query", REPOSITORIES_QUERY], { kind: "probe", cwd })
+      : Promise.resolve(undefined);
   const [version, backend, query] = await Promise.all([versionCall, backendCall, queryCall]);
 
   const fallbackRoot = resolveWorkspaceRoot(cwd);
@@ -58,11 +63,11 @@ export async function probeReadiness(input: ProbeInput): Promise<ProbeOutcome> {
     settled: true,
   });
 
-  if (version?.code === "UNAVAILABLE" || query.code === "UNAVAILABLE") {
-    const reason = (version?.code === "UNAVAILABLE" ? version : query).reason;
-    return outcome({ readiness: "unavailable", reason });
-  }
-  if (query.code === "CANCELLED") return { ...outcome({ readiness: "unknown", reason: query.reason }), settled: false };
+  const failedToRun = [version, query].find((call) => call?.code === "UNAVAILABLE");
+  if (failedToRun) return outcome({ readiness: "unavailable", reason: failedToRun.reason });
+  const decisive = query ?? version; // the call the verdict rests on
+  if (decisive?.code === "CANCELLED")
+    return { ...outcome({ readiness: "unknown", reason: decisive.reason }), settled: false };
   const cgcVersion = input.knownVersion ?? (version ? versionOf(`${version.stderr}\n${version.stdout}`) : undefined);
   const facts = (repository?: RepositoryFacts, repositoryCount?: number) => ({
     cgcVersion,
@@ -72,6 +77,7 @@ export async function probeReadiness(input: ProbeInput): Promise<ProbeOutcome> {
     takenAt: Date.now(),
     spawns: runner.spawnCount - spawnsBefore,
   });
+  if (query === undefined) return outcome({ readiness: "unindexed", reason: input.noGraph ?? "", facts: facts() });
   if (query.code === "BUSY") {
     return outcome({ readiness: "busy", reason: "another cgc process holds the database lock", facts: facts() });
   }

@@ -21,6 +21,7 @@ import { createNoticeLedger } from "../state/notices.ts";
 import { createStore } from "../state/store.ts";
 import { CHIP_KEY, chipText } from "../ui/chip.ts";
 import { probeReadiness } from "./probe.ts";
+import { createWorktreeScope } from "./worktree-scope.ts";
 
 export interface SessionOptions {
   env?: NodeJS.ProcessEnv;
@@ -36,6 +37,10 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
   const runner = createRunner({
     executable: config()["cgc.executable"],
     env,
+    // Worktree isolation decides, at each spawn, the context every database-backed call carries.
+    subcommandArgs: () => worktree.subcommandArgs(),
+    serverEnv: () => worktree.serverEnv(),
+    databaseRefusal: () => worktree.databaseRefusal(),
     budgets: {
       probe: config()["timeouts.probeMs"],
       query: config()["timeouts.queryMs"],
@@ -73,6 +78,8 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
   });
   for (const [index, warning] of loaded.warnings.entries())
     notices.once("config-warning", warning, "warning", String(index));
+  // Read once, like the executable: switching graphs inside a running session would mix them.
+  const worktree = createWorktreeScope({ cwd, env, mode: config()["worktree.mode"], notices });
 
   // Passive renderer: the chip follows the state, and ticks only while work runs (elapsed time).
   let ticker: NodeJS.Timeout | undefined;
@@ -94,6 +101,7 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
     const state = store.get();
     switch (state.readiness) {
       case "unavailable":
+        if (worktree.state.kind === "refused") return; // the scope's own notice names both worktrees
         notices.once(
           "cgc-unavailable",
           `cgc is not available: ${verdict.reason}. Install it with \`pipx install codegraphcontext\`, or set cgc.executable.`,
@@ -102,9 +110,12 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
         return;
       case "unindexed":
         if (!config()["lifecycle.autoCreate"]) {
+          const pending = worktree.state.kind === "pending" ? worktree.state.name : undefined;
           notices.once(
             "unindexed",
-            `No code graph for ${root} yet. Run /cgc index to build it, or set lifecycle.autoCreate to true.`,
+            pending
+              ? `No code graph for ${root} yet: this worktree's CGC named context ${pending} does not exist. Run /cgc index to create it and build the graph, or set lifecycle.autoCreate to true.`
+              : `No code graph for ${root} yet. Run /cgc index to build it, or set lifecycle.autoCreate to true.`,
           );
         }
         return;
@@ -142,14 +153,27 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
   /** Probe in the background and re-derive readiness. Concurrent requests share one probe. */
   function refresh(): Promise<void> {
     probing ??= (async () => {
-      const outcome = await probeReadiness({
-        runner,
-        cwd,
-        env,
-        knownBackend: backend,
-        knownVersion: cgcVersion,
-      });
-      if (disposed || !outcome.settled) return;
+      const scope = await worktree.resolve(runner);
+      if (disposed) return;
+      const probed = scope.verdict
+        ? {
+            verdict: scope.verdict,
+            root: worktree.root ?? root,
+            backend: backend ?? null,
+            repositories: [],
+            settled: true,
+          }
+        : await probeReadiness({
+            runner,
+            cwd,
+            env,
+            knownBackend: backend,
+            knownVersion: cgcVersion,
+            noGraph: scope.noGraph,
+          });
+      if (disposed || !probed.settled) return;
+      const refused = worktree.refuseServerBackend(probed.backend);
+      const outcome = refused ? { ...probed, verdict: refused, repositories: [] } : probed;
       backend = outcome.backend;
       cgcVersion = outcome.verdict.facts?.cgcVersion ?? cgcVersion;
       repositories = outcome.repositories;
@@ -171,15 +195,21 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
   function runMaintenance(kind: MaintenanceKind, args: string[], what: string): Promise<RunResult> {
     if (maintenance) return maintenance;
     store.apply((state) => maintenanceStarted(state, kind, what));
-    maintenance = runner
-      .run(args, {
-        kind: "maintenance",
-        cwd: root,
-        onLine: (line) => {
-          const progress = progressOf(line);
-          if (progress) store.apply((state) => maintenanceProgress(state, progress));
-        },
-      })
+    // A worktree without its context gets it here, under the same consent as the index itself.
+    const prepared = what === "index" ? worktree.createContext(runner, backend) : Promise.resolve(undefined);
+    maintenance = prepared
+      .then(
+        (failed) =>
+          failed ??
+          runner.run(args, {
+            kind: "maintenance",
+            cwd: root,
+            onLine: (line) => {
+              const progress = progressOf(line);
+              if (progress) store.apply((state) => maintenanceProgress(state, progress));
+            },
+          }),
+      )
       .then(async (result) => {
         if (disposed) return result;
         store.apply((state) =>
@@ -217,6 +247,8 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
     get repositories() {
       return repositories;
     },
+    /** Worktree isolation: the context this session's cgc calls carry, its state, its record. */
+    worktree,
     hasUI,
     get disposed() {
       return disposed;

@@ -21,10 +21,13 @@ export type NoticeId =
   | "watcher-started"
   | "watcher-not-started-embedded"
   | "watcher-not-started-unindexed"
-  | "watcher-not-verified";
+  | "watcher-not-verified"
+  | "worktree-malformed"
+  | "worktree-refused"
+  | "worktree-orphaned";
 
 /** Shown on stderr when there is no UI to carry notices. */
-const HEADLESS_NOTICES = new Set<NoticeId>(["cgc-unavailable", "busy"]);
+const HEADLESS_NOTICES = new Set<NoticeId>(["cgc-unavailable", "busy", "worktree-refused"]);
 
 export interface NoticeSink {
   hasUI: boolean;

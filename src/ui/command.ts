@@ -65,6 +65,7 @@ export function registerCgcCommand(pi: ExtensionAPI, current: () => CgcSession |
               executable: session.runner.executable,
               maintenanceRunning: session.maintenanceRunning,
               watcher: describeWatcher(session.config()["freshness.watch"], watcherOf(session)),
+              worktree: session.worktree.describe(),
             }),
           );
           return;
@@ -100,15 +101,23 @@ async function indexVerb(session: CgcSession, ctx: ExtensionCommandContext, forc
   if (!force && state.readiness === "ready") {
     return show(`${session.root} is already indexed. /cgc sync refreshes changed files; /cgc index --force rebuilds.`);
   }
-  const confirmed = force
-    ? await ctx.ui.confirm(
-        "Replace the code graph?",
-        `cgc index --force deletes the existing graph of ${session.root} (${backend}) and rebuilds it from scratch.`,
-      )
-    : await ctx.ui.confirm(
-        "Build a code graph?",
-        `pi-cgc will run cgc index on ${session.root}, writing a new graph into the ${backend} backend.`,
-      );
+  const scope = session.worktree.state;
+  const inContext = scope.kind === "active" ? ` in the CGC named context ${scope.name}` : "";
+  const confirmed =
+    scope.kind === "pending"
+      ? await ctx.ui.confirm(
+          "Build a code graph?",
+          `pi-cgc will create the CGC named context ${scope.name} for this worktree, then run cgc index on ${session.root} in it, writing a new graph into the ${backend} backend.`,
+        )
+      : force
+        ? await ctx.ui.confirm(
+            "Replace the code graph?",
+            `cgc index --force deletes the existing graph of ${session.root}${inContext} (${backend}) and rebuilds it from scratch.`,
+          )
+        : await ctx.ui.confirm(
+            "Build a code graph?",
+            `pi-cgc will run cgc index on ${session.root}${inContext}, writing a new graph into the ${backend} backend.`,
+          );
   if (!confirmed) return show("Not indexed: the confirmation was declined.");
   const result = await session.runMaintenance(
     force ? "rebuilding" : "indexing",

@@ -13,9 +13,19 @@ export interface StatusInput {
   maintenanceRunning: boolean;
   /** The managed watcher, one line (src/freshness/watcher.ts describeWatcher). */
   watcher?: string;
+  /** Worktree isolation, one line (src/lifecycle/worktree-scope.ts describe); absent when it has nothing to say. */
+  worktree?: string;
 }
 
-export function renderStatus({ state, root, backend, executable, maintenanceRunning, watcher }: StatusInput): string {
+export function renderStatus({
+  state,
+  root,
+  backend,
+  executable,
+  maintenanceRunning,
+  watcher,
+  worktree,
+}: StatusInput): string {
   const facts = state.facts;
   const repo = facts?.repository;
   const probed = facts
@@ -24,6 +34,7 @@ export function renderStatus({ state, root, backend, executable, maintenanceRunn
   const lines = [
     `pi-cgc — ${chipText(state)}`,
     `workspace:  ${root}`,
+    ...(worktree ? [`worktree:   ${worktree}`] : []),
     `cgc:        ${executable}${facts?.cgcVersion ? ` (${facts.cgcVersion})` : ""}`,
     `backend:    ${backend ? `${backend.name} — from ${backend.source}` : "unknown (treated as embedded)"}`,
     `readiness:  ${state.readiness} — ${state.reason}`,

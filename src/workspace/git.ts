@@ -26,10 +26,16 @@ export function readGitDirs(root: string): GitDirsResult {
   const pointer = /^gitdir:\s*(.+?)\s*$/m.exec(readText(dotGit) ?? "")?.[1];
   if (!pointer) return { ok: false, error: `${dotGit} is a file without a "gitdir:" line` };
   const gitDir = isAbsolute(pointer) ? pointer : resolve(root, pointer);
-  const common = readText(join(gitDir, "commondir"))?.trim();
-  if (!common) return { ok: false, error: `${gitDir} has no commondir file` };
-  const commonDir = isAbsolute(common) ? common : resolve(gitDir, common);
   const id = /[/\\]worktrees[/\\]([^/\\]+)[/\\]?$/.exec(gitDir)?.[1];
+  const common = readText(join(gitDir, "commondir"))?.trim();
+  if (!common) {
+    const isGitDir = readText(join(gitDir, "HEAD")) !== undefined;
+    // A submodule or `--separate-git-dir` checkout: its own repository, shared with nobody.
+    if (isGitDir && !id) return { ok: true, value: { gitDir, commonDir: gitDir } };
+    const why = isGitDir ? "has no commondir file" : "is not a git directory";
+    return { ok: false, error: `${dotGit} points to ${gitDir}, which ${why}` };
+  }
+  const commonDir = isAbsolute(common) ? common : resolve(gitDir, common);
   return { ok: true, value: { gitDir, commonDir, worktreeId: id } };
 }
 

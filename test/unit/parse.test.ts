@@ -8,6 +8,8 @@ import {
   detectBusy,
   detectCgcFailure,
   type Parsed,
+  parseContextCreate,
+  parseContextList,
   parseDoctorDefaultDatabase,
   parseIndexSummary,
   parseList,
@@ -429,6 +431,7 @@ const PARSERS = {
   parseStats,
   parseIndexSummary,
   parseQueryJson,
+  parseContextList,
 } as const;
 const ALL = { ...PARSERS, detectBusy, detectCgcFailure };
 const texts = [...captures.keys()].map(both);
@@ -507,5 +510,65 @@ describe("properties", () => {
     for (let cut = start; cut <= end; cut++) {
       expect(parseQueryJson(stdout.slice(0, cut)).kind).toBe("unknown");
     }
+  });
+});
+
+describe("named contexts (cgc context …)", () => {
+  const DB = "<WORK>/contexts/home/.codegraphcontext/contexts";
+  const NAME = "wt-feature-0123abcd";
+
+  it("context list prints on stderr: mode, then the table or the empty line", () => {
+    expect(capture("context-list").stdout).toBe("");
+    expect(value(parseContextList(capture("context-list-empty").stderr))).toEqual({ mode: "global", contexts: [] });
+    expect(value(parseContextList(capture("context-list").stderr))).toEqual({
+      mode: "global",
+      contexts: [
+        { name: NAME, database: "kuzudb", dbPath: `${DB}/${NAME}/db/kuzudb`, reposLinked: 1, isDefault: false },
+        // Without --database, create records cgc's configured default or falkordb, not the backend in use.
+        { name: "other", database: "falkordb", dbPath: `${DB}/other/db/falkordb`, reposLinked: 0, isDefault: false },
+      ],
+    });
+  });
+
+  it("named mode names the default context and marks its row", () => {
+    expect(value(parseContextList(capture("context-list-named").stderr))).toEqual({
+      mode: "named",
+      defaultContext: NAME,
+      contexts: [
+        { name: NAME, database: "kuzudb", dbPath: `${DB}/${NAME}/db/kuzudb`, reposLinked: 1, isDefault: true },
+      ],
+    });
+  });
+
+  it("a cut context list is unknown, never a shorter list", () => {
+    const text = capture("context-list").stderr;
+    const whole = parseContextList(text);
+    for (let cut = 0; cut < text.length; cut += 7) {
+      const part = parseContextList(text.slice(0, cut));
+      if (part.kind === "ok") expect(part).toEqual(whole);
+    }
+  });
+
+  it("context create: created, or already there — both exit 0", () => {
+    expect(capture("context-create-exists").exitCode).toBe(0);
+    expect(value(parseContextCreate(capture("context-create").stdout, NAME))).toBe("created");
+    expect(value(parseContextCreate(capture("context-create-exists").stdout, NAME))).toBe("exists");
+    expect(parseContextCreate(capture("context-create").stdout, "wt-other").kind).toBe("unknown");
+  });
+
+  it("--context on a query: a `Context:` line before the JSON; an unregistered name fails with exit 1", () => {
+    expect(value(parseQueryJson(capture("context-query").stdout))).toEqual([{ path: "<WORK>/repos/tiny" }]);
+    expect(value(parseQueryJson(capture("context-query-default").stdout))).toEqual([]);
+    const unregistered = capture("context-query-unregistered");
+    expect(unregistered.exitCode).toBe(1);
+    expect(detectCgcFailure(unregistered.stdout)).toBe(
+      "Error: Context 'wt-missing' is not registered. Create it with: cgc context create wt-missing",
+    );
+  });
+
+  it("context delete asks on stdin, removes the registry entry and keeps the database files", () => {
+    expect(capture("context-delete").stdout).toMatch(
+      /\[y\/N\]: ✅ Deleted context 'other'\nNote: DB files were NOT deleted/,
+    );
   });
 });

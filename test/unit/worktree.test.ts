@@ -1,0 +1,227 @@
+// Worktree detection from git's own files (every gitfile form, written here by hand the way git writes
+// them), context names, and the ownership record. No processes: the integration suite runs real git.
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import {
+  contextNameFor,
+  detectWorktree,
+  orphanedContexts,
+  ownershipOf,
+  readRecord,
+  readRecords,
+  removeRecord,
+  worktreeRecordDir,
+  writeRecord,
+} from "../../src/workspace/worktree.ts";
+
+const top = realpathSync(mkdtempSync(join(tmpdir(), "pi-cgc-worktree-unit-")));
+afterAll(() => rmSync(top, { recursive: true, force: true }));
+
+let counter = 0;
+function dir(...parts: string[]): string {
+  const path = join(top, ...parts);
+  mkdirSync(path, { recursive: true });
+  return path;
+}
+
+/** A main checkout: `<repo>/.git/` with HEAD, as `git init` leaves it. */
+function mainCheckout(): { repo: string; common: string } {
+  const repo = dir(`repo-${++counter}`);
+  const common = dir(repo.slice(top.length + 1), ".git");
+  writeFileSync(join(common, "HEAD"), "ref: refs/heads/main\n");
+  return { repo, common };
+}
+
+/** A linked worktree as `git worktree add` writes it: the gitfile, and `<common>/worktrees/<id>/{HEAD,commondir,gitdir}`. */
+function linkedWorktree(common: string, id: string, pointer: "absolute" | "relative"): string {
+  const worktree = dir(`wt-${++counter}`);
+  const admin = join(common, "worktrees", id);
+  mkdirSync(admin, { recursive: true });
+  writeFileSync(join(admin, "HEAD"), "ref: refs/heads/feature\n");
+  writeFileSync(join(admin, "commondir"), "../..\n");
+  writeFileSync(join(admin, "gitdir"), `${join(worktree, ".git")}\n`);
+  const target = pointer === "absolute" ? admin : join("..", common.slice(top.length + 1), "worktrees", id);
+  writeFileSync(join(worktree, ".git"), `gitdir: ${target}\n`);
+  return worktree;
+}
+
+describe("detectWorktree", () => {
+  it("a linked worktree with an absolute gitdir: its id and the repository's common dir", () => {
+    const { common } = mainCheckout();
+    const worktree = linkedWorktree(common, "feature", "absolute");
+    expect(detectWorktree(worktree)).toEqual({
+      kind: "linked",
+      root: worktree,
+      identity: { commonDir: common, worktreeId: "feature" },
+    });
+  });
+
+  it("a linked worktree with a relative gitdir (git --relative-paths): the same identity", () => {
+    const { common } = mainCheckout();
+    const worktree = linkedWorktree(common, "feature", "relative");
+    expect(readFileSync(join(worktree, ".git"), "utf8")).toMatch(/^gitdir: \.\.\//);
+    expect(detectWorktree(worktree)).toEqual({
+      kind: "linked",
+      root: worktree,
+      identity: { commonDir: common, worktreeId: "feature" },
+    });
+  });
+
+  it("a subfolder of a linked worktree belongs to it", () => {
+    const { common } = mainCheckout();
+    const worktree = linkedWorktree(common, "sub", "absolute");
+    const inside = dir(worktree.slice(top.length + 1), "pkg", "deep");
+    expect(detectWorktree(inside)).toMatchObject({ kind: "linked", root: worktree });
+  });
+
+  it("the main checkout and its subfolders are not worktrees", () => {
+    const { repo } = mainCheckout();
+    expect(detectWorktree(repo)).toEqual({ kind: "main", root: repo });
+    expect(detectWorktree(dir(repo.slice(top.length + 1), "src"))).toEqual({ kind: "main", root: repo });
+  });
+
+  it("a folder outside any repository is not git", () => {
+    // /tmp's ancestors hold no .git on a test machine; the folder itself certainly does not.
+    expect(detectWorktree(dir(`plain-${++counter}`))).toEqual({ kind: "not-git" });
+  });
+
+  it("a submodule (gitdir into .git/modules, no commondir) is its own repository, not a worktree", () => {
+    const { common } = mainCheckout();
+    const modules = join(common, "modules", "lib");
+    mkdirSync(modules, { recursive: true });
+    writeFileSync(join(modules, "HEAD"), "0123456789012345678901234567890123456789\n");
+    const sub = dir(`sub-${++counter}`);
+    writeFileSync(join(sub, ".git"), `gitdir: ${modules}\n`);
+    expect(detectWorktree(sub)).toEqual({ kind: "main", root: sub });
+  });
+
+  it("malformed pointers degrade to `malformed` with the reason, never throw", () => {
+    const noLine = dir(`bad-${++counter}`);
+    writeFileSync(join(noLine, ".git"), "this is not a gitfile\n");
+    expect(detectWorktree(noLine)).toMatchObject({
+      kind: "malformed",
+      root: noLine,
+      error: /without a "gitdir:" line/,
+    });
+
+    const dangling = dir(`bad-${++counter}`);
+    writeFileSync(join(dangling, ".git"), `gitdir: ${join(top, "nowhere", "worktrees", "x")}\n`);
+    expect(detectWorktree(dangling)).toMatchObject({ kind: "malformed", error: /is not a git directory/ });
+
+    const { common } = mainCheckout();
+    const worktree = linkedWorktree(common, "nocommon", "absolute");
+    writeFileSync(join(common, "worktrees", "nocommon", "commondir"), "");
+    expect(detectWorktree(worktree)).toMatchObject({ kind: "malformed", error: /has no commondir file/ });
+
+    const empty = dir(`bad-${++counter}`);
+    writeFileSync(join(empty, ".git"), "");
+    expect(detectWorktree(empty)).toMatchObject({ kind: "malformed" });
+  });
+});
+
+describe("contextNameFor", () => {
+  const identity = (worktreeId: string, commonDir = "/repos/a/.git") => ({ commonDir, worktreeId });
+
+  it("is stable and readable: wt-<slug>-<hash>", () => {
+    expect(contextNameFor(identity("feature"))).toBe(contextNameFor(identity("feature")));
+    expect(contextNameFor(identity("feature"))).toMatch(/^wt-feature-[0-9a-f]{8}$/);
+  });
+
+  it("differs for the same id in two repositories, and for ids that slug alike", () => {
+    const names = new Set([
+      contextNameFor(identity("feature", "/repos/a/.git")),
+      contextNameFor(identity("feature", "/repos/b/.git")),
+      contextNameFor(identity("Feature")),
+      contextNameFor(identity("feature ")),
+      contextNameFor(identity("fé")),
+      contextNameFor(identity("f-")),
+    ]);
+    expect(names.size).toBe(6);
+  });
+
+  it("fits cgc_contexts' name rule and a directory name anywhere, whatever git allowed in the id", () => {
+    const ids = [
+      "wt-Fé-1]",
+      "_x_",
+      "a..b",
+      "x".repeat(300),
+      "..",
+      "-lead",
+      "Ünïcødé only",
+      "a/b",
+      "ωωω",
+      "UPPER.case_ok-1",
+    ];
+    for (const id of ids) {
+      const name = contextNameFor(identity(id));
+      expect(name).toMatch(/^wt-[a-z0-9._-]+-[0-9a-f]{8}$/);
+      expect(name).toMatch(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/);
+      expect(name).not.toMatch(/[-.]{2}/);
+    }
+  });
+});
+
+describe("the worktree record", () => {
+  const here = { commonDir: "/repos/a/.git", worktreeId: "feature" };
+  const record = (commonDir: string, worktreeId: string) => ({
+    commonDir,
+    worktreeId,
+    path: `/work/${worktreeId}`,
+    createdAt: "2026-01-01T00:00:00.000Z",
+  });
+
+  it("one file per context, in the agent dir; written whole, with no temporary file left", () => {
+    const records = worktreeRecordDir(dir(`agent-${++counter}`));
+    expect(readRecord(records, "wt-feature-1")).toEqual({ ok: true });
+    expect(readRecords(records)).toEqual(new Map());
+    expect(writeRecord(records, "wt-feature-1", record(here.commonDir, here.worktreeId), true)).toEqual({ ok: true });
+    expect(readRecord(records, "wt-feature-1")).toEqual({ ok: true, record: record(here.commonDir, here.worktreeId) });
+    const updated = { ...record(here.commonDir, here.worktreeId), path: "/moved" };
+    expect(writeRecord(records, "wt-feature-1", updated)).toEqual({ ok: true });
+    expect(readRecords(records)).toEqual(new Map([["wt-feature-1", updated]]));
+    expect(readdirSync(records)).toEqual(["wt-feature-1.json"]);
+    removeRecord(records, "wt-feature-1");
+    expect(readdirSync(records)).toEqual([]);
+  });
+
+  it("a claim succeeds once: again for the same worktree, never for another one", () => {
+    const records = worktreeRecordDir(dir(`agent-${++counter}`));
+    expect(writeRecord(records, "n", record(here.commonDir, "feature"), true).ok).toBe(true);
+    expect(writeRecord(records, "n", { ...record(here.commonDir, "feature"), path: "/elsewhere" }, true).ok).toBe(true);
+    const taken = writeRecord(records, "n", record("/repos/b/.git", "feature"), true);
+    expect(taken).toMatchObject({ ok: false, taken: record(here.commonDir, "feature") });
+    expect(readRecord(records, "n")).toEqual({ ok: true, record: record(here.commonDir, "feature") });
+    expect(readdirSync(records)).toEqual(["n.json"]);
+  });
+
+  it("an unreadable record is reported, never read as empty", () => {
+    const records = worktreeRecordDir(dir(`agent-${++counter}`));
+    mkdirSync(records, { recursive: true });
+    writeFileSync(join(records, "bad.json"), "{ not json");
+    writeFileSync(join(records, "part.json"), JSON.stringify({ commonDir: "/r" }));
+    expect(readRecord(records, "bad")).toMatchObject({ ok: false, error: /not valid JSON/ });
+    expect(readRecord(records, "part")).toMatchObject({ ok: false, error: /not a complete pi-cgc record/ });
+    expect(writeRecord(records, "bad", record("/r/.git", "x"), true)).toMatchObject({ ok: false });
+    expect(readFileSync(join(records, "bad.json"), "utf8")).toBe("{ not json");
+  });
+
+  it("ownership: recorded for this worktree, unrecorded, or another worktree's (a mismatch)", () => {
+    const theirs = record("/repos/b/.git", "feature");
+    expect(ownershipOf(record(here.commonDir, "feature"), here).kind).toBe("recorded");
+    expect(ownershipOf(undefined, here).kind).toBe("unrecorded");
+    expect(ownershipOf(theirs, here)).toEqual({ kind: "mismatch", record: theirs });
+  });
+
+  it("orphans: records whose worktree git no longer has under <common>/worktrees/", () => {
+    const { common } = mainCheckout();
+    linkedWorktree(common, "alive", "absolute");
+    const recorded = new Map([
+      ["alive", record(common, "alive")],
+      ["pruned", record(common, "pruned")],
+      ["gone", record("/nowhere/.git", "x")],
+    ]);
+    expect(orphanedContexts(recorded).map(([name]) => name)).toEqual(["pruned", "gone"]);
+  });
+});
