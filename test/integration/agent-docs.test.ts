@@ -4,9 +4,11 @@
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { loadSkillsFromDir } from "@mariozechner/pi-coding-agent";
 import { describe, expect, it } from "vitest";
 import { MCP_CATALOG } from "../../src/agent/catalog.ts";
 import { gapTools } from "../../src/agent/gap-tools.ts";
+import { SKILL_NAME } from "../../src/agent/install.ts";
 import { graphTools } from "../../src/agent/tools.ts";
 import { CONFIG_KEY_NAMES } from "../../src/config/keys.ts";
 import { VERBS } from "../../src/ui/command.ts";
@@ -105,10 +107,10 @@ describe("routing skill and agent guide", () => {
     ]);
   });
 
-  it("the skill has the frontmatter pi needs to load it", () => {
-    const text = readFileSync(join(PROJECT_ROOT, DOCS[0] as string), "utf8");
-    const front = /^---\nname: ([a-z0-9-]+)\ndescription: (.+)\n---\n/.exec(text);
-    expect(front?.[1]).toBe("cgc-routing");
-    expect((front?.[2] ?? "").length).toBeLessThanOrEqual(1024);
+  it("pi's own skill loader finds the skill in the package's skills directory, without complaint", () => {
+    const loaded = loadSkillsFromDir({ dir: join(PROJECT_ROOT, "skills"), source: "package" });
+    expect(loaded.diagnostics).toEqual([]);
+    expect(loaded.skills.map((skill) => skill.name)).toEqual([SKILL_NAME]);
+    expect(loaded.skills[0]?.description).toMatch(/who calls a function/);
   });
 });
