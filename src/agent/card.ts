@@ -49,10 +49,7 @@ function cardParts(tools: CardTools): CardParts | undefined {
   if (tools.doctor) optional.push(`If a graph tool fails: ${tools.doctor}.`);
   if (tools.skill) optional.push(`More detail: the ${tools.skill} skill.`);
   return {
-    head: [
-      CARD_HEADING,
-      "This workspace has a code graph; ask it how code relates before opening files one by one:",
-    ],
+    head: [CARD_HEADING, "This workspace has a code graph; ask it how code relates before opening files one by one:"],
     routes: present.map(([tool, question]) => `- ${question} → ${tool}`),
     exact: exact ? [`Exact text, strings, config and file contents: keep using ${exact}.`] : [],
     optional,

@@ -205,7 +205,7 @@ export function createRunner(options: RunnerOptions) {
           resolve(done("CANCELLED", `cgc ${argv[0] ?? ""} was cancelled`, captured));
           return;
         }
-        resolve(classify(captured, done));
+        resolve(classify(captured, done, `cgc ${argv[0] ?? ""}`));
       });
     });
   }
@@ -337,7 +337,7 @@ export function createRunner(options: RunnerOptions) {
           resolve(done("CANCELLED", `cgc ${argv[0] ?? ""} was stopped`, captured));
         } else {
           // A long-lived child that exits on its own has failed, whatever its exit code says.
-          const classified = classify(captured, done);
+          const classified = classify(captured, done, `cgc ${argv[0] ?? ""}`);
           resolve(
             classified.code === "OK"
               ? done("FAILED", `cgc ${argv[0] ?? ""} exited on its own (code ${exitCode ?? exitSignal})`, captured)
@@ -378,13 +378,16 @@ function refusedResult(argv: string[], reason: string): RunResult {
 function classify(
   captured: Pick<RunResult, "exitCode" | "signal" | "stdout" | "stderr" | "truncated">,
   done: (code: RunCode, reason: string, partial?: Partial<RunResult>) => RunResult,
+  what: string,
 ): RunResult {
   const all = `${captured.stdout}\n${captured.stderr}`;
   if (detectBusy(all)) {
     return done("BUSY", "another cgc process holds the embedded database lock", captured);
   }
+  // Killed from outside (SIGKILL, a crash): its last line is whatever it was doing, not the cause.
+  if (captured.signal) return done("FAILED", `${what} was killed by ${captured.signal}`, captured);
   if (captured.exitCode !== 0) {
-    return done("FAILED", firstErrorLine(all) ?? `cgc exited with ${captured.exitCode ?? captured.signal}`, captured);
+    return done("FAILED", firstErrorLine(all) ?? `${what} exited with ${captured.exitCode}`, captured);
   }
   const failure = detectCgcFailure(all);
   if (failure) return done("FAILED", failure, captured);

@@ -51,7 +51,7 @@ function cliSubcommands(): Set<string> {
 }
 
 /** Everything in `text` that names something that does not exist. */
-export function unknownNames(text: string, cli: Set<string>): string[] {
+function unknownNames(text: string, cli: Set<string>): string[] {
   const { names, words } = vocabulary();
   const catalog = new Set<string>(MCP_CATALOG);
   const problems: string[] = [];
