@@ -93,19 +93,25 @@ export async function probeReadiness(input: ProbeInput): Promise<ProbeOutcome> {
       facts: facts(),
     });
   }
-  const repositories = parsed.value.map(toRepositoryFacts).filter((repo): repo is RepositoryFacts => repo !== null);
+  const records = parsed.value.map(toRepositoryFacts).filter((repo): repo is RepositoryFacts => repo !== null);
   const root = resolveWorkspaceRoot(
     cwd,
-    repositories.map((repo) => repo.path),
+    records.map((repo) => repo.path),
     richPrinted,
   );
-  const found = repositories.find((repo) => repo.path === root || repo.path === richPrinted(root));
+  const isRoot = (repo: RepositoryFacts) => repo.path === root || repo.path === richPrinted(root);
+  // cgc's own verdict (`cgc index`): a Repository node without files is "an empty node from interrupted
+  // indexing", not an index; cgc indexes such a repository again instead of skipping it.
+  const repositories = records.filter((repo) => repo.files !== 0);
+  const found = repositories.find(isRoot);
   const repository = found && { ...found, path: root };
   if (!repository) {
     return outcome(
       {
         readiness: "unindexed",
-        reason: `the graph has no repository at ${root}`,
+        reason: records.some(isRoot)
+          ? `the graph holds only an empty record for ${root} (an index that did not finish, or no file cgc reads)`
+          : `the graph has no repository at ${root}`,
         facts: facts(undefined, repositories.length),
       },
       root,

@@ -2,18 +2,22 @@
 // isolated home, with one fault injected per case. Where the real cgc cannot produce a fault on demand, a
 // fake from test/fixtures/fakes/ stands in and names the real behaviour it stands for. Every case ends
 // with the process table clean and no claim the graph does not back. docs/reliability.md lists the cases.
-import { mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type CgcHome, cgcBinary, cgcExec, makeCgcHome } from "../helpers/cgc-env.ts";
 import { startPiRpc } from "../helpers/pi-rpc.ts";
-import { type TinyRepo, tinyRepo } from "../helpers/repos.ts";
+import { type PiHarness, type RecordingUi, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
+import { TINY_FACTS, type TinyRepo, tinyRepo } from "../helpers/repos.ts";
 import {
   cgcProcesses,
+  chipOf,
   EXTENSION,
   expectNoCgcLeft,
   FAKES,
+  graphRecord,
+  kuzuPath,
   PI_CLI,
   processesOf,
   SIGKILL_BOUND_MS,
@@ -22,11 +26,20 @@ import {
 
 let home: CgcHome;
 const repos: TinyRepo[] = [];
+const harnesses: PiHarness[] = [];
+/** Environment variables a case set for the in-process pi (pi-cgc reads process.env). */
+const setEnv = new Set<string>();
 
 beforeAll(() => {
   home = makeCgcHome();
+  process.env.HOME = home.home;
+  process.env.CGC_EXECUTABLE = cgcBinary();
 });
 afterEach(async () => {
+  for (const h of harnesses.splice(0)) await h.dispose();
+  for (const key of setEnv) delete process.env[key];
+  setEnv.clear();
+  process.env.CGC_EXECUTABLE = cgcBinary();
   await expectNoCgcLeft(home.home);
   for (const repo of repos.splice(0)) repo.cleanup();
 });
@@ -39,6 +52,21 @@ async function indexedRepo(): Promise<TinyRepo> {
   expect(result.code, result.stderr).toBe(0);
   return repo;
 }
+
+function withEnv(values: Record<string, string>): void {
+  for (const [key, value] of Object.entries(values)) {
+    process.env[key] = value;
+    setEnv.add(key);
+  }
+}
+
+async function startSession(cwd: string, ui: RecordingUi = recordingUi()) {
+  const h = await startPi({ cwd, ui });
+  harnesses.push(h);
+  return { h, ui, chip: () => ui.statuses.get("cgc") };
+}
+
+const EXPECTED_FUNCTIONS = [...new Set([...TINY_FACTS.functions, "<module>"])].sort();
 
 function rpcEnv(extra: Record<string, string>): Record<string, string> {
   return {
@@ -96,5 +124,37 @@ describe("pi itself SIGKILLed", () => {
     } finally {
       await pi.stop();
     }
+  });
+});
+
+describe("cgc killed in the middle of a write", () => {
+  it("SIGKILL of the real cgc index child: a failure naming the kill, a verdict that matches the graph, never fresh", async () => {
+    const repo = tinyRepo();
+    repos.push(repo);
+    const { h, ui, chip } = await startSession(repo.path);
+    await waitFor(() => chip() === "cgc unindexed", "the unindexed verdict");
+    ui.confirmAnswer = true;
+    const wal = `${kuzuPath(home.home)}.wal`;
+    const indexing = h.session.prompt("/cgc index");
+    // The write-ahead log appears with cgc's first write (the Repository node): the graph is now half-made.
+    await until(() => existsSync(wal) && cgcProcesses(home.home).some((p) => / index /.test(p.args)), "cgc writing");
+    const child = cgcProcesses(home.home).find((p) => / index /.test(p.args));
+    const fromKill = ui.statusHistory.length;
+    process.kill(child?.pid as number, "SIGKILL");
+    await indexing;
+    await waitFor(() => /^cgc (unindexed|ready)/.test(chip() ?? ""), "the re-derived verdict");
+    expect(ui.notices.map((n) => n.message)).toContainEqual(
+      expect.stringMatching(/cgc index failed \(FAILED\): cgc index was killed by SIGKILL/),
+    );
+    const truth = await graphRecord(home.env, repo.path);
+    // cgc's own rule: a Repository without files is an interrupted index, not an index.
+    expect(chip()).toBe(truth.files > 0 ? "cgc ready · possibly stale" : "cgc unindexed");
+    expect(ui.statusHistory.slice(fromKill)).not.toContain("cgc ready · fresh");
+    expect(ui.statusHistory).not.toContain("cgc corrupt");
+
+    // Re-derived, not stuck: building the graph again ends ready and fresh, and the graph backs the claim.
+    await h.session.prompt(truth.files > 0 ? "/cgc sync" : "/cgc index");
+    await waitFor(() => chip() === "cgc ready · fresh", "fresh after the rebuild", 120_000);
+    expect((await graphRecord(home.env, repo.path)).functions).toEqual(EXPECTED_FUNCTIONS);
   });
 });

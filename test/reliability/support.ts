@@ -2,7 +2,7 @@
 // isolated CGC home in their environment), pi's CLI, and small polling helpers. Linux /proc only.
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { PROJECT_ROOT } from "../helpers/cgc-env.ts";
+import { cgcExec, PROJECT_ROOT } from "../helpers/cgc-env.ts";
 
 export const PI_CLI = join(PROJECT_ROOT, "node_modules", "@mariozechner", "pi-coding-agent", "dist", "cli.js");
 export const EXTENSION = join(PROJECT_ROOT, "src", "index.ts");
@@ -78,4 +78,40 @@ export async function expectNoCgcLeft(home: string, graceMs = 15_000): Promise<v
     }
     throw new Error(`${(error as Error).message}: ${left.map((p) => `${p.pid} ${p.args}`).join("; ")}`);
   }
+}
+
+/** The chip text a pi RPC frame sets, if it is pi-cgc's status update. */
+export function chipOf(frame: { type: string; [key: string]: unknown }): string | undefined {
+  return frame.type === "extension_ui_request" && frame.method === "setStatus" && frame.statusKey === "cgc"
+    ? (frame.statusText as string | undefined)
+    : undefined;
+}
+
+/** Where an isolated CGC home keeps its embedded (Kùzu) database. */
+export function kuzuPath(home: string): string {
+  return join(home, ".codegraphcontext", "global", "db", "kuzudb");
+}
+
+export interface GraphRecord {
+  /** The workspace's Repository node exists. */
+  present: boolean;
+  files: number;
+  functions: string[];
+}
+
+/** Ground truth from the graph itself, through the real cgc (test side, not the product's runner). */
+export async function graphRecord(home: Record<string, string>, root: string): Promise<GraphRecord> {
+  const query =
+    `MATCH (r:Repository) WHERE r.path = '${root}' OPTIONAL MATCH (r)-[:CONTAINS*1..]->(f:File) ` +
+    "OPTIONAL MATCH (f)-[:CONTAINS]->(fn:Function) RETURN count(DISTINCT f) AS files, collect(DISTINCT fn.name) AS functions";
+  const result = await cgcExec(["query", query], { cwd: root, env: home });
+  if (result.code !== 0) throw new Error(`ground-truth query failed: ${result.stdout}\n${result.stderr}`);
+  const rows = JSON.parse(result.stdout.slice(result.stdout.indexOf("["))) as Array<{
+    files: number;
+    functions: string[];
+  }>;
+  const row = rows[0];
+  return row
+    ? { present: true, files: row.files, functions: (row.functions ?? []).filter((name) => name !== null).sort() }
+    : { present: false, files: 0, functions: [] };
 }
