@@ -1,6 +1,6 @@
 // Seed 000 D2: which backend cgc will use, in cgc's own precedence order, bounded, failing open to
 // "unknown" (treated as embedded). Shared by readiness and the watcher's auto mode.
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { parseDoctorDefaultDatabase } from "./parse.ts";
@@ -32,7 +32,11 @@ export async function detectCgcBackend(seams: BackendDetectionSeams): Promise<Ba
     const value = env[variable]?.trim();
     if (value) return { name: value.toLowerCase(), source: `environment (${variable})` };
   }
-  if (seams.runner) {
+  const dotEnv = join(seams.homeDir ?? env.HOME ?? homedir(), ".codegraphcontext", ".env");
+  // cgc doctor writes a default .env (DEFAULT_DATABASE=falkordb) when there is none, and then reports that
+  // file as the source: a side effect on the user's cgc config and a verdict about its own write. Ask it
+  // only when the user's cgc already has a config (docs/adr/0010).
+  if (seams.runner && existsSync(dotEnv)) {
     const result = await seams.runner.run(["doctor"], {
       kind: "probe",
       cwd: seams.cwd,
@@ -46,7 +50,7 @@ export async function detectCgcBackend(seams: BackendDetectionSeams): Promise<Ba
       if (parsed.kind === "ok") return { name: parsed.value.name, source: `cgc doctor (${parsed.value.source})` };
     }
   }
-  const fromFile = readDotEnv(join(seams.homeDir ?? env.HOME ?? homedir(), ".codegraphcontext", ".env"));
+  const fromFile = readDotEnv(dotEnv);
   for (const variable of ["DATABASE_TYPE", "DEFAULT_DATABASE"]) {
     const value = fromFile[variable]?.trim();
     if (value) return { name: value.toLowerCase(), source: `~/.codegraphcontext/.env (${variable})` };

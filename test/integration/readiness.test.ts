@@ -73,6 +73,8 @@ describe("readiness at session start", () => {
     const { ui, chip } = await start(repo.path);
     await waitFor(() => chip() === "cgc ready · fresh", "chip ready");
     expect(noticeTexts(ui)).toEqual([expect.stringMatching(/cgc ready: .* — 6 files, \d+ functions/)]);
+    // The probe leaves the user's cgc config alone (cgc doctor would have written a default .env).
+    expect(existsSync(join(home.home, ".codegraphcontext", ".env"))).toBe(false);
   });
 
   it("a session started in a subfolder of an indexed repository is ready", async () => {

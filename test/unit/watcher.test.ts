@@ -451,6 +451,19 @@ describe("backend detection (D2)", () => {
     expect((await detectCgcBackend({ env: {}, homeDir: both, cwd: ROOT }))?.name).toBe("neo4j");
   });
 
+  it("without a cgc config (.env) doctor is not asked: it would write one and report its own write", async () => {
+    const calls: RunOptions[] = [];
+    const home = homeWith();
+    const backend = await detectCgcBackend({
+      env: {},
+      homeDir: home,
+      runner: doctorRunner(capture("doctor-kuzudb"), calls),
+      cwd: ROOT,
+    });
+    expect(calls).toEqual([]);
+    expect(backend).toBeNull();
+  });
+
   it("fails open: nothing anywhere is null, and null is not a server", async () => {
     const backend = await detectCgcBackend({
       env: {},
