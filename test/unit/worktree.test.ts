@@ -1,9 +1,13 @@
 // Worktree detection from git's own files (every gitfile form, written here by hand the way git writes
-// them), context names, and the ownership record. No processes: the integration suite runs real git.
+// them), context names, the ownership record, and the session scope where it needs no cgc. No processes:
+// the integration suite runs real git and cgc.
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import type { Runner } from "../../src/cgc/runner.ts";
+import { createWorktreeScope } from "../../src/lifecycle/worktree-scope.ts";
+import { createNoticeLedger } from "../../src/state/notices.ts";
 import {
   contextNameFor,
   detectWorktree,
@@ -223,5 +227,57 @@ describe("the worktree record", () => {
       ["gone", record("/nowhere/.git", "x")],
     ]);
     expect(orphanedContexts(recorded).map(([name]) => name)).toEqual(["pruned", "gone"]);
+  });
+});
+
+describe("the session's worktree scope, where no cgc is needed", () => {
+  const noRunner = new Proxy({} as Runner, {
+    get: () => {
+      throw new Error("the scope spawned cgc");
+    },
+  });
+  function scope(cwd: string, mode: "off" | "isolate") {
+    const shown: string[] = [];
+    const notices = createNoticeLedger({ hasUI: true, notify: (message) => shown.push(message), stderr: () => {} });
+    const env = { PI_CODING_AGENT_DIR: dir(`agent-${++counter}`) };
+    return { shown, scope: createWorktreeScope({ cwd, env, mode, notices }) };
+  }
+
+  it("a malformed pointer in isolate mode: one notice, then the default graph, as if not a worktree", async () => {
+    const bad = dir(`bad-${++counter}`);
+    writeFileSync(join(bad, ".git"), "gitdir:\n");
+    const { shown, scope: isolated } = scope(bad, "isolate");
+    expect(await isolated.resolve(noRunner)).toEqual({});
+    expect(await isolated.resolve(noRunner)).toEqual({});
+    expect(shown).toEqual([
+      expect.stringMatching(/has a \.git file pi-cgc cannot follow .*without worktree isolation/),
+    ]);
+    expect(isolated.state.kind).toBe("shared");
+    expect(isolated.subcommandArgs()).toEqual([]);
+    expect(isolated.databaseRefusal()).toBeUndefined();
+    expect(isolated.allowsWatcher()).toBe(true);
+  });
+
+  it("off mode: a linked worktree carries no context and nothing is refused or noticed", async () => {
+    const { common } = mainCheckout();
+    const worktree = linkedWorktree(common, "feature", "absolute");
+    const { shown, scope: off } = scope(worktree, "off");
+    expect(await off.resolve(noRunner)).toEqual({});
+    expect(off.subcommandArgs()).toEqual([]);
+    expect(off.serverEnv()).toEqual({});
+    expect(off.databaseRefusal()).toBeUndefined();
+    expect(off.describe()).toBe('linked worktree "feature" — shares the default graph (worktree.mode off)');
+    expect(shown).toEqual([]);
+  });
+
+  it("isolate mode, before cgc was asked: every database call carries the context and none may run yet", () => {
+    const { common } = mainCheckout();
+    const worktree = linkedWorktree(common, "feature", "absolute");
+    const { scope: isolated } = scope(worktree, "isolate");
+    const name = contextNameFor({ commonDir: common, worktreeId: "feature" });
+    expect(isolated.subcommandArgs()).toEqual(["--context", name]);
+    expect(isolated.databaseRefusal()).toMatch(/has not been checked yet/);
+    expect(isolated.serverEnv()).toEqual({});
+    expect(isolated.allowsWatcher()).toBe(false);
   });
 });
