@@ -94,6 +94,8 @@ export function registerCgcCommand(pi: ExtensionAPI, current: () => CgcSession |
 type Show = (text: string, level?: "info" | "warning" | "error") => void;
 
 async function indexVerb(session: CgcSession, ctx: ExtensionCommandContext, force: boolean, show: Show) {
+  // Whether a worktree's context exists (and so what the confirmation must name) is known after the first probe.
+  if (!session.store.get().probed) await session.refresh();
   const state = session.store.get();
   const backend = session.backend?.name ?? "its configured backend";
   if (state.readiness === "unavailable") return show(`cgc is not available: ${state.reason}`, "warning");
