@@ -8,6 +8,7 @@ import { changedSince } from "../freshness/scan.ts";
 import type { ProbeVerdict, RepositoryFacts } from "../state/model.ts";
 import { readHeadCommit } from "../workspace/git.ts";
 import { resolveWorkspaceRoot } from "../workspace/root.ts";
+import { readRunNote } from "./interrupted.ts";
 
 /** Every repository with its counts, in one query; the graph decides indexedness, never a folder marker. */
 export const REPOSITORIES_QUERY =
@@ -123,7 +124,7 @@ export async function probeReadiness(input: ProbeInput): Promise<ProbeOutcome> {
       readiness: "ready",
       reason: `indexed (${repository.files ?? "?"} files)`,
       facts: facts(repository, repositories.length),
-      drift: startDrift(root, repository),
+      drift: startDrift(root, repository, input.env),
     },
     root,
     repositories,
@@ -153,8 +154,12 @@ function toRepositoryFacts(row: Record<string, unknown>): RepositoryFacts | null
   };
 }
 
-/** Start-time drift: the graph's recorded commit and time against HEAD and the files' modification times. */
-export function startDrift(root: string, repository: RepositoryFacts): ProbeVerdict["drift"] {
+/**
+ * Start-time drift: the graph's recorded commit and time against HEAD and the files' modification times,
+ * and a pi-cgc index or sync of this workspace that never finished (src/lifecycle/interrupted.ts).
+ */
+export function startDrift(root: string, repository: RepositoryFacts, env: NodeJS.ProcessEnv): ProbeVerdict["drift"] {
+  const unfinished = readRunNote(env, root);
   const head = readHeadCommit(root);
   const indexedMs = repository.indexedAt ? Date.parse(repository.indexedAt) : Number.NaN;
   const details: string[] = [];
@@ -164,5 +169,6 @@ export function startDrift(root: string, repository: RepositoryFacts): ProbeVerd
   const paths = Number.isNaN(indexedMs) ? [] : changedSince(root, indexedMs).changed;
   if (paths.length > 0) details.push(`${paths.length} file(s) modified after indexing`);
   if (Number.isNaN(indexedMs)) details.push("the graph records no index time");
+  if (unfinished) details.push(`a pi-cgc ${unfinished.what} started ${unfinished.startedAt} has not finished`);
   return { changed: details.length > 0, paths, detail: details.join("; ") };
 }

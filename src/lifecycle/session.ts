@@ -20,6 +20,7 @@ import {
 import { createNoticeLedger } from "../state/notices.ts";
 import { createStore } from "../state/store.ts";
 import { CHIP_KEY, chipText } from "../ui/chip.ts";
+import { noteRunStarted } from "./interrupted.ts";
 import { probeReadiness } from "./probe.ts";
 import { createWorktreeScope } from "./worktree-scope.ts";
 
@@ -195,6 +196,7 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
   function runMaintenance(kind: MaintenanceKind, args: string[], what: string): Promise<RunResult> {
     if (maintenance) return maintenance;
     store.apply((state) => maintenanceStarted(state, kind, what));
+    const settleNote = noteRunStarted(env, root, what); // read by the next probe if this run never settles
     // A worktree without its context gets it here, under the same consent as the index itself.
     const prepared = what === "index" ? worktree.createContext(runner, backend) : Promise.resolve(undefined);
     maintenance = prepared
@@ -211,6 +213,7 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
           }),
       )
       .then(async (result) => {
+        settleNote(result.code);
         if (disposed) return result;
         store.apply((state) =>
           maintenanceSettled(state, result.code, result.code === "OK" ? undefined : `${what}: ${result.reason}`),

@@ -158,3 +158,48 @@ describe("cgc killed in the middle of a write", () => {
     expect((await graphRecord(home.env, repo.path)).functions).toEqual(EXPECTED_FUNCTIONS);
   });
 });
+
+describe("a sync that never settles", () => {
+  it.each(["the session replaced (new_session)", "pi SIGKILLed, then a new pi"] as const)(
+    "%s while a sync runs: the next session does not call the graph fresh before it verified it",
+    async (how) => {
+      const repo = await indexedRepo();
+      const env = rpcEnv({});
+      const args = ["--no-session", "--no-extensions", "-e", EXTENSION];
+      const onUiRequest = () => ({ confirmed: true });
+      let pi = startPiRpc({ cli: PI_CLI, cwd: repo.path, args, env, onUiRequest });
+      try {
+        await pi.waitFor((f) => chipOf(f) === "cgc ready · fresh", 60_000);
+        pi.send({ type: "prompt", message: "/cgc sync" });
+        await pi.waitFor((f) => chipOf(f)?.startsWith("cgc syncing…") === true, 30_000);
+        await until(() => cgcProcesses(home.home).some((p) => / index --force /.test(p.args)), "the sync's cgc");
+        let from = 0;
+        if (how === "the session replaced (new_session)") {
+          from = pi.frames.length;
+          await pi.request({ type: "new_session" });
+        } else {
+          pi.child.kill("SIGKILL");
+          await pi.exited;
+          await until(() => cgcProcesses(home.home).length === 0, "the guardian to stop the sync", SIGKILL_BOUND_MS);
+          pi = startPiRpc({ cli: PI_CLI, cwd: repo.path, args, env, onUiRequest });
+        }
+        const chips = () =>
+          pi.frames
+            .slice(from)
+            .map(chipOf)
+            .filter((text): text is string => text !== undefined);
+        const verdict = (text: string) => /^cgc (ready|unindexed|unknown|busy|corrupt)/.test(text);
+        await waitFor(() => chips().some(verdict), "the new session's first verdict", 60_000);
+        const first = chips().find(verdict);
+        expect(first).not.toBe("cgc ready · fresh");
+        // It then repairs itself: the start-time sync, or an index where the interrupted run left nothing.
+        if (first === "cgc unindexed") pi.send({ type: "prompt", message: "/cgc index" });
+        await waitFor(() => chips().at(-1) === "cgc ready · fresh", "fresh again", 120_000);
+        expect((await graphRecord(home.env, repo.path)).functions).toEqual(EXPECTED_FUNCTIONS);
+        expect(chips()).not.toContain("cgc corrupt");
+      } finally {
+        await pi.stop();
+      }
+    },
+  );
+});

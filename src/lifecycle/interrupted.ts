@@ -1,0 +1,60 @@
+// A note that a pi-cgc index or sync of a workspace is under way, kept in pi's agent directory (never in
+// the workspace, never among CGC's own files). cgc writes the graph without a transaction and records no
+// completion, so a run that never settled (pi SIGKILLed, the session replaced mid-sync, a crash) can leave
+// a graph that cgc itself would call indexed. The next probe reads a note left behind as start-time drift:
+// possibly stale, and synced at start where that is on. Only a run that ended OK removes it.
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { agentDir } from "../config/load.ts";
+
+export interface RunNote {
+  root: string;
+  what: string;
+  startedAt: string;
+  pid: number;
+}
+
+/** The database a workspace's graph lives in, as far as the environment names it. */
+const DATABASE_VARIABLES = ["HOME", "DEFAULT_DATABASE", "FALKORDB_HOST", "FALKORDB_PORT", "NEO4J_URI"];
+
+function notePath(env: NodeJS.ProcessEnv, root: string): string {
+  const key = [root, ...DATABASE_VARIABLES.map((name) => env[name] ?? "")].join("\0");
+  return join(agentDir(env), "pi-cgc", "runs", `${createHash("sha256").update(key).digest("hex").slice(0, 24)}.json`);
+}
+
+/** The note of an unfinished run on this workspace's graph; an unreadable note still counts. */
+export function readRunNote(env: NodeJS.ProcessEnv, root: string): RunNote | undefined {
+  const path = notePath(env, root);
+  if (!existsSync(path)) return undefined;
+  try {
+    return JSON.parse(readFileSync(path, "utf8")) as RunNote;
+  } catch {
+    return { root, what: "index or sync", startedAt: "an unknown time", pid: 0 };
+  }
+}
+
+/**
+ * Notes a run as started; the returned function settles it with the run's code. Only OK removes the
+ * note; a run that never opened the database (BUSY, UNAVAILABLE) puts back what was there before it.
+ */
+export function noteRunStarted(env: NodeJS.ProcessEnv, root: string, what: string): (outcome: string) => void {
+  const path = notePath(env, root);
+  const before = readRunNote(env, root);
+  try {
+    mkdirSync(join(path, ".."), { recursive: true });
+    const note: RunNote = { root, what, startedAt: new Date().toISOString(), pid: process.pid };
+    writeFileSync(path, `${JSON.stringify(note)}\n`);
+  } catch {
+    // An agent directory we cannot write: the in-session state still says possibly stale on a failure.
+  }
+  return (outcome) => {
+    try {
+      if (outcome === "OK" || ((outcome === "BUSY" || outcome === "UNAVAILABLE") && !before))
+        rmSync(path, { force: true });
+      else if (outcome === "BUSY" || outcome === "UNAVAILABLE") writeFileSync(path, `${JSON.stringify(before)}\n`);
+    } catch {
+      // as above
+    }
+  };
+}
