@@ -8,8 +8,10 @@ import { parseQueryJson, type QueryRow } from "../src/cgc/parse.ts";
 import { cgcBinary, childEnv, PROJECT_ROOT } from "../test/helpers/cgc-env.ts";
 
 export interface BenchOptions {
-  /** Skip the slowest cases (the 5 000-file repository). */
+  /** Skip the slowest cases (the largest repository). */
   quick: boolean;
+  /** Repository sizes (files) for the benches that scale with them, when given on the command line. */
+  sizes?: number[];
 }
 
 /** What a bench module returns: a Markdown section for bench/RESULTS.md (without the machine header). */

@@ -1,4 +1,4 @@
-// `npm run bench [-- --only <name>[,<name>…]] [--quick] [--record]`: runs the bench modules in a fixed
+// `npm run bench [-- --only <name>[,<name>…]] [--quick] [--sizes <files>[,…]] [--record]`: runs the bench modules in a fixed
 // order (a module that is not there is skipped), prints each report, and with --record writes each
 // report into its own marked section of bench/RESULTS.md, leaving every other section as it is.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
@@ -33,15 +33,21 @@ function parseArgs(argv: string[]): Args {
     else if (arg === "--record") args.record = true;
     else if (arg === "--only") args.only = (argv[++i] ?? "").split(",").filter(Boolean);
     else if (arg?.startsWith("--only=")) args.only = arg.slice("--only=".length).split(",").filter(Boolean);
-    else throw new Error(`unknown argument ${arg}; usage: bench/run.ts [--only <name>[,…]] [--quick] [--record]`);
+    else if (arg === "--sizes") args.sizes = (argv[++i] ?? "").split(",").map(Number);
+    else
+      throw new Error(
+        `unknown argument ${arg}; usage: bench/run.ts [--only <name>[,…]] [--quick] [--sizes n,…] [--record]`,
+      );
   }
+  if (args.sizes?.some((size) => !Number.isInteger(size) || size <= 0)) throw new Error("--sizes takes file counts");
   const unknown = args.only?.filter((name) => !MODULES.includes(name)) ?? [];
   if (unknown.length > 0) throw new Error(`no bench module ${unknown.join(", ")}; known: ${MODULES.join(", ")}`);
   return args;
 }
 
 function commandFor(name: string, args: Args): string {
-  return `npm run bench -- --only ${name}${args.quick ? " --quick" : ""}`;
+  const sizes = args.sizes ? ` --sizes ${args.sizes.join(",")}` : "";
+  return `npm run bench -- --only ${name}${args.quick ? " --quick" : ""}${sizes}`;
 }
 
 /** Replaces the section between this module's markers, or appends it; other sections stay byte for byte. */
@@ -78,7 +84,7 @@ async function main(): Promise<void> {
     const m = machine();
     const started = Date.now();
     try {
-      const report = (await mod.run({ quick: args.quick })) as BenchReport | string | undefined;
+      const report = (await mod.run({ quick: args.quick, sizes: args.sizes })) as BenchReport | string | undefined;
       log(`${name}: done in ${((Date.now() - started) / 1000).toFixed(0)} s`);
       if (report === undefined) continue;
       const { title, markdown } = typeof report === "string" ? { title: name, markdown: report } : report;

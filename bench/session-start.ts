@@ -2,8 +2,11 @@
 // under 5 ms: all real work runs in the background), time from session_start to the first correct
 // readiness verdict in the chip, and the cgc spawns a start makes, on an indexed and an unindexed
 // workspace. Real pi (SDK, faux model) loads pi-cgc through bench/timed-extension.ts.
+import { spawn } from "node:child_process";
 import { join } from "node:path";
+import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { totalSpawns } from "../src/cgc/children.ts";
+import { createCgcSession } from "../src/lifecycle/session.ts";
 import { cgcBinary, makeCgcHome } from "../test/helpers/cgc-env.ts";
 import { type RecordingUi, recordingUi, startPi, waitFor } from "../test/helpers/pi-sdk.ts";
 import { tinyRepo } from "../test/helpers/repos.ts";
@@ -63,6 +66,32 @@ async function startOnce(cwd: string, expectedChip: string): Promise<StartSample
   }
 }
 
+/**
+ * Where the synchronous time goes, without pi: the session core's constructor, the synchronous part of
+ * its first `refresh()` (which starts the probe's spawns), and one bare `child_process.spawn` call.
+ */
+async function breakdown(cwd: string, rounds: number) {
+  const ctx = { cwd, hasUI: false, ui: {} } as unknown as ExtensionContext;
+  const parts = { create: [] as number[], refresh: [] as number[], spawn: [] as number[] };
+  for (let round = 0; round < rounds; round++) {
+    const t0 = performance.now();
+    const session = createCgcSession(ctx);
+    const t1 = performance.now();
+    const probe = session.refresh();
+    const t2 = performance.now();
+    await probe;
+    await session.dispose();
+    const t3 = performance.now();
+    const child = spawn(cgcBinary(), ["--version"], { stdio: "ignore" });
+    const t4 = performance.now();
+    await new Promise((resolve) => child.once("close", resolve));
+    parts.create.push(t1 - t0);
+    parts.refresh.push(t2 - t1);
+    parts.spawn.push(t4 - t3);
+  }
+  return parts;
+}
+
 async function bareStart(cwd: string): Promise<number> {
   const started = performance.now();
   const h = await startPi({ cwd, ui: recordingUi(), extensionPaths: [] });
@@ -113,6 +142,8 @@ export async function run(_options: BenchOptions): Promise<BenchReport> {
     ]);
     rows.push(["pi without pi-cgc", "–", "–", "–", "0", spread(rounds["no pi-cgc"])]);
     const allSync = [...samples.indexed, ...samples.unindexed].map((s) => s.syncMs);
+    log("session start: breakdown without pi");
+    const parts = await breakdown(indexed.path, ROUNDS);
     const markdown = [
       `${ROUNDS} interleaved rounds of three session starts (pi's SDK with the faux model, a recording UI) on the`,
       "tiny fixture repository: indexed, unindexed, and pi without pi-cgc. *Synchronous* is the time pi-cgc's",
@@ -129,6 +160,23 @@ export async function run(_options: BenchOptions): Promise<BenchReport> {
         ` (verdict ${ms(cold.verdictMs)}).`,
       "- The verdict is bounded by the probe's slowest spawn: `--version`, `doctor` (backend detection) and the",
       "  repositories query run in parallel; see the spawn-cost section for what one spawn costs here.",
+      "",
+      `Where the synchronous time goes (${ROUNDS} rounds without pi, the session core on the indexed repository):`,
+      "",
+      table(
+        ["step", "synchronous time"],
+        [
+          ["`createCgcSession(ctx)` (config, runner, store, spill dir, chip)", spread(parts.create)],
+          [
+            "`session.refresh()` until it returns its promise (the probe's spawns start after it)",
+            spread(parts.refresh),
+          ],
+          [
+            "one `child_process.spawn(cgc, ['--version'])` call (fork + exec happen synchronously)",
+            spread(parts.spawn),
+          ],
+        ],
+      ),
     ].join("\n");
     return { title: "Session start (issue 3)", markdown };
   } finally {

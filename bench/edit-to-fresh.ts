@@ -1,0 +1,432 @@
+// Issue 5: from an edit to the moment a graph query reflects it, on `scaledRepo` code bases, for
+//   sync     the chosen sync path: src/freshness/sync.ts `syncAndVerify` on a real session core
+//            (`cgc index --force <root>`, the re-probe that every maintenance run ends with, the read-back);
+//   rebuild  a full index from an empty graph (a fresh CGC home) and one query;
+//   watch    `cgc watch` already running: edit → the watcher's update is over (its CPU time stops moving;
+//            cgc logs nothing at its default level) → SIGINT → exit → one query (the embedded database
+//            admits no second process while the watcher lives, so no query can run earlier);
+//   mcp      `cgc mcp start` already running with `watch_directory` on the root: edit → polling
+//            `execute_cypher_query` through the same server until the answer reflects it — one lock
+//            holder that watches and answers queries;
+//   file     `cgc index <file>` and one query (for comparison: it adds the new function but leaves the
+//            removed one in the graph).
+// Every edit replaces the function the previous edit added (`bench_fresh_<k-1>` → `bench_fresh_<k>`)
+// in one file, so each variant is checked for the new symbol present AND the old one gone.
+import { type ChildProcess, spawn } from "node:child_process";
+import { cpSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { syncAndVerify } from "../src/freshness/sync.ts";
+import { createCgcSession } from "../src/lifecycle/session.ts";
+import { changesObserved } from "../src/state/model.ts";
+import { type CgcHome, cgcBinary, childEnv, makeCgcHome } from "../test/helpers/cgc-env.ts";
+import { type FixtureRepo, scaledRepo } from "../test/helpers/repos.ts";
+import { type BenchOptions, type BenchReport, cgc, log, ms, queryRows, spread, table } from "./harness.ts";
+
+const DEFAULT_SIZES = [10, 100];
+const TARGET = "_compression.py";
+const VARIANTS = ["sync", "rebuild", "watch", "mcp", "file"] as const;
+type Variant = (typeof VARIANTS)[number];
+
+const marker = (k: number) => `bench_fresh_${k}`;
+const definition = (k: number) => `\n\ndef ${marker(k)}():\n    return ${k}\n`;
+const pause = (milliseconds: number) => new Promise((resolve) => setTimeout(resolve, milliseconds));
+
+interface Sample {
+  /** Edit → fresh, as defined per variant. */
+  ms: number;
+  /** What else was measured on the way (named durations). */
+  parts: Record<string, number>;
+  /** The new function is in the graph. */
+  added: boolean;
+  /** The replaced function is gone from the graph. */
+  removed: boolean;
+}
+
+/** The functions named bench_fresh_* in the target file, as the graph at `home` holds them. */
+async function markersInGraph(repo: FixtureRepo, home: CgcHome): Promise<string[]> {
+  const path = join(repo.path, TARGET);
+  const query = `MATCH (f:Function) WHERE f.path = '${path}' AND f.name STARTS WITH 'bench_fresh_' RETURN f.name AS name`;
+  const rows = queryRows((await cgc(["query", query], repo.path, home.env)).stdout);
+  return rows.map((row) => String(row.name));
+}
+
+/** Replaces bench_fresh_<from> with bench_fresh_<to> in the target file; returns a function that undoes it. */
+function edit(repo: FixtureRepo, from: number, to: number): () => void {
+  const path = join(repo.path, TARGET);
+  const before = readFileSync(path, "utf8");
+  const after = before.replace(definition(from), definition(to));
+  if (after === before) throw new Error(`${marker(from)} is not in ${TARGET}`);
+  writeFileSync(path, after);
+  return () => writeFileSync(path, before);
+}
+
+/** User + system CPU ticks of one process (all its threads). */
+function cpuTicks(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+/**
+ * Waits until the process has used CPU after `since` and then stayed idle for `quietMs`; resolves with
+ * the time of its last CPU use (performance.now()).
+ */
+async function cpuSettled(pid: number, quietMs: number, timeoutMs: number): Promise<number> {
+  const deadline = performance.now() + timeoutMs;
+  let ticks = cpuTicks(pid);
+  const baseline = ticks;
+  let lastBusy = 0;
+  while (performance.now() < deadline) {
+    await pause(25);
+    const now = cpuTicks(pid);
+    if (now !== ticks) lastBusy = performance.now();
+    ticks = now;
+    if (ticks - baseline >= 3 && lastBusy > 0 && performance.now() - lastBusy >= quietMs) return lastBusy;
+  }
+  throw new Error(`the watcher did not settle within ${timeoutMs} ms`);
+}
+
+function startCgc(args: string[], cwd: string, home: CgcHome): { child: ChildProcess; output: () => string } {
+  const child = spawn(cgcBinary(), args, {
+    cwd,
+    env: childEnv(home.env),
+    detached: true,
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let text = "";
+  child.stdout?.on("data", (chunk: Buffer) => {
+    text += chunk.toString("utf8");
+  });
+  child.stderr?.on("data", (chunk: Buffer) => {
+    text += chunk.toString("utf8");
+  });
+  return { child, output: () => text };
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once("close", () => resolve()));
+}
+
+/** SIGINT to the group (cgc's own cleanup runs), SIGKILL if it is still there after 30 s. */
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.pid === undefined) return;
+  const group = -child.pid;
+  const kill = (signal: NodeJS.Signals) => {
+    try {
+      process.kill(group, signal);
+    } catch {
+      // already gone
+    }
+  };
+  kill("SIGINT");
+  const timer = setTimeout(() => kill("SIGKILL"), 30_000);
+  await exited(child);
+  clearTimeout(timer);
+}
+
+async function waitForText(output: () => string, child: ChildProcess, pattern: RegExp, timeoutMs: number) {
+  const deadline = performance.now() + timeoutMs;
+  while (!pattern.test(output())) {
+    if (child.exitCode !== null) throw new Error(`cgc exited before ${pattern}:\n${output()}`);
+    if (performance.now() > deadline) throw new Error(`no ${pattern} within ${timeoutMs} ms:\n${output()}`);
+    await pause(25);
+  }
+}
+
+/** A minimal MCP client over a `cgc mcp start` child's stdio (newline-delimited JSON-RPC). */
+function mcpClient(child: ChildProcess) {
+  let buffer = "";
+  let nextId = 1;
+  const waiting = new Map<number, (message: { result?: unknown; error?: unknown }) => void>();
+  child.stdout?.on("data", (chunk: Buffer) => {
+    buffer += chunk.toString("utf8");
+    const lines = buffer.split("\n");
+    buffer = lines.pop() ?? "";
+    for (const line of lines) {
+      if (!line.startsWith("{")) continue;
+      const message = JSON.parse(line) as { id?: number; result?: unknown; error?: unknown };
+      if (message.id !== undefined) waiting.get(message.id)?.(message);
+    }
+  });
+  const request = (method: string, params: unknown) =>
+    new Promise<unknown>((resolve, reject) => {
+      const id = nextId++;
+      waiting.set(id, (message) => {
+        waiting.delete(id);
+        if (message.error) reject(new Error(JSON.stringify(message.error)));
+        else resolve(message.result);
+      });
+      child.stdin?.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`);
+    });
+  return {
+    async initialize() {
+      await request("initialize", {
+        protocolVersion: "2024-11-05",
+        capabilities: {},
+        clientInfo: { name: "pi-cgc-bench", version: "0" },
+      });
+      child.stdin?.write(`${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n`);
+    },
+    /** The tool's JSON answer (cgc puts it in the first text content). */
+    async call(name: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
+      const result = (await request("tools/call", { name, arguments: args })) as { content?: Array<{ text?: string }> };
+      return JSON.parse(result.content?.[0]?.text ?? "{}") as Record<string, unknown>;
+    },
+  };
+}
+
+interface SizeResult {
+  size: number;
+  functions: number;
+  initialIndexMs: number;
+  samples: Record<Variant, Sample[]>;
+  watchStartMs: number[];
+  mcpStartMs: number[];
+}
+
+async function measureSize(size: number, rounds: number): Promise<SizeResult> {
+  log(`edit-to-fresh: ${size} files — creating and indexing`);
+  const repo = scaledRepo(size);
+  const home = makeCgcHome();
+  const previousHome = process.env.HOME;
+  process.env.HOME = home.home;
+  process.env.CGC_EXECUTABLE = cgcBinary();
+  const target = join(repo.path, TARGET);
+  writeFileSync(target, readFileSync(target, "utf8") + definition(0));
+  // `onDisk` is the marker in the file now; `k` numbers the edits. Variants that work on the shared
+  // graph keep their edit; the others (their own graph) undo it afterwards, so the shared graph and
+  // the file stay in step.
+  let onDisk = 0;
+  let k = 0;
+  const next = () => {
+    const from = onDisk;
+    const to = ++k;
+    return { from, to, undo: edit(repo, from, to) };
+  };
+  try {
+    const initial = await cgc(["index", repo.path], repo.path, home.env);
+    const functions = queryRows(
+      (await cgc(["query", "MATCH (f:Function) RETURN count(f) AS n"], repo.path, home.env)).stdout,
+    )[0]?.n;
+
+    // The product's session core, headless, in this home: the same runner, store and sync as in pi.
+    const ctx = { cwd: repo.path, hasUI: false, ui: {} } as unknown as ExtensionContext;
+    const session = createCgcSession(ctx);
+    await session.refresh();
+    if (session.store.get().readiness !== "ready") throw new Error(`session not ready: ${session.store.get().reason}`);
+
+    const samples = Object.fromEntries(VARIANTS.map((v) => [v, [] as Sample[]])) as Record<Variant, Sample[]>;
+    const watchStartMs: number[] = [];
+    const mcpStartMs: number[] = [];
+    const check = async (graphHome: CgcHome, from: number, to: number) => {
+      const names = await markersInGraph(repo, graphHome);
+      return { added: names.includes(marker(to)), removed: !names.includes(marker(from)) };
+    };
+
+    const measure: Record<Variant, () => Promise<Sample>> = {
+      sync: async () => {
+        const { from, to } = next();
+        onDisk = to;
+        const started = performance.now();
+        session.store.apply((state) => changesObserved(state, [target]));
+        const outcome = await syncAndVerify(session);
+        const elapsed = performance.now() - started;
+        if (outcome.result.code !== "OK" || !outcome.verified.includes(target)) {
+          throw new Error(`sync did not verify: ${outcome.result.code} ${outcome.result.reason} ${outcome.unverified}`);
+        }
+        const indexMs = outcome.result.durationMs;
+        return { ms: elapsed, parts: { "index --force": indexMs }, ...(await check(home, from, to)) };
+      },
+      rebuild: async () => {
+        const { from, to, undo } = next();
+        const fresh = makeCgcHome();
+        try {
+          const started = performance.now();
+          const index = await cgc(["index", repo.path], repo.path, fresh.env);
+          const result = await check(fresh, from, to);
+          return { ms: performance.now() - started, parts: { index: index.ms }, ...result };
+        } finally {
+          undo();
+          fresh.cleanup();
+        }
+      },
+      watch: async () => {
+        const started0 = performance.now();
+        const watcher = startCgc(["watch", repo.path], repo.path, home);
+        const pid = watcher.child.pid as number;
+        try {
+          await waitForText(watcher.output, watcher.child, /Monitoring for file changes/, 300_000);
+          watchStartMs.push(performance.now() - started0);
+          // The first edit a new watcher sees costs more (lazy imports, an empty imports map): report it apart.
+          const first = next();
+          onDisk = first.to;
+          const firstStarted = performance.now();
+          const firstSettled = await cpuSettled(pid, 1_500, 600_000);
+          const { from, to } = next();
+          onDisk = to;
+          const started = performance.now();
+          const settled = await cpuSettled(pid, 1_500, 600_000);
+          await stop(watcher.child);
+          const stoppedAt = performance.now();
+          const result = await check(home, from, to);
+          const firstGone = !(await markersInGraph(repo, home)).includes(marker(first.from));
+          return {
+            ms: performance.now() - started,
+            parts: {
+              "first edit: update over": firstSettled - firstStarted,
+              "update over": settled - started,
+              "SIGINT → exit": stoppedAt - settled,
+            },
+            ...result,
+            removed: result.removed && firstGone,
+          };
+        } finally {
+          await stop(watcher.child);
+        }
+      },
+      mcp: async () => {
+        const started0 = performance.now();
+        const server = startCgc(["mcp", "start"], repo.path, home);
+        try {
+          const client = mcpClient(server.child);
+          await client.initialize();
+          const watching = await client.call("watch_directory", { repo_path: repo.path });
+          if (watching.success !== true) throw new Error(`watch_directory: ${JSON.stringify(watching)}`);
+          mcpStartMs.push(performance.now() - started0);
+          const query = `MATCH (f:Function) WHERE f.path = '${target}' AND f.name STARTS WITH 'bench_fresh_' RETURN f.name AS name`;
+          const editAndPoll = async () => {
+            const { from, to } = next();
+            onDisk = to;
+            const started = performance.now();
+            for (;;) {
+              const answer = await client.call("execute_cypher_query", { cypher_query: query });
+              const names = ((answer.results as Array<{ name: string }>) ?? []).map((row) => row.name);
+              if (names.includes(marker(to)) && !names.includes(marker(from))) break;
+              if (performance.now() - started > 600_000)
+                throw new Error(`mcp watch never reflected the edit: ${names}`);
+              await pause(50);
+            }
+            return performance.now() - started;
+          };
+          const first = await editAndPoll();
+          const later = await editAndPoll();
+          return { ms: later, parts: { "first edit": first }, added: true, removed: true };
+        } finally {
+          await stop(server.child);
+        }
+      },
+      file: async () => {
+        // On a copy of the graph, so that whatever single-file indexing leaves behind stays out of the others.
+        const copy = makeCgcHome();
+        cpSync(join(home.home, ".codegraphcontext"), join(copy.home, ".codegraphcontext"), { recursive: true });
+        const { from, to, undo } = next();
+        try {
+          const started = performance.now();
+          await cgc(["index", target], repo.path, copy.env);
+          const result = await check(copy, from, to);
+          return { ms: performance.now() - started, parts: {}, ...result };
+        } finally {
+          undo();
+          copy.cleanup();
+        }
+      },
+    };
+
+    for (let round = 0; round < rounds; round++) {
+      const order = VARIANTS.map((_, i) => VARIANTS[(i + round) % VARIANTS.length] as Variant);
+      for (const variant of order) {
+        log(`edit-to-fresh: ${size} files, round ${round + 1}/${rounds}, ${variant}`);
+        samples[variant].push(await measure[variant]());
+      }
+    }
+    await session.dispose();
+    return {
+      size,
+      functions: typeof functions === "number" ? functions : Number.NaN,
+      initialIndexMs: initial.ms,
+      samples,
+      watchStartMs,
+      mcpStartMs,
+    };
+  } finally {
+    process.env.HOME = previousHome;
+    repo.cleanup();
+    home.cleanup();
+  }
+}
+
+/** cgc 0.6.13 indexes about two files a second here, so rounds get fewer as repositories grow. */
+function roundsFor(size: number): number {
+  return size <= 30 ? 3 : 1;
+}
+
+export async function run(options: BenchOptions): Promise<BenchReport> {
+  const sizes = options.sizes ?? (options.quick ? DEFAULT_SIZES.slice(0, -1) : DEFAULT_SIZES);
+  const results: SizeResult[] = [];
+  for (const size of sizes) results.push(await measureSize(size, roundsFor(size)));
+
+  const label: Record<Variant, string> = {
+    sync: "chosen sync (`index --force` + re-probe + read-back)",
+    rebuild: "full rebuild into an empty graph + query",
+    watch: "`cgc watch` running → update over → stop → query",
+    mcp: "`cgc mcp start` + `watch_directory` → query through it",
+    file: "`cgc index <file>` + query",
+  };
+  const rows: string[][] = [];
+  for (const result of results) {
+    for (const variant of VARIANTS) {
+      const samples = result.samples[variant];
+      const parts = Object.keys(samples[0]?.parts ?? {})
+        .map(
+          (name) =>
+            `${name} ${spread(
+              samples.map((s) => s.parts[name] ?? Number.NaN),
+              name === "polls" ? String : ms,
+            )}`,
+        )
+        .join("; ");
+      const correct = (pick: (s: Sample) => boolean) => `${samples.filter(pick).length}/${samples.length}`;
+      rows.push([
+        `${result.size} (${result.functions} functions)`,
+        label[variant],
+        spread(samples.map((s) => s.ms)),
+        parts,
+        correct((s) => s.added),
+        correct((s) => s.removed),
+      ]);
+    }
+  }
+  const starts = results.map(
+    (r) =>
+      `- ${r.size} files: initial \`cgc index\` ${ms(r.initialIndexMs)}; \`cgc watch\` start (to "Monitoring") ` +
+      `${spread(r.watchStartMs)}; \`cgc mcp start\` + \`watch_directory\` (it re-reads every file: sync on start) ` +
+      `${spread(r.mcpStartMs)}.`,
+  );
+  const markdown = [
+    `Repositories from \`scaledRepo(n)\` (standard-library Python), each edit replaces one function in \`${TARGET}\``,
+    "(`bench_fresh_<k-1>` → `bench_fresh_<k>`: one added, one removed). Rounds per size: " +
+      results.map((r) => `${r.size} files × ${roundsFor(r.size)}`).join(", ") +
+      "; the five variants interleaved in rotating order within each round. Median (min–max, n).",
+    "",
+    "- *chosen sync*: src/freshness/sync.ts `syncAndVerify` on the product's session core (headless), timed",
+    "  from the edit to its verified answer — three spawns: `cgc index --force <root>`, the re-probe every",
+    "  maintenance run ends with, the read-back query.",
+    "- *watch*: the watcher logs nothing at cgc's default level and, on the embedded database, no other process can",
+    '  query while it lives; "update over" is the moment its CPU time stopped moving (polled from /proc every',
+    "  25 ms, then 1.5 s quiet). Each watcher sees two edits: the first one a new watcher handles is reported",
+    "  apart; the second is the figure, from the edit through the update, SIGINT, the exit and one `cgc query`",
+    "  that finds the change. cgc's watcher debounces 2 s before it starts an update.",
+    "- *mcp*: one `cgc mcp start` holding the database, watching the root (`watch_directory`), answering",
+    "  `execute_cypher_query` every 50 ms until the answer has the new function and not the old one; two edits",
+    "  per server, the second is the figure.",
+    "- *file*: on a copy of the indexed graph; 'old removed' 0/n means the replaced function stays in the graph.",
+    "",
+    table(["files", "path", "edit → fresh", "parts", "new found", "old removed"], rows),
+    "",
+    "Start-up costs (paid once per watcher, not per edit):",
+    ...starts,
+  ].join("\n");
+  return { title: "Edit-to-fresh latency (issue 5)", markdown };
+}
