@@ -99,9 +99,16 @@ export function maintenanceProgress(state: State, progress: string): State {
   return state.activity === "idle" ? state : { ...state, progress };
 }
 
-/** Work settled; readiness stays as it was until the follow-up probe re-derives it. */
+/** Outcomes of a run that may have written part of the graph before it ended (cgc has no transaction). */
+const MAY_HAVE_WRITTEN = new Set(["FAILED", "TIMEOUT", "CANCELLED"]);
+
+/**
+ * Work settled; readiness stays as it was until the follow-up probe re-derives it. A run that ended
+ * part-way leaves a graph nobody verified: possibly stale, whatever the probe's dates say. A completed
+ * index or rebuild read every file, so the follow-up probe's drift check decides afresh.
+ */
 export function maintenanceSettled(state: State, outcome: string, error?: string): State {
-  return {
+  const settled: State = {
     ...state,
     activity: "idle",
     activityStartedAt: undefined,
@@ -111,6 +118,13 @@ export function maintenanceSettled(state: State, outcome: string, error?: string
     lastAction: state.lastAction ? { ...state.lastAction, outcome, at: Date.now() } : undefined,
     lastError: error ?? state.lastError,
   };
+  if (MAY_HAVE_WRITTEN.has(outcome)) {
+    return freshnessNotVerified(settled, error ?? `${state.lastAction?.what ?? state.activity} ended ${outcome}`);
+  }
+  const rebuilt = outcome === "OK" && (state.activity === "indexing" || state.activity === "rebuilding");
+  return rebuilt && settled.freshness === "possibly-stale"
+    ? { ...settled, freshness: "unknown", changedPaths: [] }
+    : settled;
 }
 
 /** Files changed since the graph was verified: opens an episode when the graph was fresh (or unverified). */
