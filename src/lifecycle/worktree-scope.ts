@@ -131,7 +131,7 @@ export function createWorktreeScope(options: WorktreeScopeOptions) {
     }
   }
 
-  /** Decides the scope before each probe. Spawns `cgc context list` at most once per session. */
+  /** Decides the scope before each probe. Spawns `cgc context list` once per session (again after a create or delete). */
   async function resolve(runner: Runner): Promise<ScopeResolution> {
     if (!isolating) return {};
     const found = worktree();
