@@ -43,7 +43,7 @@ export function driftSteer(state: State): string {
 
 /** Tier 2b: one delimited line, only while possibly stale, only when enabled. */
 export function annotate(session: CgcSession | undefined, text: string): string {
-  if (!session || !session.config()["proactive.resultAnnotations"]) return text;
+  if (!session?.config()["proactive.resultAnnotations"]) return text;
   const state = session.store.get();
   if (!isReady(state) || state.freshness !== "possibly-stale") return text;
   const changed = state.changedPaths.length;

@@ -44,7 +44,7 @@ export async function syncAndVerify(session: CgcSession): Promise<SyncOutcome> {
     cwd: session.root,
   });
   const rows = check.code === "OK" ? parseQueryJson(check.stdout) : undefined;
-  if (!rows || rows.kind !== "ok" || rows.value.length === 0) {
+  if (rows?.kind !== "ok" || rows.value.length === 0) {
     return { result, verified: [], unverified: `the graph could not be read back (${check.code}: ${check.reason})` };
   }
   const row = rows.value[0] as { indexed_at?: unknown; present?: unknown };
