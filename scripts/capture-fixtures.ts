@@ -3,6 +3,7 @@
 //
 //   npm run fixtures            (= node --import tsx scripts/capture-fixtures.ts)
 //   npm run fixtures contexts   (only the named-context captures; the other fixtures stay as they are)
+//   npm run fixtures faults     (only the reliability faults: a damaged database, a watch whose server stopped)
 //
 // Needs the project's cgc (.venv/bin/cgc, made by `npm run setup`) with its tree-sitter grammars.
 // Runs in throw-away CGC homes (HOME=<temp>) on fixture repositories made by test/helpers/repos.ts,
@@ -10,7 +11,7 @@
 // waits out cgc's own retries (~8 s). One JSON file per capture: argv, env deltas, cwd kind, exit
 // code, stdout, stderr, cgc version. The random temp directory is written as <WORK> and this
 // checkout as <PROJECT>; everything else is byte-exact (timings included, so they change per run).
-import { mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseVersion } from "../src/cgc/parse.ts";
@@ -22,6 +23,7 @@ import {
   PINNED_ENV,
   PROJECT_ROOT,
 } from "../test/helpers/cgc-env.ts";
+import { startFalkorDB } from "../test/helpers/falkordb.ts";
 import { type FixtureRepo, npmPackageRepo, stdlibRepo, tinyRepo } from "../test/helpers/repos.ts";
 
 const OUT = join(PROJECT_ROOT, "test", "fixtures", "cgc");
@@ -127,6 +129,13 @@ async function main(): Promise<void> {
   if (process.argv[2] === "contexts") {
     await readVersion(envFor(makeCgcHome(join(work, "version")).home));
     await captureContexts(tinyRepo({ parent: join(work, "repos") }));
+    rmSync(work, { recursive: true, force: true });
+    console.log(`wrote ${written.length} fixtures to ${OUT}`);
+    return;
+  }
+  if (process.argv[2] === "faults") {
+    await readVersion(envFor(makeCgcHome(join(work, "version")).home));
+    await captureFaults(join(work, "repos"));
     rmSync(work, { recursive: true, force: true });
     console.log(`wrote ${written.length} fixtures to ${OUT}`);
     return;
@@ -263,9 +272,69 @@ async function main(): Promise<void> {
   // factory falls back to the Kùzu directory, so the repositories are still listed.
   await capture("doctor-after-index", "cgc doctor in the home with indexed repositories", ["doctor"], inWork);
   await capture("list-after-doctor", "cgc list after doctor wrote DEFAULT_DATABASE=falkordb", ["list"], inWork);
+  await captureFaults(repos);
 
   rmSync(work, { recursive: true, force: true });
   console.log(`wrote ${written.length} fixtures to ${OUT}`);
+}
+
+/**
+ * Faults the reliability suite injects into the real cgc (test/reliability/): a damaged Kùzu file, in the
+ * two forms Kùzu names (the first page overwritten; the file cut to half its size, as a half-written copy),
+ * and a `cgc watch` whose FalkorDB server stopped while it ran (it stays alive and prints a traceback for
+ * every change it cannot write).
+ */
+async function captureFaults(repos: string): Promise<void> {
+  const damaged = makeCgcHome(join(work, "damaged"));
+  const env = envFor(damaged.home);
+  const repo = tinyRepo({ parent: repos, name: "tiny-damaged" });
+  const where = { cwd: repo.path, cwd_kind: "repo" as const, env };
+  const indexed = await cgcExec(["index", repo.path], { cwd: repo.path, env });
+  if (indexed.code !== 0) throw new Error(`corrupt captures: the index failed:\n${indexed.stdout}${indexed.stderr}`);
+  const db = join(damaged.home, ".codegraphcontext", "global", "db", "kuzudb");
+  const good = readFileSync(db);
+  writeFileSync(db, Buffer.concat([Buffer.alloc(4096, 0xff), good.subarray(4096)]));
+  await capture(
+    "corrupt-header",
+    "cgc query after the first 4096 bytes of the Kùzu file were overwritten with 0xff",
+    ["query", REPOSITORIES_QUERY],
+    where,
+  );
+  writeFileSync(db, good.subarray(0, Math.floor(good.length / 2)));
+  await capture(
+    "corrupt-truncated",
+    "cgc query after the Kùzu file was cut to half its size (a half-written copy)",
+    ["query", REPOSITORIES_QUERY],
+    where,
+  );
+
+  const server = await startFalkorDB();
+  try {
+    const serverHome = makeCgcHome(join(work, "falkordb"));
+    const serverEnv = envFor(serverHome.home, server.env);
+    const watched = tinyRepo({ parent: repos, name: "tiny-watched" });
+    const index = await cgcExec(["index", watched.path], { cwd: watched.path, env: serverEnv });
+    if (index.code !== 0) throw new Error(`watch capture: the index failed:\n${index.stdout}${index.stderr}`);
+    const watch = cgcStart(["watch", watched.path], { cwd: watched.path, env: serverEnv });
+    await watch.waitForLine("stdout", /Monitoring for file changes/);
+    await server.stop();
+    const file = join(watched.path, "pkg", "text.py");
+    writeFileSync(file, `${readFileSync(file, "utf8")}\n\ndef after_the_server_stopped():\n    return 1\n`);
+    await watch.waitForLine("stderr", /^\S*ConnectionError: /);
+    const done = await watch.stop();
+    save("watch-server-stopped", {
+      description:
+        "cgc watch on falkordb-remote; the server stopped, then pkg/text.py changed; still alive until SIGINT",
+      argv: ["cgc", "watch", watched.path],
+      env: recordedEnv({ ...serverEnv, FALKORDB_PORT: "<PORT>" }),
+      cwd_kind: "repo",
+      exitCode: done.code,
+      stdout: done.stdout,
+      stderr: done.stderr.split(`127.0.0.1:${server.port}`).join("127.0.0.1:<PORT>"),
+    });
+  } finally {
+    await server.stop();
+  }
 }
 
 async function readVersion(env: Record<string, string>): Promise<void> {
