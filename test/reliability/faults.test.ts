@@ -2,11 +2,16 @@
 // isolated home, with one fault injected per case. Where the real cgc cannot produce a fault on demand, a
 // fake from test/fixtures/fakes/ stands in and names the real behaviour it stands for. Every case ends
 // with the process table clean and no claim the graph does not back. docs/reliability.md lists the cases.
-import { existsSync, mkdtempSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type CgcHome, cgcBinary, cgcExec, makeCgcHome } from "../helpers/cgc-env.ts";
+import { totalSpawns } from "../../src/cgc/children.ts";
+import { createRunner } from "../../src/cgc/runner.ts";
+import { probeReadiness } from "../../src/lifecycle/probe.ts";
+import { type CgcHome, cgcBinary, cgcExec, cgcStart, makeCgcHome } from "../helpers/cgc-env.ts";
+import { startFalkorDB } from "../helpers/falkordb.ts";
 import { startPiRpc } from "../helpers/pi-rpc.ts";
 import { type PiHarness, type RecordingUi, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
 import { TINY_FACTS, type TinyRepo, tinyRepo } from "../helpers/repos.ts";
@@ -39,6 +44,7 @@ afterEach(async () => {
   for (const h of harnesses.splice(0)) await h.dispose();
   for (const key of setEnv) delete process.env[key];
   setEnv.clear();
+  process.env.HOME = home.home;
   process.env.CGC_EXECUTABLE = cgcBinary();
   await expectNoCgcLeft(home.home);
   for (const repo of repos.splice(0)) repo.cleanup();
@@ -67,6 +73,51 @@ async function startSession(cwd: string, ui: RecordingUi = recordingUi()) {
 }
 
 const EXPECTED_FUNCTIONS = [...new Set([...TINY_FACTS.functions, "<module>"])].sort();
+
+/** Tool results of the session, in order. */
+function toolResults(h: PiHarness): Array<{ name: string; text: string; isError: boolean }> {
+  return h.session.messages.flatMap((message) =>
+    message.role === "toolResult"
+      ? [
+          {
+            name: message.toolName,
+            text: message.content.map((part) => (part.type === "text" ? part.text : "")).join(""),
+            isError: message.isError,
+          },
+        ]
+      : [],
+  );
+}
+
+/** One agent turn through the faux model: the tool call, then a closing message. */
+async function agentCalls(h: PiHarness, tool: string, args: Record<string, unknown>): Promise<void> {
+  h.faux.setResponses([
+    fauxAssistantMessage(fauxToolCall(tool, args), { stopReason: "toolUse" }),
+    fauxAssistantMessage("done"),
+  ]);
+  await h.session.prompt(`use ${tool}`);
+}
+
+/** A new function appended to pkg/text.py through pi's own write tool. */
+async function agentAddsFunction(h: PiHarness, name: string): Promise<void> {
+  await agentCalls(h, "write", {
+    path: `pkg/${name}.py`,
+    content: `def ${name}(value):\n    return value\n`,
+  });
+}
+
+const notices = (ui: RecordingUi) => ui.notices.map((notice) => notice.message);
+
+/** A runner on the real product code, for cases that need the probe but not a whole pi. */
+function probeWith(executable: string, env: Record<string, string>, cwd: string) {
+  const full = { ...process.env, ...env };
+  const runner = createRunner({
+    executable,
+    env: full,
+    budgets: { probe: 60_000, query: 60_000, maintenance: 120_000, longLived: 0 },
+  });
+  return probeReadiness({ runner, cwd, env: full, knownBackend: null });
+}
 
 function rpcEnv(extra: Record<string, string>): Record<string, string> {
   return {
@@ -202,4 +253,62 @@ describe("a sync that never settles", () => {
       }
     },
   );
+});
+
+describe("cgc missing", () => {
+  it("unavailable; /cgc index, /cgc sync and the agent's tool list work without a single spawn attempt", async () => {
+    withEnv({ CGC_EXECUTABLE: "/nonexistent/bin/cgc" });
+    const repo = tinyRepo();
+    repos.push(repo);
+    const { h, ui, chip } = await startSession(repo.path);
+    await waitFor(() => chip() === "cgc unavailable", "the unavailable verdict");
+    const spawns = totalSpawns();
+    ui.confirmAnswer = true;
+    await h.session.prompt("/cgc index");
+    await h.session.prompt("/cgc sync");
+    expect(notices(ui)).toContainEqual(expect.stringContaining("cgc is not available"));
+    expect(notices(ui)).toContainEqual(expect.stringMatching(/^Nothing to sync: cgc is unavailable/));
+    expect(h.session.getActiveToolNames().filter((name) => name.startsWith("cgc_"))).toEqual([]);
+    expect(ui.confirms).toEqual([]); // nothing was offered that could not run
+    expect(totalSpawns()).toBe(spawns);
+  });
+});
+
+describe("output the product cannot read (fake cgc-garbage)", () => {
+  it("truncated JSON through pi: unknown, named as unreadable, never corrupt", async () => {
+    withEnv({ CGC_EXECUTABLE: join(FAKES, "cgc-garbage"), FAKE_CGC_GARBAGE: "truncated" });
+    const repo = tinyRepo();
+    repos.push(repo);
+    const { ui, chip } = await startSession(repo.path);
+    await waitFor(() => chip() === "cgc unknown", "the unknown verdict");
+    expect(notices(ui)).toEqual([expect.stringMatching(/state is unknown: cgc's answer could not be read/)]);
+  });
+
+  it.each([
+    ["binary", /cgc's answer could not be read/],
+    ["prose", /cgc's answer could not be read/],
+    ["segfault", /cgc query was killed by SIGSEGV/],
+  ] as const)("%s: the probe says unknown, not corrupt", async (mode, reason) => {
+    const repo = tinyRepo();
+    repos.push(repo);
+    const outcome = await probeWith(join(FAKES, "cgc-garbage"), { ...home.env, FAKE_CGC_GARBAGE: mode }, repo.path);
+    expect(outcome.verdict.readiness).toBe("unknown");
+    expect(outcome.verdict.reason).toMatch(reason);
+  });
+});
+
+describe("exit code 0 with an error message (real cgc)", () => {
+  it("`cgc stats <unknown path>` prints Repository not found and exits 0: the runner calls it FAILED", async () => {
+    const repo = tinyRepo();
+    repos.push(repo);
+    const runner = createRunner({
+      executable: cgcBinary(),
+      env: { ...process.env, ...home.env },
+      budgets: { probe: 60_000, query: 60_000, maintenance: 60_000, longLived: 0 },
+    });
+    const result = await runner.run(["stats", join(repo.path, "not-indexed")], { kind: "query", cwd: repo.path });
+    expect(result.exitCode).toBe(0);
+    expect(result.code).toBe("FAILED");
+    expect(result.reason).toBe(`Repository not found: ${join(repo.path, "not-indexed")}`);
+  });
 });
