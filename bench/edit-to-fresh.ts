@@ -207,6 +207,7 @@ async function measureSize(size: number, rounds: number): Promise<SizeResult> {
   };
   try {
     const initial = await cgc(["index", repo.path], repo.path, home.env);
+    log(`edit-to-fresh: ${size} files indexed in ${ms(initial.ms)}`);
     const functions = queryRows(
       (await cgc(["query", "MATCH (f:Function) RETURN count(f) AS n"], repo.path, home.env)).stdout,
     )[0]?.n;
@@ -337,8 +338,9 @@ async function measureSize(size: number, rounds: number): Promise<SizeResult> {
     for (let round = 0; round < rounds; round++) {
       const order = VARIANTS.map((_, i) => VARIANTS[(i + round) % VARIANTS.length] as Variant);
       for (const variant of order) {
-        log(`edit-to-fresh: ${size} files, round ${round + 1}/${rounds}, ${variant}`);
-        samples[variant].push(await measure[variant]());
+        const sample = await measure[variant]();
+        samples[variant].push(sample);
+        log(`edit-to-fresh: ${size} files, round ${round + 1}/${rounds}, ${variant}: ${ms(sample.ms)}`);
       }
     }
     await session.dispose();

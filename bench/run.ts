@@ -90,7 +90,9 @@ async function main(): Promise<void> {
       const { title, markdown } = typeof report === "string" ? { title: name, markdown: report } : report;
       const section = `## ${title}\n\n${header(m, commandFor(name, args))}\n\n${markdown}\n`;
       process.stdout.write(`\n${section}\n`);
-      if (args.record) record(name, section);
+      // A run with other sizes or --quick is a different measurement: it gets its own section.
+      const variant = `${args.sizes ? `-sizes-${args.sizes.join("-")}` : ""}${args.quick ? "-quick" : ""}`;
+      if (args.record) record(`${name}${variant}`, section);
     } catch (error) {
       failures++;
       log(`${name}: FAILED: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
