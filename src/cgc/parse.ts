@@ -397,6 +397,14 @@ const FAILURE_LINE = [
   /^Query Error \(/,
 ];
 
+// ---------------------------------------------------------------------------------------------
+// cgc watch reports a change it could not write to the graph only as a thread's traceback on stderr, and
+// keeps running (test/fixtures/cgc/watch-server-stopped.json: its FalkorDB server stopped).
+
+export function detectWatchFailure(text: string): string | undefined {
+  return tracebackError(completeLines(text));
+}
+
 export function detectCgcFailure(text: string): string | undefined {
   const lines = linesOf(text);
   const line = lines.find((candidate) => FAILURE_LINE.some((pattern) => pattern.test(candidate)));

