@@ -398,6 +398,23 @@ const FAILURE_LINE = [
 ];
 
 // ---------------------------------------------------------------------------------------------
+// A damaged embedded database, in Kùzu's own words when it opens the file (test/fixtures/cgc/corrupt-*.json:
+// the first page overwritten; the file cut to half its size). This is the evidence "corrupt" needs. A crash
+// (cgc killed by SIGSEGV, seen with a page garbled in the middle), an allocation failure, a timeout or
+// output that cannot be read is not: those are unknown.
+
+const DAMAGED_DATABASE = [
+  /^Database Connection Error: Runtime exception: Unable to open database\. The file is not a valid Kuzu database file!/,
+  /^Database Connection Error: Runtime exception: Reading past the end of the file .* with size \d+ at offset \d+/,
+];
+
+export function detectDamagedDatabase(text: string): string | undefined {
+  return linesOf(text)
+    .find((line) => DAMAGED_DATABASE.some((pattern) => pattern.test(line)))
+    ?.trim();
+}
+
+// ---------------------------------------------------------------------------------------------
 // cgc watch reports a change it could not write to the graph only as a thread's traceback on stderr, and
 // keeps running (test/fixtures/cgc/watch-server-stopped.json: its FalkorDB server stopped).
 

