@@ -387,10 +387,13 @@ function classify(
   // Killed from outside (SIGKILL, a crash): its last line is whatever it was doing, not the cause.
   if (captured.signal) return done("FAILED", `${what} was killed by ${captured.signal}`, captured);
   if (captured.exitCode !== 0) {
-    return done("FAILED", firstErrorLine(all) ?? `${what} exited with ${captured.exitCode}`, captured);
+    // cgc's own failure line, or the exception closing its (Rich-boxed) traceback, before any line that
+    // merely mentions an error: a boxed traceback quotes source code such as `except FileNotFoundError:`.
+    const cause = detectCgcFailure(all) ?? firstErrorLine(all);
+    return done("FAILED", oneLine(cause ?? `${what} exited with ${captured.exitCode}`), captured);
   }
   const failure = detectCgcFailure(all);
-  if (failure) return done("FAILED", failure, captured);
+  if (failure) return done("FAILED", oneLine(failure), captured);
   return done("OK", "", captured);
 }
 
@@ -399,6 +402,12 @@ function firstErrorLine(text: string): string | undefined {
   return (
     lines.find((line) => /error|exception|not found|failed|✗/i.test(line)) ?? lines.findLast((line) => line !== "")
   );
+}
+
+/** A reason is one line for a person: Rich pads its boxes to the pinned 10 000 columns. */
+function oneLine(text: string, max = 300): string {
+  const line = text.replace(/\s+/g, " ").trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
 interface SharedCall {

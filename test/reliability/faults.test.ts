@@ -451,3 +451,31 @@ describe("the FalkorDB server stopped mid-session (a real server from falkordb-b
     }
   });
 });
+
+describe("a CGC home cgc cannot use", () => {
+  it("missing: cgc makes it, and the verdict is unindexed (the truth), not an error", async () => {
+    const repo = tinyRepo();
+    repos.push(repo);
+    const missing = join(mkdtempSync(join(tmpdir(), "pi-cgc-nohome-")), "not", "there");
+    const outcome = await probeWith(cgcBinary(), { HOME: missing }, repo.path);
+    expect(outcome.verdict.readiness).toBe("unindexed");
+  });
+
+  it("unwritable: unknown, with the exception as a one-line reason; never corrupt", async () => {
+    const repo = tinyRepo();
+    repos.push(repo);
+    const unusable = mkdtempSync(join(tmpdir(), "pi-cgc-rohome-"));
+    const root = process.getuid?.() === 0;
+    // Root ignores file modes: there, a file where cgc's directory must go stands for the same fault.
+    if (root) writeFileSync(join(unusable, ".codegraphcontext"), "");
+    else chmodSync(unusable, 0o555);
+    try {
+      const outcome = await probeWith(cgcBinary(), { HOME: unusable }, repo.path);
+      expect(outcome.verdict.readiness).toBe("unknown");
+      expect(outcome.verdict.reason).toMatch(root ? /FileExistsError: / : /PermissionError: |Permission denied/);
+      expect(outcome.verdict.reason.length).toBeLessThan(400);
+    } finally {
+      chmodSync(unusable, 0o755);
+    }
+  });
+});
