@@ -5,11 +5,13 @@ import { join } from "node:path";
 import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { describeWatcher, watcherOf } from "../freshness/watcher.ts";
 import type { CgcSession } from "../lifecycle/session.ts";
+import type { State } from "../state/model.ts";
 import { openSettings } from "./settings.ts";
 import { renderConfigTable, renderStatus } from "./status.ts";
 
 export const VERBS = {
-  status: "What pi-cgc knows: workspace, backend, readiness, index facts, freshness (spawns nothing)",
+  status:
+    "What pi-cgc knows: workspace, backend, readiness, index facts, freshness (spawns nothing, except to re-check a busy or unknown verdict)",
   index: "Build the code graph for this workspace (asks first); --force rebuilds it from scratch",
   sync: "Bring the graph up to date with the files changed since it was last verified",
   doctor: "Run cgc doctor and show its report",
@@ -55,8 +57,10 @@ export function registerCgcCommand(pi: ExtensionAPI, current: () => CgcSession |
       };
       switch (verb) {
         case "status":
-          // The first verdict may still be on its way (print mode runs the command at once): wait for it.
-          if (!session.store.get().probed) await session.refresh();
+          // The first verdict may still be on its way (print mode runs the command at once): wait for it. Busy
+          // and unknown are verdicts of a moment (a lock, a timeout): re-check them, as the busy notice promises.
+          if (!session.store.get().probed || (isTransient(session.store.get()) && !session.maintenanceRunning))
+            await session.refresh();
           show(
             renderStatus({
               state: session.store.get(),
@@ -92,6 +96,8 @@ export function registerCgcCommand(pi: ExtensionAPI, current: () => CgcSession |
 }
 
 type Show = (text: string, level?: "info" | "warning" | "error") => void;
+
+const isTransient = (state: State) => state.readiness === "busy" || state.readiness === "unknown";
 
 async function indexVerb(session: CgcSession, ctx: ExtensionCommandContext, force: boolean, show: Show) {
   // Whether a worktree's context exists (and so what the confirmation must name) is known after the first probe.

@@ -368,6 +368,38 @@ describe("exit code 0 with an error message (real cgc)", () => {
   });
 });
 
+describe("the embedded lock held by another real process", () => {
+  it("a tool answers BUSY with a remedy; a sync is skipped as busy with no fresh claim; /cgc status re-checks", async () => {
+    const repo = await indexedRepo();
+    const { h, ui, chip } = await startSession(repo.path);
+    await waitFor(() => chip() === "cgc ready · fresh", "a ready graph");
+    const holder = cgcStart(["watch", repo.path], { cwd: repo.path, env: home.env });
+    try {
+      await holder.waitForLine("stdout", /Monitoring for file changes/);
+      const from = ui.statusHistory.length;
+      await agentCalls(h, "cgc_find", { query: "normalize" });
+      const [busy] = toolResults(h);
+      expect(busy?.isError).toBe(true);
+      expect(busy?.text).toMatch(/^BUSY: .*\nRemedy: another cgc process holds the graph database/s);
+
+      await agentAddsFunction(h, "while_locked");
+      await waitFor(() => notices(ui).some((text) => text.startsWith("cgc sync skipped")), "skipped-busy", 60_000);
+      await waitFor(() => chip() === "cgc busy", "the re-derived busy verdict", 60_000);
+      expect(ui.statusHistory.slice(from)).not.toContain("cgc ready · fresh");
+      expect(ui.statusHistory).not.toContain("cgc corrupt");
+    } finally {
+      await holder.stop();
+    }
+    // The lock is gone: /cgc status re-checks a busy verdict, then a sync brings the graph up to date.
+    await h.session.prompt("/cgc status");
+    // Ready again; the drift it finds (the new file) may start a sync at once, which /cgc sync then joins.
+    expect(chip()).toMatch(/^cgc (ready · possibly stale|syncing…)/);
+    await h.session.prompt("/cgc sync");
+    expect(chip()).toBe("cgc ready · fresh");
+    expect((await graphRecord(home.env, repo.path)).functions).toContain("while_locked");
+  });
+});
+
 describe("a damaged database (the real Kùzu file, damaged in an isolated home)", () => {
   let damaged: CgcHome;
   let repo: TinyRepo;
