@@ -1,6 +1,6 @@
 // The `/cgc` command. Destructive or workspace-writing verbs ask first and name the effect and the path
 // (ADR 0003); without a UI the answer is no.
-import { writeSync } from "node:fs";
+import { existsSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { describeWatcher, watcherOf } from "../freshness/watcher.ts";
@@ -95,6 +95,11 @@ export function registerCgcCommand(pi: ExtensionAPI, current: () => CgcSession |
   });
 }
 
+/** cgc writes a default .cgcignore into the indexed folder when it finds none (0.6.13, unconditionally). */
+function cgcignoreNote(root: string): string {
+  return existsSync(join(root, ".cgcignore")) ? "" : ` cgc also writes a default ${join(root, ".cgcignore")}.`;
+}
+
 type Show = (text: string, level?: "info" | "warning" | "error") => void;
 
 const isTransient = (state: State) => state.readiness === "busy" || state.readiness === "unknown";
@@ -115,7 +120,7 @@ async function indexVerb(session: CgcSession, ctx: ExtensionCommandContext, forc
     scope.kind === "pending"
       ? await ctx.ui.confirm(
           "Build a code graph?",
-          `pi-cgc will create the CGC named context ${scope.name} for this worktree, then run cgc index on ${session.root} in it, writing a new graph into the ${backend} backend.`,
+          `pi-cgc will create the CGC named context ${scope.name} for this worktree, then run cgc index on ${session.root} in it, writing a new graph into the ${backend} backend.${cgcignoreNote(session.root)}`,
         )
       : force
         ? await ctx.ui.confirm(
@@ -124,7 +129,7 @@ async function indexVerb(session: CgcSession, ctx: ExtensionCommandContext, forc
           )
         : await ctx.ui.confirm(
             "Build a code graph?",
-            `pi-cgc will run cgc index on ${session.root}${inContext}, writing a new graph into the ${backend} backend.`,
+            `pi-cgc will run cgc index on ${session.root}${inContext}, writing a new graph into the ${backend} backend.${cgcignoreNote(session.root)}`,
           );
   if (!confirmed) return show("Not indexed: the confirmation was declined.");
   const result = await session.runMaintenance(

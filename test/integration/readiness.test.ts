@@ -152,6 +152,8 @@ describe("consent for creation and destructive steps", () => {
     await h.session.prompt("/cgc index");
     expect(ui.confirms).toEqual([{ title: "Build a code graph?", message: expect.stringContaining(repo.path) }]);
     expect(ui.confirms[0]?.message).toMatch(/kuzudb|falkordb|backend/);
+    expect(ui.confirms[0]?.message).toContain(`cgc also writes a default ${join(repo.path, ".cgcignore")}`);
+    expect(existsSync(join(repo.path, ".cgcignore"))).toBe(false);
     expect(chip()).toBe("cgc unindexed");
     expect(await repositoryPaths(repo.path)).not.toContain(repo.path);
   });
