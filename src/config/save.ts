@@ -1,6 +1,7 @@
 // Saving one key into a config file: the loader's own validator first, every other key (known or not)
-// kept as it was, and an atomic replace so that concurrent saves never leave a broken file.
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+// kept as it was, and an atomic replace so that concurrent saves never leave a broken file. Saves of the
+// same file from several processes (two pi sessions) take turns under a lock, so none loses another's key.
+import { existsSync, mkdirSync, readFileSync, renameSync, rmdirSync, statSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { CONFIG_KEYS, type ConfigKey } from "./keys.ts";
 import { isPlainObject } from "./load.ts";
@@ -10,7 +11,49 @@ export type SaveResult = { ok: true; path: string } | { ok: false; error: string
 export function saveConfigValue(path: string, name: ConfigKey, raw: unknown): SaveResult {
   const parsed = CONFIG_KEYS[name].type.parse(raw);
   if (!parsed.ok) return { ok: false, error: `${name}: ${parsed.error}` };
+  mkdirSync(dirname(path), { recursive: true });
+  return withFileLock(path, () => replaceKey(path, name, parsed.value));
+}
 
+/** How long a save waits for another process's save of the same file, and when a lock counts as left behind. */
+const LOCK_WAIT_MS = 5_000;
+const LOCK_STALE_MS = 10_000;
+
+/** A directory next to the file as the lock: mkdir is atomic, and a saver that died leaves only a stale one. */
+function withFileLock(path: string, work: () => SaveResult): SaveResult {
+  const lock = `${path}.lock`;
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") {
+        return { ok: false, error: `cannot save ${path}: ${(error as Error).message}` };
+      }
+      if (isStale(lock)) continue;
+      if (Date.now() > deadline) return { ok: false, error: `${path} is being saved by another process; try again` };
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5 + Math.random() * 20);
+    }
+  }
+  try {
+    return work();
+  } finally {
+    rmdirSync(lock);
+  }
+}
+
+function isStale(lock: string): boolean {
+  try {
+    if (Date.now() - statSync(lock).mtimeMs < LOCK_STALE_MS) return false;
+    rmdirSync(lock);
+    return true;
+  } catch {
+    return true; // gone meanwhile: try again
+  }
+}
+
+function replaceKey(path: string, name: ConfigKey, value: unknown): SaveResult {
   let data: Record<string, unknown> = {};
   if (existsSync(path)) {
     let existing: unknown;
@@ -22,8 +65,7 @@ export function saveConfigValue(path: string, name: ConfigKey, raw: unknown): Sa
     if (!isPlainObject(existing)) return { ok: false, error: `${path} does not hold a JSON object; not saved` };
     data = existing;
   }
-  setKey(data, name, parsed.value);
-  mkdirSync(dirname(path), { recursive: true });
+  setKey(data, name, value);
   const temp = `${path}.${process.pid}.${Date.now()}.${Math.random().toString(36).slice(2)}.tmp`;
   writeFileSync(temp, `${JSON.stringify(data, null, 2)}\n`);
   renameSync(temp, path);
