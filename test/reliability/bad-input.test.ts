@@ -276,7 +276,7 @@ describe("a workspace under spaces, brackets and non-ASCII letters, with app/[id
     mkdirSync(join(repo.path, "app", "[id]"), { recursive: true });
     writeFileSync(
       join(repo.path, "app", "[id]", "page.tsx"),
-      "export function renderPage(id: string) {\n  return `page ${id}`;\n}\n",
+      "export function renderPage(id: string) {\n  return 'page ' + id;\n}\n",
     );
     commitAll(repo.path, "a Next.js-style route");
     expect(repo.path).toMatch(/dir with spaces\/\[id\] ünïcødé \(x\)/);

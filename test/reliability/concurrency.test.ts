@@ -77,3 +77,118 @@ describe("concurrent saves of one settings file", () => {
     expect(readdirSync(join(dir, ".pi"))).toEqual(["cgc.json"]); // no temp file, no lock left behind
   });
 });
+
+describe("two real pi processes on one workspace and one embedded database", () => {
+  let home: CgcHome;
+  let repo: TinyRepo;
+  const pis: PiRpc[] = [];
+  /** The graph right after the index, before either pi ran. */
+  let baseline: GraphRecord;
+  const settings = `${JSON.stringify({ lifecycle: { syncOnStart: true }, theirs: "kept" }, null, 2)}\n`;
+
+  beforeAll(() => {
+    home = makeCgcHome();
+  });
+  afterEach(async () => {
+    for (const pi of pis.splice(0)) await pi.stop();
+    await expectNoCgcLeft(home.home);
+    // Neither pi touched the user's settings.
+    expect(readFileSync(join(repo.path, ".pi", "cgc.json"), "utf8")).toBe(settings);
+    repo.cleanup();
+  });
+  afterAll(() => home.cleanup());
+
+  async function indexedRepo(): Promise<TinyRepo> {
+    repo = tinyRepo();
+    mkdirSync(join(repo.path, ".pi"));
+    writeFileSync(join(repo.path, ".pi", "cgc.json"), settings);
+    expect((await cgcExec(["index", repo.path], { cwd: repo.path, env: home.env })).code).toBe(0);
+    baseline = await graphRecord(home.env, repo.path);
+    return repo;
+  }
+
+  function pi(extra: Record<string, string> = {}): PiRpc {
+    const started = startPiRpc({
+      cli: PI_CLI,
+      cwd: repo.path,
+      args: ["--no-session", "--no-extensions", "-e", EXTENSION],
+      env: {
+        HOME: home.home,
+        PI_CODING_AGENT_DIR: mkdtempSync(join(tmpdir(), "pi-cgc-agent-")),
+        PI_OFFLINE: "1",
+        CGC_EXECUTABLE: cgcBinary(),
+        ...extra,
+      },
+      onUiRequest: () => ({ confirmed: true }),
+    });
+    pis.push(started);
+    return started;
+  }
+
+  const chips = (p: PiRpc) => p.frames.map(chipOf).filter((text): text is string => text !== undefined);
+  const said = (p: PiRpc, pattern: RegExp) =>
+    p.frames.some((f) => f.type === "extension_ui_request" && f.method === "notify" && pattern.test(String(f.message)));
+
+  it("one holds the database (its watcher) and works; the other reports busy, then recovers; the graph is whole", async () => {
+    await indexedRepo();
+    const a = pi({ CGC_FRESHNESS_WATCH: "on", CGC_FRESHNESS_WATCHER_LIVENESS_MS: "1500" });
+    await a.waitFor((f) => f.type === "extension_ui_request" && /cgc watch is keeping/.test(String(f.message)), 60_000);
+    const b = pi();
+    await waitFor(() => chips(b).at(-1) === "cgc busy", "the second pi's busy verdict", 60_000);
+    expect(said(b, /cgc is busy: another cgc process holds the database lock/)).toBe(true);
+    await b.request({ type: "prompt", message: "/cgc sync" });
+    await waitFor(() => said(b, /^Nothing to sync: cgc is busy/), "the busy answer to /cgc sync");
+
+    // The first one works: its watcher puts a change into the graph.
+    const file = join(repo.path, "pkg", "text.py");
+    writeFileSync(file, `${readFileSync(file, "utf8")}\n\ndef written_while_shared():\n    return 1\n`);
+    await a.request({ type: "prompt", message: "/cgc status" });
+    await a.stop();
+    pis.splice(pis.indexOf(a), 1);
+
+    // The lock is free: the second one re-checks, syncs, and both the verdict and the graph agree.
+    await b.request({ type: "prompt", message: "/cgc status" });
+    await waitFor(() => /^cgc ready/.test(chips(b).at(-1) ?? ""), "ready after the re-check", 60_000);
+    await b.request({ type: "prompt", message: "/cgc sync" });
+    await waitFor(() => chips(b).at(-1) === "cgc ready · fresh", "fresh after the sync", 120_000);
+    const graph = await graphRecord(home.env, repo.path);
+    expect(graph.files).toBe(baseline.files);
+    expect(graph.functions).toEqual([...baseline.functions, "written_while_shared"].sort());
+    expect([...chips(a), ...chips(b)]).not.toContain("cgc corrupt");
+  });
+
+  it("both sync at the same moment: each sync runs or is skipped as busy, never both broken; the graph is whole", async () => {
+    await indexedRepo();
+    const a = pi();
+    const b = pi();
+    await waitFor(
+      () => chips(a).at(-1) === "cgc ready · fresh" && chips(b).at(-1) === "cgc ready · fresh",
+      "two ready pis",
+      90_000,
+    );
+    const file = join(repo.path, "pkg", "beta.py");
+    writeFileSync(file, `${readFileSync(file, "utf8")}\n\ndef synced_twice():\n    return 2\n`);
+    await Promise.all([
+      a.request({ type: "prompt", message: "/cgc sync" }),
+      b.request({ type: "prompt", message: "/cgc sync" }),
+    ]);
+    const outcome = (p: PiRpc) =>
+      waitFor(
+        () =>
+          p.frames
+            .filter((f) => f.type === "extension_ui_request" && f.method === "notify")
+            .map((f) => String(f.message))
+            .find((text) => /^Synced |^Sync ended |sync skipped/.test(text)),
+        "the sync's outcome",
+        120_000,
+      );
+    const [first, second] = await Promise.all([outcome(a), outcome(b)]);
+    expect([first, second].some((text) => text.startsWith("Synced "))).toBe(true);
+    for (const text of [first, second]) expect(text).toMatch(/^Synced |BUSY|skipped/);
+    const graph = await graphRecord(home.env, repo.path);
+    expect(graph.files).toBe(baseline.files);
+    expect(graph.functions).toEqual([...baseline.functions, "synced_twice"].sort());
+    expect([...chips(a), ...chips(b)]).not.toContain("cgc corrupt");
+    expect(existsSync(join(repo.path, ".pi", "cgc.json.lock"))).toBe(false);
+  });
+});
