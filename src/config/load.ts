@@ -93,8 +93,12 @@ function flatten(data: Record<string, unknown>, prefix = ""): Record<string, unk
   const out: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(data)) {
     const full = prefix ? `${prefix}.${name}` : name;
-    if (isPlainObject(value) && !isConfigKey(full)) Object.assign(out, flatten(value, full));
-    else out[full] = value;
+    const entries = isPlainObject(value) && !isConfigKey(full) ? Object.entries(flatten(value, full)) : [[full, value]];
+    // Defined, not assigned: a key named __proto__ is a key like any other (ignored with its warning), not
+    // a change of the object's prototype that would drop it without a word.
+    for (const [key, item] of entries) {
+      Object.defineProperty(out, key as string, { value: item, enumerable: true, writable: true, configurable: true });
+    }
   }
   return out;
 }

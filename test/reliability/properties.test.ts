@@ -2,8 +2,13 @@
 // verdict sequences through the session's announce logic, random files and environments through the
 // config loader. Each property is one of the invariants of DESIGN.md ("What honest means here") in a form
 // a machine can check; docs/reliability.md states them in words.
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { CONFIG_KEY_NAMES, CONFIG_KEYS, type ConfigKey, defaultConfig } from "../../src/config/keys.ts";
+import { loadConfig, type Source } from "../../src/config/load.ts";
 import {
   autoSyncCounted,
   changesObserved,
@@ -176,6 +181,159 @@ describe("the state model under random event sequences", () => {
         }
       }),
       { numRuns: 1_000 },
+    );
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------
+// The config loader
+
+/** A raw value for a key: often one its type accepts, often one it does not. */
+function rawValueArb(name: ConfigKey): fc.Arbitrary<unknown> {
+  const label = CONFIG_KEYS[name].type.label;
+  const likely = label.includes("integer")
+    ? fc.oneof(fc.integer({ min: -10, max: 200_000 }), fc.integer({ min: 0, max: 5_000 }).map(String))
+    : label === "boolean"
+      ? fc.oneof(fc.boolean(), fc.constantFrom("true", "no", "ON", " 1 ", "maybe"))
+      : fc.constantFrom("off", "on", "auto", "isolate", "AUTO ", "/usr/bin/cgc", "cgc", true, false);
+  return fc.oneof({ weight: 3, arbitrary: likely }, { weight: 1, arbitrary: fc.jsonValue() });
+}
+
+const HOSTILE_KEYS = ["__proto__", "constructor", "toString", "prototype", "timeouts.__proto__", "freshness.wacth"];
+
+interface FileSpec {
+  kind: "missing" | "object" | "malformed" | "not-an-object";
+  entries: Array<[string, unknown, boolean]>; // name, raw value, nested?
+  raw: string;
+}
+
+const fileArb: fc.Arbitrary<FileSpec> = fc.oneof(
+  { weight: 1, arbitrary: fc.constant<FileSpec>({ kind: "missing", entries: [], raw: "" }) },
+  {
+    weight: 4,
+    arbitrary: fc
+      .uniqueArray(fc.constantFrom<string>(...CONFIG_KEY_NAMES, ...HOSTILE_KEYS), { maxLength: 8 })
+      .chain((names) =>
+        fc.tuple(
+          ...names.map((name) =>
+            fc.tuple(
+              fc.constant(name),
+              CONFIG_KEY_NAMES.includes(name as ConfigKey) ? rawValueArb(name as ConfigKey) : fc.jsonValue(),
+              fc.boolean(),
+            ),
+          ),
+        ),
+      )
+      .map((entries) => ({ kind: "object" as const, entries, raw: "" })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .constantFrom("{ not json", '{"timeouts": ', "", "\u0000")
+      .map((raw) => ({ kind: "malformed" as const, entries: [], raw })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom("[1]", '"on"', "42", "null", "true").map((raw) => ({
+      kind: "not-an-object" as const,
+      entries: [],
+      raw,
+    })),
+  },
+);
+
+/** The file text: each key flat ("a.b") or nested ({"a": {"b"}}), written as text so that hostile names stay keys. */
+function fileText(spec: FileSpec): string {
+  if (spec.kind !== "object") return spec.raw;
+  const value = (raw: unknown) => JSON.stringify(raw) ?? "null";
+  const flat: string[] = [];
+  const nested = new Map<string, string[]>();
+  for (const [name, raw, asNested] of spec.entries) {
+    if (!asNested || !name.includes(".")) {
+      flat.push(`${JSON.stringify(name)}: ${value(raw)}`);
+      continue;
+    }
+    const [head, ...rest] = name.split(".");
+    nested.set(head as string, [
+      ...(nested.get(head as string) ?? []),
+      `${JSON.stringify(rest.join("."))}: ${value(raw)}`,
+    ]);
+  }
+  const groups = [...nested].map(([head, inner]) => `${JSON.stringify(head)}: {${inner.join(", ")}}`);
+  return `{${[...flat, ...groups].join(", ")}}`;
+}
+
+/** A file's settings as the documented rule reads them: nested groups open up into dotted names. */
+function leavesOf(name: string, value: unknown): Array<[string, unknown]> {
+  const isGroup = typeof value === "object" && value !== null && !Array.isArray(value);
+  if (!isGroup || CONFIG_KEY_NAMES.includes(name as ConfigKey)) return [[name, value]];
+  return Object.entries(value).flatMap(([key, inner]) => leavesOf(`${name}.${key}`, inner));
+}
+
+describe("the config loader under random files and environments", () => {
+  it("each key takes the highest layer whose value its type accepts, else the default; one warning per fault", () => {
+    const envArb = fc.dictionary(
+      fc.constantFrom(...CONFIG_KEY_NAMES.map((name) => CONFIG_KEYS[name].env)),
+      fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom("true", "off", "15000", "0", "auto", " 7 ")),
+      { maxKeys: 6 },
+    );
+    fc.assert(
+      fc.property(fileArb, fileArb, envArb, (global, project, environment) => {
+        const cwd = mkdtempSync(join(tmpdir(), "pi-cgc-prop-"));
+        const agentDir = join(cwd, "agent");
+        mkdirSync(agentDir);
+        mkdirSync(join(cwd, ".pi"));
+        const paths = { global: join(agentDir, "cgc.json"), project: join(cwd, ".pi", "cgc.json") };
+        if (global.kind !== "missing") writeFileSync(paths.global, fileText(global));
+        if (project.kind !== "missing") writeFileSync(paths.project, fileText(project));
+        const env = { ...environment, PI_CODING_AGENT_DIR: agentDir };
+
+        const loaded = loadConfig({ cwd, env });
+
+        // The oracle, written from the rule rather than from the code.
+        const expected = defaultConfig() as Record<string, unknown>;
+        const sources: Record<string, Source> = {};
+        let faults = 0;
+        for (const [layer, spec] of [
+          ["global", global],
+          ["project", project],
+        ] as const) {
+          if (spec.kind === "malformed" || spec.kind === "not-an-object") faults++;
+          // Two spellings of one key in one file (flat and nested) cannot happen here: names are unique.
+          const leaves = (spec.kind === "object" ? spec.entries : []).flatMap(([name, value]) => leavesOf(name, value));
+          for (const [name, value] of leaves) {
+            const parsed = CONFIG_KEY_NAMES.includes(name as ConfigKey)
+              ? CONFIG_KEYS[name as ConfigKey].type.parse(value)
+              : undefined;
+            if (parsed?.ok) {
+              expected[name] = parsed.value;
+              sources[name] = { kind: layer, path: paths[layer] };
+            } else faults++;
+          }
+        }
+        for (const name of CONFIG_KEY_NAMES) {
+          const raw = env[CONFIG_KEYS[name].env as keyof typeof env];
+          if (raw === undefined) continue;
+          const parsed = CONFIG_KEYS[name].type.parse(raw);
+          if (parsed.ok) {
+            expected[name] = parsed.value;
+            sources[name] = { kind: "env", variable: CONFIG_KEYS[name].env };
+          } else faults++;
+        }
+
+        expect(loaded.values).toEqual(expected);
+        for (const name of CONFIG_KEY_NAMES) expect(loaded.sources[name]).toEqual(sources[name] ?? { kind: "default" });
+        expect(loaded.warnings).toHaveLength(faults);
+        for (const [layer, spec] of [
+          ["global", global],
+          ["project", project],
+        ] as const) {
+          if (spec.kind === "malformed" || spec.kind === "not-an-object") {
+            expect(loaded.warnings.filter((warning) => warning.includes(paths[layer]))).toHaveLength(1);
+          }
+        }
+      }),
+      { numRuns: 300 },
     );
   });
 });
