@@ -156,10 +156,10 @@ export async function run(_options: BenchOptions): Promise<BenchReport> {
       table(["workspace", "synchronous (both handlers)", "slowest handler", "verdict", "spawns", "pi start"], rows),
       "",
       `- Target < 5 ms synchronous: median ${ms(stats(allSync).median)}, worst ${ms(stats(allSync).max)} over` +
-        ` ${allSync.length} warm starts; the first start in the process (cold modules) took ${ms(cold.syncMs)}` +
+        ` ${allSync.length} warm starts; the first start of this bench took ${ms(cold.syncMs)}` +
         ` (verdict ${ms(cold.verdictMs)}).`,
-      "- The verdict is bounded by the probe's slowest spawn: `--version`, `doctor` (backend detection) and the",
-      "  repositories query run in parallel; see the spawn-cost section for what one spawn costs here.",
+      "- The verdict is bounded by the probe's slowest spawn: its calls (`--version`, the repositories query, and",
+      "  `doctor` only where the user's cgc has a `.env`) run in parallel; see the spawn-cost section for one spawn.",
       "",
       `Where the synchronous time goes (${ROUNDS} rounds without pi, the session core on the indexed repository):`,
       "",
