@@ -2,13 +2,17 @@
 // verdict sequences through the session's announce logic, random files and environments through the
 // config loader. Each property is one of the invariants of DESIGN.md ("What honest means here") in a form
 // a machine can check; docs/reliability.md states them in words.
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
+import { detectBusy, detectDamagedDatabase } from "../../src/cgc/parse.ts";
+import type { Runner, RunResult } from "../../src/cgc/runner.ts";
 import { CONFIG_KEY_NAMES, CONFIG_KEYS, type ConfigKey, defaultConfig } from "../../src/config/keys.ts";
 import { loadConfig, type Source } from "../../src/config/load.ts";
+import { probeReadiness } from "../../src/lifecycle/probe.ts";
 import {
   autoSyncCounted,
   changesObserved,
@@ -23,6 +27,9 @@ import {
   type Readiness,
   type State,
 } from "../../src/state/model.ts";
+import type { NoticeId } from "../../src/state/notices.ts";
+import { chipText } from "../../src/ui/chip.ts";
+import { PROJECT_ROOT } from "../helpers/cgc-env.ts";
 
 // ---------------------------------------------------------------------------------------------------
 // The state model
@@ -335,5 +342,169 @@ describe("the config loader under random files and environments", () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------
+// The probe's classification: what a cgc answer may be called
+
+/** Every text the real cgc printed in test/fixtures/cgc/ (stdout and stderr of each capture). */
+const CAPTURED = readdirSync(join(PROJECT_ROOT, "test", "fixtures", "cgc"))
+  .filter((file) => file.endsWith(".json"))
+  .map((file) => {
+    const capture = JSON.parse(readFileSync(join(PROJECT_ROOT, "test", "fixtures", "cgc", file), "utf8")) as {
+      stdout?: string;
+      stderr?: string;
+    };
+    return { name: file.replace(/\.json$/, ""), text: `${capture.stdout ?? ""}\n${capture.stderr ?? ""}` };
+  });
+
+const CODES = ["OK", "FAILED", "TIMEOUT", "CANCELLED", "BUSY", "UNAVAILABLE"] as const;
+
+/**
+ * A runner whose calls end as the property says. Stands for any result the real runner can hand the probe
+ * (each code has a real-cgc case in test/integration/runner.test.ts and test/reliability/faults.test.ts).
+ */
+function scriptedRunner(query: Pick<RunResult, "code" | "stdout" | "stderr">): Runner {
+  const result = (partial: Pick<RunResult, "code" | "stdout" | "stderr">): RunResult => ({
+    argv: ["cgc"],
+    exitCode: partial.code === "OK" ? 0 : 1,
+    signal: null,
+    truncated: false,
+    durationMs: 1,
+    reason: partial.code === "OK" ? "" : `scripted ${partial.code}`,
+    ...partial,
+  });
+  return {
+    run: async (args: string[]) =>
+      args[0] === "--version" ? result({ code: "OK", stdout: "", stderr: "CodeGraphContext 0.6.13\n" }) : result(query),
+    spawnCount: 0,
+  } as unknown as Runner;
+}
+
+describe("the probe's verdict on any answer", () => {
+  it("corrupt only on a failed call carrying Kùzu's damage words; a lock is busy, a timeout or garbage unknown", async () => {
+    const cwd = mkdtempSync(join(tmpdir(), "pi-cgc-probe-"));
+    const outputArb = fc.oneof(
+      fc.constantFrom(...CAPTURED.map((capture) => capture.text)),
+      fc.string({ maxLength: 200 }),
+      fc.constant(`[{"path": "${cwd}", "files": 3, "functions": 4, "classes": 1}]\n`),
+      fc.constant("[]\n"),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...CODES), outputArb, outputArb, async (code, stdout, stderr) => {
+        const outcome = await probeReadiness({
+          runner: scriptedRunner({ code, stdout, stderr }),
+          cwd,
+          env: { PI_CODING_AGENT_DIR: join(cwd, "agent") },
+          knownBackend: null,
+        });
+        const readiness = outcome.verdict.readiness;
+        const damage = detectDamagedDatabase(`${stdout}\n${stderr}`);
+        if (readiness === "corrupt") expect(code === "FAILED" && damage !== undefined).toBe(true);
+        if (code === "FAILED" && damage) expect(readiness).toBe("corrupt");
+        if (code === "BUSY") expect(readiness).toBe("busy");
+        if (code === "TIMEOUT") expect(readiness).toBe("unknown");
+        if (code === "UNAVAILABLE") expect(readiness).toBe("unavailable");
+        if (code === "CANCELLED") expect(outcome.settled).toBe(false);
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it("no captured output of the real cgc reads as both a lock and a damaged database; each only where it was", () => {
+    for (const capture of CAPTURED) {
+      expect(detectDamagedDatabase(capture.text) !== undefined, capture.name).toBe(capture.name.startsWith("corrupt-"));
+      if (detectBusy(capture.text)) expect(capture.name, capture.name).toMatch(/^lock-/);
+    }
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------
+// The session's notices: no verdict goes unannounced
+
+/**
+ * The notice a probe verdict requires (src/lifecycle/session.ts announce, ADR 0004): the user hears of each
+ * condition the first time the session meets it. lifecycle.autoCreate is off here, so unindexed is told.
+ */
+function requiredNotice(verdict: ProbeVerdict): NoticeId {
+  switch (verdict.readiness) {
+    case "unavailable":
+      return "cgc-unavailable";
+    case "unindexed":
+      return "unindexed";
+    case "busy":
+      return "busy";
+    case "unknown":
+      return "probe-unknown";
+    case "corrupt":
+      return "corrupt";
+    case "ready":
+      return verdict.drift?.changed ? "drift-detected" : "indexed";
+  }
+}
+
+describe("the session under random verdict sequences", () => {
+  it("shows each verdict's required notice, each condition once, and the chip always renders the state", async () => {
+    const queue: ProbeVerdict[] = [];
+    vi.resetModules();
+    // The probe stands for every verdict the real probe gives (each has a real-cgc case in the suites).
+    vi.doMock("../../src/lifecycle/probe.ts", async (importOriginal) => ({
+      ...(await importOriginal<typeof import("../../src/lifecycle/probe.ts")>()),
+      probeReadiness: async (input: { cwd: string }) => ({
+        verdict: queue.shift(),
+        root: input.cwd,
+        backend: null,
+        repositories: [],
+        settled: true,
+      }),
+    }));
+    try {
+      const { createCgcSession } = await import("../../src/lifecycle/session.ts");
+      const verdictArb: fc.Arbitrary<ProbeVerdict> = fc.record({
+        readiness: fc.constantFrom(...VERDICT_READINESS),
+        reason: fc.constantFrom("a reason", "another reason"),
+        drift: fc.option(
+          fc.record({ changed: fc.boolean(), paths: fc.constant([]), detail: fc.constant("HEAD moved") }),
+          {
+            nil: undefined,
+          },
+        ),
+      });
+      const cwd = mkdtempSync(join(tmpdir(), "pi-cgc-notices-"));
+      await fc.assert(
+        fc.asyncProperty(fc.array(verdictArb, { minLength: 1, maxLength: 12 }), async (verdicts) => {
+          const shown: string[] = [];
+          const chips: Array<string | undefined> = [];
+          const ctx = {
+            cwd,
+            hasUI: true,
+            ui: {
+              notify: (message: string) => shown.push(message),
+              setStatus: (_key: string, text: string | undefined) => chips.push(text),
+            },
+          } as unknown as ExtensionContext;
+          const session = createCgcSession(ctx, {
+            env: { PI_CODING_AGENT_DIR: join(cwd, "agent"), CGC_EXECUTABLE: "/nonexistent/cgc" },
+          });
+          try {
+            for (const verdict of verdicts) {
+              queue.push(verdict);
+              await session.refresh();
+              expect(session.notices.has(requiredNotice(verdict)), JSON.stringify(verdict)).toBe(true);
+              expect(chips.at(-1)).toBe(chipText(session.store.get()));
+            }
+            expect(shown).toEqual([...session.notices.shown().values()]);
+            expect(new Set(shown).size).toBe(shown.length);
+          } finally {
+            await session.dispose();
+          }
+        }),
+        { numRuns: 150 },
+      );
+    } finally {
+      vi.doUnmock("../../src/lifecycle/probe.ts");
+      vi.resetModules();
+    }
   });
 });
