@@ -94,7 +94,7 @@ describe("session replacement and quit (RPC mode)", () => {
       await waitFor(
         () => cgcProcessesOf(home.home).length === 0 || undefined,
         "no cgc child after the replacement",
-        15_000,
+        60_000, // SIGINT, then SIGTERM and SIGKILL after 2 s grace each: bounded, but a loaded machine is slow
       );
     } finally {
       await pi.stop();
