@@ -14,6 +14,7 @@ const MODULES = [
   "change-detection",
   "query-latency",
   "watcher-memory",
+  "tier-tokens",
   "edit-to-fresh",
 ];
 

@@ -1,0 +1,101 @@
+// Issue 6: the prompt tokens each proactive tier adds (and the routing card beside them), taken from what
+// the real pi sent the faux model in a real session on indexed fixture repositories. Tokens are counted
+// as characters / 4, the estimate the card's cap uses (src/agent/card.ts).
+
+import type { Context } from "@mariozechner/pi-ai";
+import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
+import { CARD_HEADING, estimateTokens } from "../src/agent/card.ts";
+import { ANNOTATION_PREFIX, STEER_TYPE } from "../src/agent/inject.ts";
+import { cgcBinary, cgcExec, makeCgcHome } from "../test/helpers/cgc-env.ts";
+import { recordingUi, startPi, waitFor } from "../test/helpers/pi-sdk.ts";
+import { type FixtureRepo, stdlibRepo, tinyRepo } from "../test/helpers/repos.ts";
+import { type BenchOptions, type BenchReport, log, table } from "./harness.ts";
+
+interface Measured {
+  repo: string;
+  card: string;
+  note: string;
+  steer: string;
+  annotation: string;
+}
+
+async function measure(repo: FixtureRepo, home: string): Promise<Measured> {
+  Object.assign(process.env, {
+    HOME: home,
+    CGC_EXECUTABLE: cgcBinary(),
+    CGC_PROACTIVE_DRIFT_STEERS: "true",
+    CGC_PROACTIVE_RESULT_ANNOTATIONS: "true",
+    CGC_FRESHNESS_AUTO_SYNC: "false",
+  });
+  const ui = recordingUi();
+  const h = await startPi({ cwd: repo.path, ui });
+  try {
+    await waitFor(() => ui.statuses.get("cgc") === "cgc ready · fresh", "a ready graph", 120_000);
+    const seen: Context[] = [];
+    const capture = (context: Context) => {
+      seen.push({ systemPrompt: context.systemPrompt, messages: JSON.parse(JSON.stringify(context.messages)) });
+      return fauxAssistantMessage("ok");
+    };
+    h.faux.setResponses([
+      fauxAssistantMessage(
+        fauxToolCall("write", { path: "bench_tier_probe.py", content: "def probe():\n    return 1\n" }),
+        {
+          stopReason: "toolUse",
+        },
+      ),
+      fauxAssistantMessage(fauxToolCall("cgc_stats", {}), { stopReason: "toolUse" }),
+      capture,
+    ]);
+    await h.session.prompt("measure");
+    const context = seen[0] as Context;
+    const prompt = context.systemPrompt ?? "";
+    const card = prompt.slice(prompt.indexOf(CARD_HEADING)).split("\n\n")[0] ?? "";
+    const note = /^(Code graph coverage: |A code graph of ).*$/m.exec(prompt)?.[0] ?? "";
+    const steer = JSON.stringify(
+      h.session.messages.find((m) => (m as { customType?: string }).customType === STEER_TYPE) ?? "",
+    );
+    const steerText = /The code graph is now possibly stale[^"]*/.exec(steer)?.[0] ?? "";
+    const annotation = new RegExp(`\\${ANNOTATION_PREFIX}[^\\]]*\\]`).exec(JSON.stringify(context.messages))?.[0] ?? "";
+    return { repo: `${repo.name} (${repo.files.length} files)`, card, note, steer: steerText, annotation };
+  } finally {
+    await h.dispose();
+  }
+}
+
+export async function run(_options: BenchOptions): Promise<BenchReport> {
+  const home = makeCgcHome();
+  const repos = [tinyRepo(), stdlibRepo("json")];
+  try {
+    const rows: string[][] = [];
+    for (const repo of repos) {
+      log(`tier tokens: indexing ${repo.name}`);
+      const indexed = await cgcExec(["index", repo.path], { cwd: repo.path, env: home.env, timeoutMs: 600_000 });
+      if (indexed.code !== 0) throw new Error(`cgc index failed on ${repo.name}: ${indexed.stderr.slice(-400)}`);
+      const m = await measure(repo, home.home);
+      for (const [tier, text] of [
+        ["routing card (not a tier; always on while ready)", m.card],
+        ["tier 1: coverage note (default on)", m.note],
+        ["tier 2a: drift steer (opt-in, once per episode)", m.steer],
+        ["tier 2b: result annotation (opt-in, per pi-cgc result while stale)", m.annotation],
+      ] as const) {
+        if (!text) throw new Error(`${tier} was not found in what the model received on ${repo.name}`);
+        rows.push([m.repo, tier, String(text.length), String(estimateTokens(text))]);
+      }
+    }
+    const markdown = [
+      "One real session per repository (pi's SDK, the faux model, pi-cgc with every tier on and automatic sync off),",
+      "indexed into an isolated CGC home. The model's first call is recorded: its system prompt carries the card",
+      "and the note; the write that opens a possibly-stale episode brings the steer; pi-cgc's own `cgc_stats`",
+      "result carries the annotation. Tokens are characters / 4.",
+      "",
+      table(["repository", "what the model received", "characters", "tokens"], rows),
+      "",
+      "- Per prompt while ready and fresh, with the defaults: the card plus the note. The steer is added once per",
+      "  episode, the annotation once per pi-cgc tool result while possibly stale, and only when enabled.",
+    ].join("\n");
+    return { title: "Prompt tokens of the proactive tiers (issue 6)", markdown };
+  } finally {
+    for (const repo of repos) repo.cleanup();
+    home.cleanup();
+  }
+}
