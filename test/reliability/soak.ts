@@ -1,0 +1,542 @@
+// The randomized soak: scripted sessions with the real pi (SDK, faux model) and the real cgc, each in its own
+// CGC home on a fresh fixture repository. A seeded generator picks the steps: edits through pi's own edit,
+// write and bash tools, edits made outside pi, plain prompts, graph tool calls, /cgc commands (confirmations
+// answered yes or no at random), and injected faults (a second cgc holding the database lock, the running
+// cgc child SIGKILLed, the session replaced mid-sync). Each run checks at its end, and the fresh claim after
+// every prompt:
+//   - no orphaned process: no cgc process of the run's home once the session has ended;
+//   - no false fresh claim: whenever the chip says fresh, the graph's functions per file are the files' own;
+//   - no unconfirmed destructive action: every rebuild, index and report follows a yes to its confirmation,
+//     and no file appears in the workspace that neither the agent nor a confirmed step wrote;
+//   - no lost user file: every file holds what the user, the agent and the run wrote, nothing else;
+//   - config intact: the project settings file is byte-identical.
+//
+//   npm run soak -- --runs 20 --seed 7 [--steps 10]
+//
+// Prints the figures (runs, steps, faults injected by kind, invariant violations) and exits 1 on a violation.
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
+import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
+import { liveGroups } from "../../src/cgc/children.ts";
+import { type CgcHome, cgcBinary, cgcExec, cgcStart, type LongLivedCgc, makeCgcHome } from "../helpers/cgc-env.ts";
+import { type PiHarness, type RecordingUi, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
+import { type TinyRepo, tinyRepo } from "../helpers/repos.ts";
+import { cgcProcesses, kuzuPath, until } from "./support.ts";
+
+export interface SoakOptions {
+  runs: number;
+  seed: number;
+  /** Steps per run. */
+  steps: number;
+  log?: (line: string) => void;
+}
+
+export interface SoakReport {
+  runs: number;
+  steps: number;
+  seed: number;
+  actions: Record<string, number>;
+  faults: Record<string, number>;
+  /** Fresh claims checked against the graph. */
+  freshChecks: number;
+  violations: string[];
+  durationMs: number;
+}
+
+/** mulberry32: small, fast, and the same sequence for the same seed everywhere. */
+function generator(seed: number) {
+  let state = seed >>> 0;
+  const next = () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  return {
+    next,
+    pick<T>(items: readonly T[]): T {
+      return items[Math.floor(next() * items.length)] as T;
+    },
+    weighted<T extends string>(weights: Record<T, number>): T {
+      const entries = Object.entries(weights) as Array<[T, number]>;
+      let roll = next() * entries.reduce((sum, [, weight]) => sum + weight, 0);
+      for (const [item, weight] of entries) {
+        roll -= weight;
+        if (roll < 0) return item;
+      }
+      return entries[entries.length - 1]?.[0] as T;
+    },
+  };
+}
+type Rng = ReturnType<typeof generator>;
+
+const ACTIONS = {
+  "edit-tool": 4,
+  "write-tool": 2,
+  "bash-append": 2,
+  "bash-new-file": 2,
+  "bash-delete": 1,
+  "outside-edit": 2,
+  prompt: 2,
+  "graph-tool": 2,
+  command: 4,
+  "fault:lock": 1,
+  "fault:kill-child": 1,
+  "fault:replace-session": 1,
+};
+type Action = keyof typeof ACTIONS;
+const FAULTS = Object.keys(ACTIONS).filter((action) => action.startsWith("fault:")) as Action[];
+
+const COMMANDS = ["/cgc status", "/cgc sync", "/cgc doctor", "/cgc index", "/cgc index --force", "/cgc report"];
+const SETTINGS = `${JSON.stringify({ lifecycle: { syncOnStart: true }, freshness: { maxSyncsPerSession: 50 }, theirs: { kept: true } }, null, 2)}\n`;
+const BUSY_CHIP = /^cgc (syncing|indexing|rebuilding|checking)…/;
+
+interface Run {
+  index: number;
+  rng: Rng;
+  home: CgcHome;
+  repo: TinyRepo;
+  /** What every file should hold: relative path → content (undefined: deleted by the agent). */
+  files: Map<string, string | undefined>;
+  /** Files the user had before the run. */
+  original: Set<string>;
+  /** Files the run allows beyond `files` (cgc's own .cgcignore, a confirmed report). */
+  allowedExtra: Set<string>;
+  h: PiHarness;
+  ui: RecordingUi;
+  /** Every chip and every confirmation, in order, across replaced sessions. */
+  timeline: Array<{ kind: "chip"; text: string | undefined } | { kind: "confirm"; title: string; yes: boolean }>;
+  counter: number;
+  report: SoakReport;
+  violations: string[];
+}
+
+export async function runSoak(options: SoakOptions): Promise<SoakReport> {
+  const started = Date.now();
+  const report: SoakReport = {
+    runs: options.runs,
+    steps: 0,
+    seed: options.seed,
+    actions: {},
+    faults: {},
+    freshChecks: 0,
+    violations: [],
+    durationMs: 0,
+  };
+  const saved = { HOME: process.env.HOME, agent: process.env.PI_CODING_AGENT_DIR, exe: process.env.CGC_EXECUTABLE };
+  try {
+    for (let index = 0; index < options.runs; index++) {
+      await soakRun(index, generator(options.seed * 1_000_003 + index), options, report);
+    }
+  } finally {
+    restore("HOME", saved.HOME);
+    restore("PI_CODING_AGENT_DIR", saved.agent);
+    restore("CGC_EXECUTABLE", saved.exe);
+  }
+  report.durationMs = Date.now() - started;
+  return report;
+}
+
+function restore(key: string, value: string | undefined): void {
+  if (value === undefined) delete process.env[key];
+  else process.env[key] = value;
+}
+
+async function soakRun(index: number, rng: Rng, options: SoakOptions, report: SoakReport): Promise<void> {
+  const log = options.log ?? (() => {});
+  const home = makeCgcHome();
+  const repo = tinyRepo({ name: `soak-${index}` });
+  mkdirSync(join(repo.path, ".pi"));
+  writeFileSync(join(repo.path, ".pi", "cgc.json"), SETTINGS);
+  const indexedFirst = rng.next() < 0.85;
+  if (indexedFirst) {
+    const indexed = await cgcExec(["index", repo.path], { cwd: repo.path, env: home.env });
+    if (indexed.code !== 0) throw new Error(`soak setup: the index failed: ${indexed.stderr}`);
+  }
+  process.env.HOME = home.home;
+  process.env.PI_CODING_AGENT_DIR = mkdtempSync(join(tmpdir(), "pi-cgc-soak-agent-"));
+  process.env.CGC_EXECUTABLE = cgcBinary();
+  const files = new Map<string, string | undefined>();
+  for (const file of listFiles(repo.path)) files.set(file, readFileSync(join(repo.path, file), "utf8"));
+  const run: Run = {
+    index,
+    rng,
+    home,
+    repo,
+    files,
+    original: new Set(files.keys()),
+    allowedExtra: new Set(),
+    h: undefined as unknown as PiHarness,
+    ui: undefined as unknown as RecordingUi,
+    timeline: [],
+    counter: 0,
+    report,
+    violations: [],
+  };
+  let holder: LongLivedCgc | undefined;
+  try {
+    await startSession(run);
+    // Every run injects at least one fault: the middle step is one, of a kind picked at random.
+    const faultStep = Math.floor(options.steps / 2);
+    for (let step = 0; step < options.steps; step++) {
+      const action = step === faultStep ? rng.pick(FAULTS) : rng.weighted(ACTIONS);
+      report.steps++;
+      if (!action.startsWith("fault:")) report.actions[action] = (report.actions[action] ?? 0) + 1;
+      const throughPrompt = await perform(run, action, (started) => {
+        holder = started;
+      });
+      if (holder) {
+        await holder.stop();
+        holder = undefined;
+      }
+      await quiet(run, throughPrompt);
+      log(
+        `run ${index} step ${step}: ${action} → ${chip(run)} ${JSON.stringify(run.ui.notices.slice(-2).map((n) => n.message.slice(0, 160)))}`,
+      );
+      if (throughPrompt) await checkFreshClaim(run, `after step ${step} (${action})`);
+    }
+    // The end of the run: one last prompt observes everything, and its claim is checked too.
+    await prompt(run, [fauxAssistantMessage("all done")], "wrap up");
+    await quiet(run, true);
+    await checkFreshClaim(run, "at the end");
+  } finally {
+    if (holder) await holder.stop();
+    await run.h?.dispose();
+  }
+  await checkEnd(run);
+  report.violations.push(...run.violations.map((violation) => `run ${index} (seed ${options.seed}): ${violation}`));
+  rmSync(process.env.PI_CODING_AGENT_DIR, { recursive: true, force: true });
+  home.cleanup();
+  repo.cleanup();
+}
+
+async function startSession(run: Run): Promise<void> {
+  const ui = recordingUi();
+  const setStatus = ui.context.setStatus.bind(ui.context);
+  const confirm = ui.context.confirm.bind(ui.context);
+  const context = Object.create(ui.context) as typeof ui.context;
+  context.setStatus = (key, text) => {
+    if (key === "cgc") run.timeline.push({ kind: "chip", text });
+    setStatus(key, text);
+  };
+  context.confirm = async (title, message, opts) => {
+    const yes = await confirm(title, message, opts);
+    run.timeline.push({ kind: "confirm", title, yes });
+    if (yes && title === "Write a report?") run.allowedExtra.add("CGC_REPORT.md");
+    return yes;
+  };
+  ui.context = context;
+  run.ui = ui;
+  run.h = await startPi({ cwd: run.repo.path, ui });
+  await waitFor(() => /^cgc (ready|unindexed|busy|unknown)/.test(chip(run) ?? ""), "the first verdict", 90_000);
+}
+
+const chip = (run: Run) => run.ui.statuses.get("cgc");
+
+/**
+ * Waits until no work runs: no busy chip and no live cgc child of this process for a moment (a settled
+ * sync chains its probe and its read-back within one turn of the event loop, so a gap means it is done).
+ * After an agent's run, the quiet timer (1.5 s) may start an automatic sync first: give it that chance.
+ */
+async function quiet(run: Run, afterAgentRun: boolean): Promise<void> {
+  const idle = () => !BUSY_CHIP.test(chip(run) ?? "") && liveGroups().length === 0;
+  if (afterAgentRun && chip(run) === "cgc ready · possibly stale") {
+    // Possibly stale at the end of a run: the automatic sync is due once the quiet timer fires.
+    const armedUntil = Date.now() + 3_000;
+    await until(() => Date.now() > armedUntil || BUSY_CHIP.test(chip(run) ?? ""), "a sync that may start", 5_000);
+  }
+  let idleSince: number | undefined;
+  await until(
+    () => {
+      if (!idle()) idleSince = undefined;
+      else idleSince ??= Date.now();
+      return idleSince !== undefined && Date.now() - idleSince >= 300;
+    },
+    "no work running",
+    180_000,
+  );
+}
+
+async function prompt(run: Run, replies: ReturnType<typeof fauxAssistantMessage>[], text: string): Promise<void> {
+  run.h.faux.setResponses(replies);
+  await run.h.session.prompt(text);
+}
+
+function toolStep(name: string, args: Record<string, unknown>) {
+  return [fauxAssistantMessage(fauxToolCall(name, args), { stopReason: "toolUse" }), fauxAssistantMessage("done")];
+}
+
+const liveFiles = (run: Run) =>
+  [...run.files].filter(([path, content]) => content !== undefined && path.endsWith(".py")).map(([path]) => path);
+
+function newFunction(run: Run): string {
+  run.counter++;
+  return `soak_${run.index}_${run.counter}`;
+}
+
+function injected(run: Run, fault: string): void {
+  run.report.faults[fault] = (run.report.faults[fault] ?? 0) + 1;
+}
+
+/** Performs one step; returns whether it went through a prompt (so outside changes were looked for). */
+async function perform(run: Run, action: Action, holding: (holder: LongLivedCgc) => void): Promise<boolean> {
+  const { rng } = run;
+  switch (action) {
+    case "edit-tool": {
+      const path = rng.pick(liveFiles(run));
+      const content = run.files.get(path) as string;
+      const firstLine = content.split("\n")[0] as string;
+      const name = newFunction(run);
+      const added = `def ${name}(value):\n    return value\n\n\n`;
+      await prompt(
+        run,
+        toolStep("edit", { path, edits: [{ oldText: firstLine, newText: `${added}${firstLine}` }] }),
+        "edit",
+      );
+      run.files.set(path, `${added}${content}`);
+      return true;
+    }
+    case "write-tool": {
+      const path = rng.pick(liveFiles(run));
+      const content = `${run.files.get(path)}\n\ndef ${newFunction(run)}(value):\n    return value\n`;
+      await prompt(run, toolStep("write", { path, content }), "write");
+      run.files.set(path, content);
+      return true;
+    }
+    case "bash-append": {
+      const path = rng.pick(liveFiles(run));
+      const name = newFunction(run);
+      await prompt(
+        run,
+        toolStep("bash", { command: `printf '\\n\\ndef ${name}():\\n    return 1\\n' >> ${path}` }),
+        "bash",
+      );
+      run.files.set(path, `${run.files.get(path)}\n\ndef ${name}():\n    return 1\n`);
+      return true;
+    }
+    case "bash-new-file": {
+      const name = newFunction(run);
+      const path = `pkg/${name}.py`;
+      await prompt(run, toolStep("bash", { command: `printf 'def ${name}():\\n    return 2\\n' > ${path}` }), "bash");
+      run.files.set(path, `def ${name}():\n    return 2\n`);
+      return true;
+    }
+    case "bash-delete": {
+      // Only files the agent made: the user's own files are never the agent's to delete here.
+      const made = liveFiles(run).filter((path) => !run.original.has(path));
+      if (made.length === 0) return perform(run, "bash-new-file", holding);
+      const path = rng.pick(made);
+      await prompt(run, toolStep("bash", { command: `rm ${path}` }), "bash");
+      run.files.set(path, undefined);
+      return true;
+    }
+    case "outside-edit": {
+      const path = rng.pick(liveFiles(run));
+      const content = `${run.files.get(path)}\n\ndef ${newFunction(run)}(value):\n    return value\n`;
+      writeFileSync(join(run.repo.path, path), content);
+      run.files.set(path, content);
+      return false;
+    }
+    case "prompt":
+      await prompt(run, [fauxAssistantMessage("nothing to do")], "hello");
+      return true;
+    case "graph-tool": {
+      const call = rng.pick([
+        ["cgc_find", { query: "normalize" }],
+        ["cgc_relations", { relation: "callers", target: "normalize" }],
+        ["cgc_cypher", { query: "MATCH (f:Function) RETURN count(f) AS n" }],
+        ["cgc_stats", {}],
+      ] as const);
+      await prompt(run, toolStep(call[0], call[1]), "ask the graph");
+      return true;
+    }
+    case "command": {
+      run.ui.confirmAnswer = rng.next() < 0.5;
+      const unindexed = chip(run) === "cgc unindexed" && rng.next() < 0.5;
+      await run.h.session.prompt(unindexed ? "/cgc index" : rng.pick(COMMANDS));
+      return false;
+    }
+    case "fault:lock": {
+      const holder = cgcStart(["watch", run.repo.path], { cwd: run.repo.path, env: run.home.env });
+      holding(holder);
+      try {
+        await holder.waitForLine("stdout", /Monitoring for file changes/);
+      } catch {
+        return false; // pi-cgc held the database itself at that moment: nothing to inject
+      }
+      // While another process holds the database: an edit, and the sync it brings.
+      injected(run, "lock held by a second cgc");
+      return perform(run, "edit-tool", holding);
+    }
+    case "fault:kill-child": {
+      run.ui.confirmAnswer = true;
+      const command = rng.pick(["/cgc sync", "/cgc index --force"]);
+      const running = run.h.session.prompt(command);
+      const child = await firstWriter(run, 15_000);
+      if (child) {
+        process.kill(child, "SIGKILL");
+        injected(run, `cgc child SIGKILLed (${command})`);
+      }
+      await running;
+      return false;
+    }
+    case "fault:replace-session": {
+      run.ui.confirmAnswer = true;
+      const running = run.h.session.prompt("/cgc sync").catch(() => undefined);
+      const writing = await firstWriter(run, 10_000);
+      injected(run, writing ? "session replaced mid-sync" : "session replaced");
+      await run.h.dispose();
+      await running;
+      await startSession(run);
+      return false;
+    }
+  }
+}
+
+/** The pid of the cgc index child once it has begun to write (its WAL exists), if one starts in time. */
+async function firstWriter(run: Run, timeoutMs: number): Promise<number | undefined> {
+  const wal = `${kuzuPath(run.home.home)}.wal`;
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const child = cgcProcesses(run.home.home).find((process_) => / index /.test(process_.args));
+    if (child && existsSync(wal)) return child.pid;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  return undefined;
+}
+
+/** When the chip says fresh, the graph must hold each Python file's functions exactly, and no deleted file. */
+async function checkFreshClaim(run: Run, when: string): Promise<void> {
+  if (chip(run) !== "cgc ready · fresh") return;
+  run.report.freshChecks++;
+  const graph = await graphFunctions(run);
+  for (const [path, content] of run.files) {
+    if (!path.endsWith(".py")) continue;
+    const inGraph = graph.get(join(run.repo.path, path));
+    if (content === undefined) {
+      if (inGraph) run.violations.push(`fresh ${when}, yet the graph still holds the deleted ${path}`);
+      continue;
+    }
+    const expected = [
+      ...new Set(["<module>", ...[...content.matchAll(/^\s*def (\w+)\(/gm)].map((m) => m[1] as string)]),
+    ].sort();
+    const actual = [...new Set(inGraph ?? [])].sort();
+    if (expected.join(",") !== actual.join(",")) {
+      run.violations.push(`fresh ${when}, yet ${path} holds [${expected}] and the graph [${actual}]`);
+    }
+  }
+}
+
+/** Functions per file from the real graph (retried while another process holds the database). */
+async function graphFunctions(run: Run): Promise<Map<string, string[]>> {
+  const query =
+    `MATCH (f:File)-[:CONTAINS]->(fn:Function) WHERE f.path STARTS WITH '${run.repo.path}/' ` +
+    "RETURN f.path AS path, collect(fn.name) AS names";
+  for (let attempt = 0; ; attempt++) {
+    const result = await cgcExec(["query", query], { cwd: run.repo.path, env: run.home.env });
+    if (result.code === 0 && result.stdout.includes("[")) {
+      const rows = JSON.parse(result.stdout.slice(result.stdout.indexOf("["))) as Array<{
+        path: string;
+        names: string[];
+      }>;
+      return new Map(rows.map((row) => [row.path, row.names]));
+    }
+    if (attempt >= 3) throw new Error(`the soak's ground-truth query failed: ${result.stdout}${result.stderr}`);
+  }
+}
+
+async function checkEnd(run: Run): Promise<void> {
+  // No orphaned process: the session ended, so no cgc of this home may be left once its stop has run.
+  try {
+    await until(() => cgcProcesses(run.home.home).length === 0, "no cgc process left", 15_000);
+  } catch {
+    const left = cgcProcesses(run.home.home);
+    run.violations.push(`cgc processes left after the session ended: ${left.map((p) => p.args).join("; ")}`);
+    for (const process_ of left) {
+      try {
+        process.kill(-process_.pgid, "SIGKILL");
+      } catch {
+        // gone
+      }
+    }
+  }
+  // No unconfirmed destructive action: each rebuild, index and report follows a yes to its confirmation.
+  const needs: Array<[RegExp, string]> = [
+    [/^cgc rebuilding…/, "Replace the code graph?"],
+    [/^cgc indexing…/, "Build a code graph?"],
+  ];
+  for (const [pattern, title] of needs) {
+    let confirmed = false;
+    let inEpisode = false;
+    for (const event of run.timeline) {
+      if (event.kind === "confirm" && event.title === title) confirmed = event.yes;
+      if (event.kind !== "chip") continue;
+      const matches = pattern.test(event.text ?? "");
+      if (matches && !inEpisode && !confirmed) run.violations.push(`'${event.text}' without a yes to '${title}'`);
+      if (matches && !inEpisode) confirmed = false; // one yes, one run
+      inEpisode = matches;
+    }
+  }
+  // No lost user file, nothing written that nobody asked for.
+  const present = new Set(listFiles(run.repo.path));
+  for (const [path, content] of run.files) {
+    if (content === undefined) {
+      if (present.has(path)) run.violations.push(`${path} was deleted by the agent, yet it is there`);
+    } else if (!present.has(path)) {
+      run.violations.push(`${path} is lost`);
+    } else if (readFileSync(join(run.repo.path, path), "utf8") !== content) {
+      run.violations.push(`${path} does not hold what was written`);
+    }
+  }
+  for (const path of present) {
+    // cgc writes a default .cgcignore into a repository that has none on every index (docs/cgc-compat.md):
+    // cgc's own file, left to cgc.
+    if (!run.files.has(path) && !run.allowedExtra.has(path) && path !== ".cgcignore") {
+      run.violations.push(`${path} appeared unasked`);
+    }
+  }
+  // Config intact.
+  if (readFileSync(join(run.repo.path, ".pi", "cgc.json"), "utf8") !== SETTINGS) {
+    run.violations.push(".pi/cgc.json changed");
+  }
+  // Honest to the end: never corrupt without damage (none was injected).
+  if (run.timeline.some((event) => event.kind === "chip" && event.text === "cgc corrupt")) {
+    run.violations.push("the chip said corrupt, with no damage injected");
+  }
+}
+
+/** Files of the repository (relative), without git's own. */
+function listFiles(root: string): string[] {
+  const out: string[] = [];
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      if (entry.name === ".git") continue;
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else out.push(relative(root, path));
+    }
+  };
+  walk(root);
+  return out.sort();
+}
+
+function argument(name: string, fallback: number): number {
+  const at = process.argv.indexOf(`--${name}`);
+  const value = at >= 0 ? Number(process.argv[at + 1]) : fallback;
+  if (!Number.isSafeInteger(value) || value < 0) throw new Error(`--${name} must be a whole number`);
+  return value;
+}
+
+if (process.argv[1]?.endsWith("soak.ts")) {
+  const options = { runs: argument("runs", 5), seed: argument("seed", 1), steps: argument("steps", 10) };
+  const report = await runSoak({ ...options, log: (line) => console.error(line) });
+  console.log(JSON.stringify(report, null, 2));
+  console.log(
+    `soak: ${report.runs} runs, ${report.steps} steps, ${Object.values(report.faults).reduce((a, b) => a + b, 0)} faults injected, ` +
+      `${report.freshChecks} fresh claims checked, ${report.violations.length} invariant violations, ${Math.round(report.durationMs / 1000)} s ` +
+      `(npm run soak -- --runs ${options.runs} --seed ${options.seed} --steps ${options.steps})`,
+  );
+  process.exit(report.violations.length === 0 ? 0 : 1);
+}
