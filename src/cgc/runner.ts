@@ -134,16 +134,20 @@ export function createRunner(options: RunnerOptions) {
     return child;
   }
 
+  interface Execution {
+    cwd: string;
+    env: NodeJS.ProcessEnv;
+    budgetMs: number;
+    signal: AbortSignal | undefined;
+    onLine: RunOptions["onLine"];
+    /** A child meant to run until stopped: exiting on its own is a failure, whatever its exit code. */
+    longLived?: { stdin: boolean; onSpawn(child: ChildProcess): void };
+  }
+
   /** Spawn, capture, classify. Resolves on close; never rejects. */
-  function execute(
-    argv: string[],
-    cwd: string,
-    env: NodeJS.ProcessEnv,
-    budgetMs: number,
-    signal: AbortSignal | undefined,
-    onLine: RunOptions["onLine"],
-  ): Promise<RunResult> {
+  function execute(argv: string[], spec: Execution): Promise<RunResult> {
     const started = Date.now();
+    const what = `cgc ${argv[0] ?? ""}`;
     const done = (code: RunCode, reason: string, partial?: Partial<RunResult>): RunResult => ({
       code,
       argv: [options.executable, ...argv],
@@ -157,13 +161,15 @@ export function createRunner(options: RunnerOptions) {
       ...partial,
     });
     if (closed) return Promise.resolve(done("CANCELLED", "the session ended"));
-    if (signal?.aborted) return Promise.resolve(done("CANCELLED", "cancelled before start"));
-    if (!existsSync(cwd)) return Promise.resolve(done("UNAVAILABLE", `working directory does not exist: ${cwd}`));
+    if (spec.signal?.aborted) return Promise.resolve(done("CANCELLED", "cancelled before start"));
+    if (!existsSync(spec.cwd))
+      return Promise.resolve(done("UNAVAILABLE", `working directory does not exist: ${spec.cwd}`));
 
     return new Promise((resolve) => {
-      const child = launch(argv, cwd, env, false);
-      const out = boundedCapture(captureBytes, (line) => onLine?.(line, "stdout"));
-      const err = boundedCapture(captureBytes, (line) => onLine?.(line, "stderr"));
+      const child = launch(argv, spec.cwd, spec.env, spec.longLived?.stdin === true);
+      spec.longLived?.onSpawn(child);
+      const out = boundedCapture(captureBytes, (line) => spec.onLine?.(line, "stdout"));
+      const err = boundedCapture(captureBytes, (line) => spec.onLine?.(line, "stderr"));
       let stoppedFor: "TIMEOUT" | "CANCELLED" | undefined;
       let spawnError: NodeJS.ErrnoException | undefined;
 
@@ -171,9 +177,9 @@ export function createRunner(options: RunnerOptions) {
         stoppedFor ??= why;
         void stopGroup(child, killGraceMs);
       };
-      const timer = budgetMs > 0 ? setTimeout(() => stopFor("TIMEOUT"), budgetMs) : undefined;
+      const timer = spec.budgetMs > 0 ? setTimeout(() => stopFor("TIMEOUT"), spec.budgetMs) : undefined;
       const onAbort = () => stopFor("CANCELLED");
-      signal?.addEventListener("abort", onAbort, { once: true });
+      spec.signal?.addEventListener("abort", onAbort, { once: true });
 
       child.stdout?.on("data", (chunk: Buffer) => out.push(chunk));
       child.stderr?.on("data", (chunk: Buffer) => err.push(chunk));
@@ -182,30 +188,31 @@ export function createRunner(options: RunnerOptions) {
       });
       child.once("close", (exitCode, exitSignal) => {
         if (timer) clearTimeout(timer);
-        signal?.removeEventListener("abort", onAbort);
-        const stdout = out.text();
-        const stderr = err.text();
-        const captured = { exitCode, signal: exitSignal, stdout, stderr, truncated: out.truncated || err.truncated };
+        spec.signal?.removeEventListener("abort", onAbort);
+        const captured = {
+          exitCode,
+          signal: exitSignal,
+          stdout: out.text(),
+          stderr: err.text(),
+          truncated: out.truncated || err.truncated,
+        };
         if (spawnError) {
           const missing = spawnError.code === "ENOENT" || spawnError.code === "EACCES";
+          const reason = `cannot run ${options.executable}: ${spawnError.message}`;
+          resolve(done(missing ? "UNAVAILABLE" : "FAILED", reason, captured));
+        } else if (stoppedFor === "TIMEOUT") {
+          resolve(done("TIMEOUT", `${what} took longer than ${spec.budgetMs} ms and was stopped`, captured));
+        } else if (stoppedFor === "CANCELLED" || closed) {
+          resolve(done("CANCELLED", `${what} was ${spec.longLived ? "stopped" : "cancelled"}`, captured));
+        } else {
+          const classified = classify(captured, done, what);
+          const exitedAlone = spec.longLived && classified.code === "OK";
           resolve(
-            done(
-              missing ? "UNAVAILABLE" : "FAILED",
-              `cannot run ${options.executable}: ${spawnError.message}`,
-              captured,
-            ),
+            exitedAlone
+              ? done("FAILED", `${what} exited on its own (code ${exitCode ?? exitSignal})`, captured)
+              : classified,
           );
-          return;
         }
-        if (stoppedFor === "TIMEOUT") {
-          resolve(done("TIMEOUT", `cgc ${argv[0] ?? ""} took longer than ${budgetMs} ms and was stopped`, captured));
-          return;
-        }
-        if (stoppedFor === "CANCELLED" || closed) {
-          resolve(done("CANCELLED", `cgc ${argv[0] ?? ""} was cancelled`, captured));
-          return;
-        }
-        resolve(classify(captured, done, `cgc ${argv[0] ?? ""}`));
       });
     });
   }
@@ -228,7 +235,7 @@ export function createRunner(options: RunnerOptions) {
     if (existing && !runOptions.onLine) return existing.join(runOptions.signal);
 
     const shared = shareCall((signal) => {
-      const go = () => execute(argv, runOptions.cwd, env, budget, signal, runOptions.onLine);
+      const go = () => execute(argv, { cwd: runOptions.cwd, env, budgetMs: budget, signal, onLine: runOptions.onLine });
       return runOptions.takesLock === false ? go() : serialised(go);
     });
     inFlight.set(key, shared);
@@ -250,7 +257,14 @@ export function createRunner(options: RunnerOptions) {
     const refused = refusalFor(args);
     const exited = refused
       ? Promise.resolve(refusedResult([options.executable, ...argv], refused))
-      : executeLongLived(argv, opts, controller.signal, spawnHook, envFor(opts.env, args));
+      : execute(argv, {
+          cwd: opts.cwd,
+          env: envFor(opts.env, args),
+          budgetMs: options.budgets.longLived,
+          signal: controller.signal,
+          onLine: opts.onLine,
+          longLived: { stdin: opts.stdin === true, onSpawn: spawnHook },
+        });
     return {
       get pid() {
         return child?.pid;
@@ -264,88 +278,6 @@ export function createRunner(options: RunnerOptions) {
         await exited;
       },
     };
-  }
-
-  function executeLongLived(
-    argv: string[],
-    opts: { cwd: string; env?: Record<string, string>; stdin?: boolean; onLine?: RunOptions["onLine"] },
-    signal: AbortSignal,
-    onSpawn: (child: ChildProcess) => void,
-    env: NodeJS.ProcessEnv,
-  ): Promise<RunResult> {
-    const started = Date.now();
-    const base: RunResult = {
-      code: "CANCELLED",
-      argv: [options.executable, ...argv],
-      exitCode: null,
-      signal: null,
-      stdout: "",
-      stderr: "",
-      truncated: false,
-      durationMs: 0,
-      reason: "",
-    };
-    if (closed) return Promise.resolve({ ...base, reason: "the session ended" });
-    if (!existsSync(opts.cwd)) {
-      return Promise.resolve({ ...base, code: "UNAVAILABLE", reason: `working directory does not exist: ${opts.cwd}` });
-    }
-    return new Promise((resolve) => {
-      const child = launch(argv, opts.cwd, env, opts.stdin === true);
-      onSpawn(child);
-      const out = boundedCapture(captureBytes, (line) => opts.onLine?.(line, "stdout"));
-      const err = boundedCapture(captureBytes, (line) => opts.onLine?.(line, "stderr"));
-      let spawnError: NodeJS.ErrnoException | undefined;
-      const budget = options.budgets.longLived;
-      let timedOut = false;
-      const timer =
-        budget > 0
-          ? setTimeout(() => {
-              timedOut = true;
-              void stopGroup(child, killGraceMs);
-            }, budget)
-          : undefined;
-      const onAbort = () => void stopGroup(child, killGraceMs);
-      signal.addEventListener("abort", onAbort, { once: true });
-      child.stdout?.on("data", (chunk: Buffer) => out.push(chunk));
-      child.stderr?.on("data", (chunk: Buffer) => err.push(chunk));
-      child.once("error", (error: NodeJS.ErrnoException) => {
-        spawnError = error;
-      });
-      child.once("close", (exitCode, exitSignal) => {
-        if (timer) clearTimeout(timer);
-        signal.removeEventListener("abort", onAbort);
-        const captured = {
-          exitCode,
-          signal: exitSignal,
-          stdout: out.text(),
-          stderr: err.text(),
-          truncated: out.truncated || err.truncated,
-        };
-        const done = (code: RunCode, reason: string, partial?: Partial<RunResult>): RunResult => ({
-          ...base,
-          ...partial,
-          code,
-          reason,
-          durationMs: Date.now() - started,
-        });
-        if (spawnError) {
-          const missing = spawnError.code === "ENOENT" || spawnError.code === "EACCES";
-          resolve(done(missing ? "UNAVAILABLE" : "FAILED", `cannot run ${options.executable}: ${spawnError.message}`));
-        } else if (timedOut) {
-          resolve(done("TIMEOUT", `cgc ${argv[0] ?? ""} outlived its ${budget} ms budget and was stopped`, captured));
-        } else if (signal.aborted || closed) {
-          resolve(done("CANCELLED", `cgc ${argv[0] ?? ""} was stopped`, captured));
-        } else {
-          // A long-lived child that exits on its own has failed, whatever its exit code says.
-          const classified = classify(captured, done, `cgc ${argv[0] ?? ""}`);
-          resolve(
-            classified.code === "OK"
-              ? done("FAILED", `cgc ${argv[0] ?? ""} exited on its own (code ${exitCode ?? exitSignal})`, captured)
-              : classified,
-          );
-        }
-      });
-    });
   }
 
   /** Stop every child this runner started and refuse new work (session end). */
