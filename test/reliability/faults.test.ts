@@ -2,7 +2,7 @@
 // isolated home, with one fault injected per case. Where the real cgc cannot produce a fault on demand, a
 // fake from test/fixtures/fakes/ stands in and names the real behaviour it stands for. Every case ends
 // with the process table clean and no claim the graph does not back. docs/reliability.md lists the cases.
-import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
@@ -27,6 +27,7 @@ import {
   processesOf,
   SIGKILL_BOUND_MS,
   until,
+  writeSlowToIndexFile,
 } from "./support.ts";
 
 let home: CgcHome;
@@ -182,6 +183,9 @@ describe("cgc killed in the middle of a write", () => {
   it("SIGKILL of the real cgc index child: a failure naming the kill, a verdict that matches the graph, never fresh", async () => {
     const repo = tinyRepo();
     repos.push(repo);
+    // A file cgc needs seconds for keeps the index running long enough to be killed on any machine.
+    const slow = join(repo.path, "generated.py");
+    writeSlowToIndexFile(slow);
     const { h, ui, chip } = await startSession(repo.path);
     await waitFor(() => chip() === "cgc unindexed", "the unindexed verdict");
     ui.confirmAnswer = true;
@@ -204,6 +208,7 @@ describe("cgc killed in the middle of a write", () => {
     expect(ui.statusHistory).not.toContain("cgc corrupt");
 
     // Re-derived, not stuck: building the graph again ends ready and fresh, and the graph backs the claim.
+    rmSync(slow);
     await h.session.prompt(truth.files > 0 ? "/cgc sync" : "/cgc index");
     await waitFor(() => chip() === "cgc ready · fresh", "fresh after the rebuild", 120_000);
     expect((await graphRecord(home.env, repo.path)).functions).toEqual(EXPECTED_FUNCTIONS);
@@ -221,9 +226,13 @@ describe("a sync that never settles", () => {
       let pi = startPiRpc({ cli: PI_CLI, cwd: repo.path, args, env, onUiRequest });
       try {
         await pi.waitFor((f) => chipOf(f) === "cgc ready · fresh", 60_000);
+        // The user adds a file cgc needs seconds for: the sync is still writing when it is interrupted.
+        const slow = join(repo.path, "generated.py");
+        writeSlowToIndexFile(slow);
         pi.send({ type: "prompt", message: "/cgc sync" });
         await pi.waitFor((f) => chipOf(f)?.startsWith("cgc syncing…") === true, 30_000);
         await until(() => cgcProcesses(home.home).some((p) => / index --force /.test(p.args)), "the sync's cgc");
+        rmSync(slow); // and thinks better of it: the graph must end up with the repository as it now is
         let from = 0;
         if (how === "the session replaced (new_session)") {
           from = pi.frames.length;

@@ -22,7 +22,7 @@ import { liveGroups } from "../../src/cgc/children.ts";
 import { type CgcHome, cgcBinary, cgcExec, cgcStart, type LongLivedCgc, makeCgcHome } from "../helpers/cgc-env.ts";
 import { type PiHarness, type RecordingUi, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
 import { type TinyRepo, tinyRepo } from "../helpers/repos.ts";
-import { cgcProcesses, kuzuPath, until } from "./support.ts";
+import { cgcProcesses, kuzuPath, until, writeSlowToIndexFile } from "./support.ts";
 
 export interface SoakOptions {
   runs: number;
@@ -373,8 +373,12 @@ async function perform(run: Run, action: Action, holding: (holder: LongLivedCgc)
     case "fault:kill-child": {
       run.ui.confirmAnswer = true;
       const command = rng.pick(["/cgc sync", "/cgc index --force"]);
+      // A file cgc needs seconds for (the user's, removed again after) keeps the run long enough to catch.
+      const slow = join(run.repo.path, "generated_slow.py");
+      writeSlowToIndexFile(slow);
       const running = run.h.session.prompt(command);
       const child = await firstWriter(run, 15_000);
+      rmSync(slow);
       if (child) {
         process.kill(child, "SIGKILL");
         injected(run, `cgc child SIGKILLed (${command})`);
@@ -384,8 +388,11 @@ async function perform(run: Run, action: Action, holding: (holder: LongLivedCgc)
     }
     case "fault:replace-session": {
       run.ui.confirmAnswer = true;
+      const slow = join(run.repo.path, "generated_slow.py");
+      writeSlowToIndexFile(slow);
       const running = run.h.session.prompt("/cgc sync").catch(() => undefined);
       const writing = await firstWriter(run, 10_000);
+      rmSync(slow);
       injected(run, writing ? "session replaced mid-sync" : "session replaced");
       await run.h.dispose();
       await running;

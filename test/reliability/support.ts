@@ -1,6 +1,6 @@
 // Shared by the reliability suites: the process table (which cgc processes are alive, found by the
 // isolated CGC home in their environment), pi's CLI, and small polling helpers. Linux /proc only.
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cgcExec, PROJECT_ROOT } from "../helpers/cgc-env.ts";
 
@@ -114,4 +114,16 @@ export async function graphRecord(home: Record<string, string>, root: string): P
   return row
     ? { present: true, files: row.files, functions: (row.functions ?? []).filter((name) => name !== null).sort() }
     : { present: false, files: 0, functions: [] };
+}
+
+/**
+ * Writes a Python file of `functions` small functions calling each other: cgc needs seconds to index it on
+ * any machine, so a run over it can be interrupted (killed, replaced) reliably while it writes.
+ */
+export function writeSlowToIndexFile(path: string, functions = 1_500): void {
+  const body = Array.from(
+    { length: functions },
+    (_, i) => `def generated_${i}(value):\n    return generated_${(i + 1) % functions}(value) if value else ${i}\n`,
+  ).join("\n\n");
+  writeFileSync(path, body);
 }
