@@ -161,6 +161,9 @@ describe("pi itself SIGKILLed", () => {
         );
       } else {
         await until(() => cgcProcesses(home.home).some((p) => / query /.test(p.args)), "the hanging probe");
+        // One round trip through pi's event loop: the spawn and its announcement to the guardian happen in one
+        // synchronous turn, so a kill inside that turn is the one moment the promise does not cover.
+        await pi.request({ type: "get_commands" });
       }
       const children = cgcProcesses(home.home);
       expect(children.length).toBeGreaterThan(0);
