@@ -26,6 +26,7 @@ import {
   PI_CLI,
   processesOf,
   SIGKILL_BOUND_MS,
+  stopOwnCgc,
   until,
   writeSlowToIndexFile,
 } from "./support.ts";
@@ -400,7 +401,7 @@ describe("the embedded lock held by another real process", () => {
       expect(ui.statusHistory.slice(from)).not.toContain("cgc ready · fresh");
       expect(ui.statusHistory).not.toContain("cgc corrupt");
     } finally {
-      await holder.stop();
+      await stopOwnCgc(holder);
     }
     // The lock is gone: /cgc status re-checks a busy verdict, then a sync brings the graph up to date.
     await h.session.prompt("/cgc status");

@@ -22,7 +22,7 @@ import { liveGroups } from "../../src/cgc/children.ts";
 import { type CgcHome, cgcBinary, cgcExec, cgcStart, type LongLivedCgc, makeCgcHome } from "../helpers/cgc-env.ts";
 import { type PiHarness, type RecordingUi, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
 import { type TinyRepo, tinyRepo } from "../helpers/repos.ts";
-import { cgcProcesses, kuzuPath, until, writeSlowToIndexFile } from "./support.ts";
+import { cgcProcesses, kuzuPath, stopOwnCgc, until, writeSlowToIndexFile } from "./support.ts";
 
 export interface SoakOptions {
   runs: number;
@@ -188,7 +188,7 @@ async function soakRun(index: number, rng: Rng, options: SoakOptions, report: So
         holder = started;
       });
       if (holder) {
-        await holder.stop();
+        await stopOwnCgc(holder);
         holder = undefined;
       }
       await quiet(run, throughPrompt);
@@ -202,7 +202,7 @@ async function soakRun(index: number, rng: Rng, options: SoakOptions, report: So
     await quiet(run, true);
     await checkFreshClaim(run, "at the end");
   } finally {
-    if (holder) await holder.stop();
+    if (holder) await stopOwnCgc(holder);
     await run.h?.dispose();
   }
   await checkEnd(run);

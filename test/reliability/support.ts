@@ -2,7 +2,7 @@
 // isolated CGC home in their environment), pi's CLI, and small polling helpers. Linux /proc only.
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { cgcExec, PROJECT_ROOT } from "../helpers/cgc-env.ts";
+import { cgcExec, type LongLivedCgc, PROJECT_ROOT } from "../helpers/cgc-env.ts";
 
 export const PI_CLI = join(PROJECT_ROOT, "node_modules", "@mariozechner", "pi-coding-agent", "dist", "cli.js");
 export const EXTENSION = join(PROJECT_ROOT, "src", "index.ts");
@@ -126,4 +126,27 @@ export function writeSlowToIndexFile(path: string, functions = 1_500): void {
     (_, i) => `def generated_${i}(value):\n    return generated_${(i + 1) % functions}(value) if value else ${i}\n`,
   ).join("\n\n");
   writeFileSync(path, body);
+}
+
+/**
+ * Stops a cgc the test started itself (a lock holder): SIGINT so its cleanup runs, then SIGKILL to its group
+ * if it has not gone within `graceMs`. The real `cgc watch` can hang in its own SIGINT cleanup (its main
+ * thread joining a stuck thread, seen in the soak); pi-cgc's runner escalates the same way.
+ */
+export async function stopOwnCgc(holder: LongLivedCgc, graceMs = 5_000): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const gone = await Promise.race([
+    holder.stop("SIGINT").then(() => true),
+    new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), graceMs);
+    }),
+  ]);
+  clearTimeout(timer);
+  if (gone || holder.child.pid === undefined) return;
+  try {
+    process.kill(-holder.child.pid, "SIGKILL");
+  } catch {
+    // gone meanwhile
+  }
+  await holder.exited;
 }
