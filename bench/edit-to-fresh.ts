@@ -1,7 +1,7 @@
 // Issue 5: from an edit to the moment a graph query reflects it, on `scaledRepo` code bases, for
 //   sync     the chosen sync path: src/freshness/sync.ts `syncAndVerify` on a real session core
 //            (`cgc index --force <root>`, the re-probe that every maintenance run ends with, the read-back);
-//   rebuild  a full index from an empty graph (a fresh CGC home) and one query;
+//   rebuild  a full index into an empty graph (a fresh CGC home; on falkordb-remote a fresh server too) and one query;
 //   watch    `cgc watch` already running: edit → the watcher's update is over (its CPU time stops moving;
 //            cgc logs nothing at its default level) → SIGINT → exit → one query (the embedded database
 //            admits no second process while the watcher lives, so no query can run earlier);
@@ -19,9 +19,23 @@ import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { syncAndVerify } from "../src/freshness/sync.ts";
 import { createCgcSession } from "../src/lifecycle/session.ts";
 import { changesObserved } from "../src/state/model.ts";
-import { type CgcHome, cgcBinary, childEnv, makeCgcHome } from "../test/helpers/cgc-env.ts";
+import { cgcBinary, childEnv, makeCgcHome } from "../test/helpers/cgc-env.ts";
+import { type FalkorServer, startFalkorDB } from "../test/helpers/falkordb.ts";
 import { type FixtureRepo, scaledRepo } from "../test/helpers/repos.ts";
-import { type BenchOptions, type BenchReport, cgc, log, ms, queryRows, spread, table } from "./harness.ts";
+import {
+  BACKENDS,
+  type Backend,
+  type BenchOptions,
+  type BenchReport,
+  cgc,
+  log,
+  ms,
+  queryRows,
+  spread,
+  table,
+} from "./harness.ts";
+
+export const backends = BACKENDS;
 
 const DEFAULT_SIZES = [10, 100];
 const TARGET = "_compression.py";
@@ -43,11 +57,11 @@ interface Sample {
   removed: boolean;
 }
 
-/** The functions named bench_fresh_* in the target file, as the graph at `home` holds them. */
-async function markersInGraph(repo: FixtureRepo, home: CgcHome): Promise<string[]> {
+/** The functions named bench_fresh_* in the target file, as the graph that `env` points cgc at holds them. */
+async function markersInGraph(repo: FixtureRepo, env: Record<string, string>): Promise<string[]> {
   const path = join(repo.path, TARGET);
   const query = `MATCH (f:Function) WHERE f.path = '${path}' AND f.name STARTS WITH 'bench_fresh_' RETURN f.name AS name`;
-  const rows = queryRows((await cgc(["query", query], repo.path, home.env)).stdout);
+  const rows = queryRows((await cgc(["query", query], repo.path, env)).stdout);
   return rows.map((row) => String(row.name));
 }
 
@@ -87,10 +101,14 @@ async function cpuSettled(pid: number, quietMs: number, timeoutMs: number): Prom
   throw new Error(`the watcher did not settle within ${timeoutMs} ms`);
 }
 
-function startCgc(args: string[], cwd: string, home: CgcHome): { child: ChildProcess; output: () => string } {
+function startCgc(
+  args: string[],
+  cwd: string,
+  env: Record<string, string>,
+): { child: ChildProcess; output: () => string } {
   const child = spawn(cgcBinary(), args, {
     cwd,
-    env: childEnv(home.env),
+    env: childEnv(env),
     detached: true,
     stdio: ["pipe", "pipe", "pipe"],
   });
@@ -186,13 +204,35 @@ interface SizeResult {
   mcpStartMs: number[];
 }
 
-async function measureSize(size: number, rounds: number): Promise<SizeResult> {
-  log(`edit-to-fresh: ${size} files — creating and indexing`);
-  const repo = scaledRepo(size);
+/** The variants a backend can run: `file` works on a copy of the embedded database's files. */
+function variantsOn(backend: Backend): Variant[] {
+  return VARIANTS.filter((variant) => variant !== "file" || backend === "embedded");
+}
+
+/** What points cgc at a graph: its home, plus the server's address on falkordb-remote. */
+async function graphOn(
+  backend: Backend,
+): Promise<{ env: Record<string, string>; home: string; stop(): Promise<void> }> {
   const home = makeCgcHome();
-  const previousHome = process.env.HOME;
-  process.env.HOME = home.home;
-  process.env.CGC_EXECUTABLE = cgcBinary();
+  const server: FalkorServer | undefined = backend === "falkordb-remote" ? await startFalkorDB() : undefined;
+  return {
+    env: { ...home.env, ...server?.env },
+    home: home.home,
+    async stop() {
+      await server?.stop();
+      home.cleanup();
+    },
+  };
+}
+
+async function measureSize(size: number, rounds: number, backend: Backend): Promise<SizeResult> {
+  log(`edit-to-fresh: ${size} files on ${backend} — creating and indexing`);
+  const repo = scaledRepo(size);
+  const graph = await graphOn(backend);
+  const previousEnv = { ...process.env };
+  // The product's session core reads the process environment, as it would inside pi.
+  Object.assign(process.env, graph.env, { CGC_EXECUTABLE: cgcBinary() });
+  const variants = variantsOn(backend);
   const target = join(repo.path, TARGET);
   writeFileSync(target, readFileSync(target, "utf8") + definition(0));
   // `onDisk` is the marker in the file now; `k` numbers the edits. Variants that work on the shared
@@ -206,13 +246,13 @@ async function measureSize(size: number, rounds: number): Promise<SizeResult> {
     return { from, to, undo: edit(repo, from, to) };
   };
   try {
-    const initial = await cgc(["index", repo.path], repo.path, home.env);
+    const initial = await cgc(["index", repo.path], repo.path, graph.env);
     log(`edit-to-fresh: ${size} files indexed in ${ms(initial.ms)}`);
     const functions = queryRows(
-      (await cgc(["query", "MATCH (f:Function) RETURN count(f) AS n"], repo.path, home.env)).stdout,
+      (await cgc(["query", "MATCH (f:Function) RETURN count(f) AS n"], repo.path, graph.env)).stdout,
     )[0]?.n;
 
-    // The product's session core, headless, in this home: the same runner, store and sync as in pi.
+    // The product's session core, headless, on this graph: the same runner, store and sync as in pi.
     const ctx = { cwd: repo.path, hasUI: false, ui: {} } as unknown as ExtensionContext;
     const session = createCgcSession(ctx);
     await session.refresh();
@@ -221,8 +261,8 @@ async function measureSize(size: number, rounds: number): Promise<SizeResult> {
     const samples = Object.fromEntries(VARIANTS.map((v) => [v, [] as Sample[]])) as Record<Variant, Sample[]>;
     const watchStartMs: number[] = [];
     const mcpStartMs: number[] = [];
-    const check = async (graphHome: CgcHome, from: number, to: number) => {
-      const names = await markersInGraph(repo, graphHome);
+    const check = async (graphEnv: Record<string, string>, from: number, to: number) => {
+      const names = await markersInGraph(repo, graphEnv);
       return { added: names.includes(marker(to)), removed: !names.includes(marker(from)) };
     };
 
@@ -238,24 +278,24 @@ async function measureSize(size: number, rounds: number): Promise<SizeResult> {
           throw new Error(`sync did not verify: ${outcome.result.code} ${outcome.result.reason} ${outcome.unverified}`);
         }
         const indexMs = outcome.result.durationMs;
-        return { ms: elapsed, parts: { "index --force": indexMs }, ...(await check(home, from, to)) };
+        return { ms: elapsed, parts: { "index --force": indexMs }, ...(await check(graph.env, from, to)) };
       },
       rebuild: async () => {
         const { from, to, undo } = next();
-        const fresh = makeCgcHome();
+        const fresh = await graphOn(backend);
         try {
           const started = performance.now();
           const index = await cgc(["index", repo.path], repo.path, fresh.env);
-          const result = await check(fresh, from, to);
+          const result = await check(fresh.env, from, to);
           return { ms: performance.now() - started, parts: { index: index.ms }, ...result };
         } finally {
           undo();
-          fresh.cleanup();
+          await fresh.stop();
         }
       },
       watch: async () => {
         const started0 = performance.now();
-        const watcher = startCgc(["watch", repo.path], repo.path, home);
+        const watcher = startCgc(["watch", repo.path], repo.path, graph.env);
         const pid = watcher.child.pid as number;
         try {
           await waitForText(watcher.output, watcher.child, /Monitoring for file changes/, 300_000);
@@ -271,8 +311,8 @@ async function measureSize(size: number, rounds: number): Promise<SizeResult> {
           const settled = await cpuSettled(pid, 1_500, 600_000);
           await stop(watcher.child);
           const stoppedAt = performance.now();
-          const result = await check(home, from, to);
-          const firstGone = !(await markersInGraph(repo, home)).includes(marker(first.from));
+          const result = await check(graph.env, from, to);
+          const firstGone = !(await markersInGraph(repo, graph.env)).includes(marker(first.from));
           return {
             ms: performance.now() - started,
             parts: {
@@ -289,7 +329,7 @@ async function measureSize(size: number, rounds: number): Promise<SizeResult> {
       },
       mcp: async () => {
         const started0 = performance.now();
-        const server = startCgc(["mcp", "start"], repo.path, home);
+        const server = startCgc(["mcp", "start"], repo.path, graph.env);
         try {
           const client = mcpClient(server.child);
           await client.initialize();
@@ -321,12 +361,12 @@ async function measureSize(size: number, rounds: number): Promise<SizeResult> {
       file: async () => {
         // On a copy of the graph, so that whatever single-file indexing leaves behind stays out of the others.
         const copy = makeCgcHome();
-        cpSync(join(home.home, ".codegraphcontext"), join(copy.home, ".codegraphcontext"), { recursive: true });
+        cpSync(join(graph.home, ".codegraphcontext"), join(copy.home, ".codegraphcontext"), { recursive: true });
         const { from, to, undo } = next();
         try {
           const started = performance.now();
           await cgc(["index", target], repo.path, copy.env);
-          const result = await check(copy, from, to);
+          const result = await check(copy.env, from, to);
           return { ms: performance.now() - started, parts: {}, ...result };
         } finally {
           undo();
@@ -336,7 +376,7 @@ async function measureSize(size: number, rounds: number): Promise<SizeResult> {
     };
 
     for (let round = 0; round < rounds; round++) {
-      const order = VARIANTS.map((_, i) => VARIANTS[(i + round) % VARIANTS.length] as Variant);
+      const order = variants.map((_, i) => variants[(i + round) % variants.length] as Variant);
       for (const variant of order) {
         const sample = await measure[variant]();
         samples[variant].push(sample);
@@ -353,9 +393,10 @@ async function measureSize(size: number, rounds: number): Promise<SizeResult> {
       mcpStartMs,
     };
   } finally {
-    process.env.HOME = previousHome;
+    for (const key of Object.keys(process.env)) if (!(key in previousEnv)) delete process.env[key];
+    Object.assign(process.env, previousEnv);
     repo.cleanup();
-    home.cleanup();
+    await graph.stop();
   }
 }
 
@@ -367,7 +408,8 @@ function roundsFor(size: number): number {
 export async function run(options: BenchOptions): Promise<BenchReport> {
   const sizes = options.sizes ?? (options.quick ? DEFAULT_SIZES.slice(0, -1) : DEFAULT_SIZES);
   const results: SizeResult[] = [];
-  for (const size of sizes) results.push(await measureSize(size, roundsFor(size)));
+  for (const size of sizes) results.push(await measureSize(size, roundsFor(size), options.backend));
+  const variants = variantsOn(options.backend);
 
   const label: Record<Variant, string> = {
     sync: "chosen sync (`index --force` + re-probe + read-back)",
@@ -378,7 +420,7 @@ export async function run(options: BenchOptions): Promise<BenchReport> {
   };
   const rows: string[][] = [];
   for (const result of results) {
-    for (const variant of VARIANTS) {
+    for (const variant of variants) {
       const samples = result.samples[variant];
       const parts = Object.keys(samples[0]?.parts ?? {})
         .map(
@@ -410,7 +452,7 @@ export async function run(options: BenchOptions): Promise<BenchReport> {
     `Repositories from \`scaledRepo(n)\` (standard-library Python), each edit replaces one function in \`${TARGET}\``,
     "(`bench_fresh_<k-1>` → `bench_fresh_<k>`: one added, one removed). Rounds per size: " +
       results.map((r) => `${r.size} files × ${roundsFor(r.size)}`).join(", ") +
-      "; the five variants interleaved in rotating order within each round. Median (min–max, n).",
+      `; the ${variants.length} variants interleaved in rotating order within each round. Median (min–max, n).`,
     "",
     "- *chosen sync*: src/freshness/sync.ts `syncAndVerify` on the product's session core (headless), timed",
     "  from the edit to its verified answer — three spawns: `cgc index --force <root>`, the re-probe every",
@@ -423,7 +465,10 @@ export async function run(options: BenchOptions): Promise<BenchReport> {
     "- *mcp*: one `cgc mcp start` holding the database, watching the root (`watch_directory`), answering",
     "  `execute_cypher_query` every 50 ms until the answer has the new function and not the old one; two edits",
     "  per server, the second is the figure.",
-    "- *file*: on a copy of the indexed graph; 'old removed' 0/n means the replaced function stays in the graph.",
+    options.backend === "embedded"
+      ? "- *file*: on a copy of the indexed graph; 'old removed' 0/n means the replaced function stays in the graph."
+      : "- On falkordb-remote the graph lives in a FalkorDB server the bench starts on 127.0.0.1 (a second one for\n" +
+        "  the rebuild); *file* is not run (it needs a copy of the graph, and it is wrong on any backend).",
     "",
     table(["files", "path", "edit → fresh", "parts", "new found", "old removed"], rows),
     "",

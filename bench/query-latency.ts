@@ -174,7 +174,7 @@ export async function run(options: BenchOptions): Promise<BenchReport> {
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   const quick = process.argv.includes("--quick");
-  const report = await run({ quick });
+  const report = await run({ quick, backend: "embedded" });
   const command = `node --import tsx bench/query-latency.ts${quick ? " --quick" : ""}`;
   process.stdout.write(`## ${report.title}\n\n${header(machine(), command)}\n\n${report.markdown}\n`);
 }

@@ -1,10 +1,11 @@
-// `npm run bench [-- --only <name>[,<name>…]] [--quick] [--sizes <files>[,…]] [--record]`: runs the bench modules in a fixed
+// `npm run bench [-- --only <name>[,<name>…]] [--quick] [--sizes <files>[,…]] [--backend falkordb-remote] [--record]`:
+// runs the bench modules in a fixed
 // order (a module that is not there is skipped), prints each report, and with --record writes each
 // report into its own marked section of bench/RESULTS.md, leaving every other section as it is.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { type BenchOptions, type BenchReport, header, log, machine } from "./harness.ts";
+import { BACKENDS, type Backend, type BenchOptions, type BenchReport, header, log, machine } from "./harness.ts";
 
 const MODULES = [
   "spawn-cost",
@@ -27,7 +28,7 @@ interface Args extends BenchOptions {
 }
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { quick: false, record: false, only: undefined };
+  const args: Args = { quick: false, record: false, only: undefined, backend: "embedded" };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === "--quick") args.quick = true;
@@ -35,11 +36,14 @@ function parseArgs(argv: string[]): Args {
     else if (arg === "--only") args.only = (argv[++i] ?? "").split(",").filter(Boolean);
     else if (arg?.startsWith("--only=")) args.only = arg.slice("--only=".length).split(",").filter(Boolean);
     else if (arg === "--sizes") args.sizes = (argv[++i] ?? "").split(",").map(Number);
+    else if (arg === "--backend") args.backend = argv[++i] as Backend;
     else
       throw new Error(
-        `unknown argument ${arg}; usage: bench/run.ts [--only <name>[,…]] [--quick] [--sizes n,…] [--record]`,
+        `unknown argument ${arg}; usage: bench/run.ts [--only <name>[,…]] [--quick] [--sizes n,…] [--backend ${BACKENDS.join("|")}] [--record]`,
       );
   }
+  if (!BACKENDS.includes(args.backend))
+    throw new Error(`--backend takes ${BACKENDS.join(" or ")}, not ${args.backend}`);
   if (args.sizes?.some((size) => !Number.isInteger(size) || size <= 0)) throw new Error("--sizes takes file counts");
   const unknown = args.only?.filter((name) => !MODULES.includes(name)) ?? [];
   if (unknown.length > 0) throw new Error(`no bench module ${unknown.join(", ")}; known: ${MODULES.join(", ")}`);
@@ -48,7 +52,8 @@ function parseArgs(argv: string[]): Args {
 
 function commandFor(name: string, args: Args): string {
   const sizes = args.sizes ? ` --sizes ${args.sizes.join(",")}` : "";
-  return `npm run bench -- --only ${name}${args.quick ? " --quick" : ""}${sizes}`;
+  const backend = args.backend === "embedded" ? "" : ` --backend ${args.backend}`;
+  return `npm run bench -- --only ${name}${args.quick ? " --quick" : ""}${sizes}${backend}`;
 }
 
 /** Replaces the section between this module's markers, or appends it; other sections stay byte for byte. */
@@ -76,23 +81,35 @@ async function main(): Promise<void> {
       log(`${name}: not present, skipped`);
       continue;
     }
-    const mod = (await import(pathToFileURL(file).href)) as { run?: (options: BenchOptions) => Promise<unknown> };
+    const mod = (await import(pathToFileURL(file).href)) as {
+      run?: (options: BenchOptions) => Promise<unknown>;
+      backends?: readonly Backend[];
+    };
     if (typeof mod.run !== "function") {
       log(`${name}: exports no run(), skipped`);
+      continue;
+    }
+    if (!(mod.backends ?? ["embedded"]).includes(args.backend)) {
+      log(`${name}: does not run on ${args.backend}, skipped`);
       continue;
     }
     log(`${name}: running`);
     const m = machine();
     const started = Date.now();
     try {
-      const report = (await mod.run({ quick: args.quick, sizes: args.sizes })) as BenchReport | string | undefined;
+      const report = (await mod.run({ quick: args.quick, sizes: args.sizes, backend: args.backend })) as
+        | BenchReport
+        | string
+        | undefined;
       log(`${name}: done in ${((Date.now() - started) / 1000).toFixed(0)} s`);
       if (report === undefined) continue;
       const { title, markdown } = typeof report === "string" ? { title: name, markdown: report } : report;
-      const section = `## ${title}\n\n${header(m, commandFor(name, args))}\n\n${markdown}\n`;
+      const section = `## ${title}\n\n${header(m, commandFor(name, args), args.backend)}\n\n${markdown}\n`;
       process.stdout.write(`\n${section}\n`);
-      // A run with other sizes or --quick is a different measurement: it gets its own section.
-      const variant = `${args.sizes ? `-sizes-${args.sizes.join("-")}` : ""}${args.quick ? "-quick" : ""}`;
+      // A run with other sizes, --quick or another backend is a different measurement: it gets its own section.
+      const variant =
+        `${args.sizes ? `-sizes-${args.sizes.join("-")}` : ""}${args.quick ? "-quick" : ""}` +
+        `${args.backend === "embedded" ? "" : `-${args.backend}`}`;
       if (args.record) record(`${name}${variant}`, section);
     } catch (error) {
       failures++;
