@@ -9,6 +9,7 @@ import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-cod
 import type { CurrentSession } from "../index.ts";
 import type { CgcSession } from "../lifecycle/session.ts";
 import { autoSyncCounted, changesObserved, isReady } from "../state/model.ts";
+import { formatElapsed } from "../ui/chip.ts";
 import { canonical, isWithin } from "../workspace/root.ts";
 import { changedSince, isSourcePath } from "./scan.ts";
 import { syncAndVerify } from "./sync.ts";
@@ -92,6 +93,19 @@ export function installFreshness(pi: ExtensionAPI, current: CurrentSession) {
       session.notices.once(
         "sync-budget-spent",
         `pi-cgc made its ${config["freshness.maxSyncsPerSession"]} automatic syncs for this session; the graph stays possibly stale until /cgc sync.`,
+      );
+      return;
+    }
+    // A rebuild that ran out of its time budget would only hold the database until the same budget stops
+    // it again (and cgc deletes the old graph first): the user decides.
+    const stopped = session.stoppedByBudget();
+    if (stopped) {
+      session.notices.once(
+        "budget-exceeded",
+        `pi-cgc is not syncing ${session.root} automatically: its last ${stopped.what} was stopped after ` +
+          `${formatElapsed(stopped.ranForMs)} by its time budget (timeouts.maintenanceMs). The graph stays possibly ` +
+          "stale; raise timeouts.maintenanceMs and run /cgc sync, or keep it fresh with a watcher (freshness.watch) on a server backend.",
+        "warning",
       );
       return;
     }

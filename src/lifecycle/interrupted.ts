@@ -3,6 +3,8 @@
 // completion, so a run that never settled (pi SIGKILLed, the session replaced mid-sync, a crash) can leave
 // a graph that cgc itself would call indexed. The next probe reads a note left behind as start-time drift:
 // possibly stale, and synced at start where that is on. Only a run that ended OK removes it.
+// A run stopped by its time budget says so in the note: an automatic sync that would only run out of the
+// same budget again (holding the database all the while) is not started (src/freshness/install.ts).
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -13,6 +15,8 @@ export interface RunNote {
   what: string;
   startedAt: string;
   pid: number;
+  /** Set when the run was stopped by its time budget (`timeouts.maintenanceMs`): how long it had run, in ms. */
+  timedOutAfterMs?: number;
 }
 
 /** The database a workspace's graph lives in, as far as the environment names it. */
@@ -35,24 +39,31 @@ export function readRunNote(env: NodeJS.ProcessEnv, root: string): RunNote | und
 }
 
 /**
- * Notes a run as started; the returned function settles it with the run's code. Only OK removes the
- * note; a run that never opened the database (BUSY, UNAVAILABLE) puts back what was there before it.
+ * Notes a run as started; the returned function settles it with the run's code (and, for TIMEOUT, the
+ * budget it ran out of). Only OK removes the note; a run that never opened the database (BUSY,
+ * UNAVAILABLE) puts back what was there before it.
  */
-export function noteRunStarted(env: NodeJS.ProcessEnv, root: string, what: string): (outcome: string) => void {
+export function noteRunStarted(
+  env: NodeJS.ProcessEnv,
+  root: string,
+  what: string,
+): (outcome: string, ranForMs?: number) => void {
   const path = notePath(env, root);
   const before = readRunNote(env, root);
+  const note: RunNote = { root, what, startedAt: new Date().toISOString(), pid: process.pid };
   try {
     mkdirSync(join(path, ".."), { recursive: true });
-    const note: RunNote = { root, what, startedAt: new Date().toISOString(), pid: process.pid };
     writeFileSync(path, `${JSON.stringify(note)}\n`);
   } catch {
     // An agent directory we cannot write: the in-session state still says possibly stale on a failure.
   }
-  return (outcome) => {
+  return (outcome, ranForMs) => {
     try {
       if (outcome === "OK" || ((outcome === "BUSY" || outcome === "UNAVAILABLE") && !before))
         rmSync(path, { force: true });
       else if (outcome === "BUSY" || outcome === "UNAVAILABLE") writeFileSync(path, `${JSON.stringify(before)}\n`);
+      else if (outcome === "TIMEOUT")
+        writeFileSync(path, `${JSON.stringify({ ...note, timedOutAfterMs: ranForMs })}\n`);
     } catch {
       // as above
     }

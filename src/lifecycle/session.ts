@@ -19,8 +19,8 @@ import {
 } from "../state/model.ts";
 import { createNoticeLedger } from "../state/notices.ts";
 import { createStore } from "../state/store.ts";
-import { CHIP_KEY, chipText } from "../ui/chip.ts";
-import { noteRunStarted } from "./interrupted.ts";
+import { CHIP_KEY, chipText, formatElapsed } from "../ui/chip.ts";
+import { noteRunStarted, readRunNote } from "./interrupted.ts";
 import { probeReadiness } from "./probe.ts";
 import { createWorktreeScope } from "./worktree-scope.ts";
 
@@ -42,11 +42,20 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
     subcommandArgs: () => worktree.subcommandArgs(),
     serverEnv: () => worktree.serverEnv(),
     databaseRefusal: () => worktree.databaseRefusal(),
+    // Read at each spawn, so a budget changed in the settings applies to the next run.
     budgets: {
-      probe: config()["timeouts.probeMs"],
-      query: config()["timeouts.queryMs"],
-      maintenance: config()["timeouts.maintenanceMs"],
-      longLived: config()["timeouts.longLivedMs"],
+      get probe() {
+        return config()["timeouts.probeMs"];
+      },
+      get query() {
+        return config()["timeouts.queryMs"];
+      },
+      get maintenance() {
+        return config()["timeouts.maintenanceMs"];
+      },
+      get longLived() {
+        return config()["timeouts.longLivedMs"];
+      },
     },
   });
   const store = createStore();
@@ -109,7 +118,18 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
           "warning",
         );
         return;
-      case "unindexed":
+      case "unindexed": {
+        const stopped = stoppedByBudget();
+        if (stopped) {
+          notices.once(
+            "unindexed",
+            `No complete code graph for ${root}: the last pi-cgc ${stopped.what} was stopped after ` +
+              `${formatElapsed(stopped.ranForMs)} by its time budget (timeouts.maintenanceMs), after cgc had removed ` +
+              "the old graph. Raise timeouts.maintenanceMs, then run /cgc index.",
+            "warning",
+          );
+          return;
+        }
         if (!config()["lifecycle.autoCreate"]) {
           const pending = worktree.state.kind === "pending" ? worktree.state.name : undefined;
           notices.once(
@@ -120,6 +140,7 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
           );
         }
         return;
+      }
       case "busy":
         notices.once(
           "busy",
@@ -182,7 +203,7 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
       const previous = store.get();
       store.apply((state) => probeSettled(state, outcome.verdict));
       announce(outcome.verdict, previous);
-      if (outcome.verdict.readiness === "unindexed" && config()["lifecycle.autoCreate"]) {
+      if (outcome.verdict.readiness === "unindexed" && config()["lifecycle.autoCreate"] && !stoppedByBudget()) {
         void runMaintenance("indexing", ["index", root], "index");
       }
       for (const handler of driftHandlers) handler(outcome.verdict);
@@ -190,6 +211,17 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
       probing = undefined;
     });
     return probing;
+  }
+
+  /**
+   * The last index or sync of this workspace's graph, when its time budget stopped it and the budget has
+   * not grown since: an automatic run would meet the same end, so none is started.
+   */
+  function stoppedByBudget(): { what: string; ranForMs: number } | undefined {
+    const note = readRunNote(env, root);
+    const ranForMs = note?.timedOutAfterMs;
+    if (note === undefined || ranForMs === undefined || ranForMs < config()["timeouts.maintenanceMs"]) return undefined;
+    return { what: note.what, ranForMs };
   }
 
   /** One maintenance run at a time; readiness is re-derived when it settles, whatever the outcome. */
@@ -213,7 +245,7 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
           }),
       )
       .then(async (result) => {
-        settleNote(result.code);
+        settleNote(result.code, result.durationMs);
         if (disposed) return result;
         store.apply((state) =>
           maintenanceSettled(state, result.code, result.code === "OK" ? undefined : `${what}: ${result.reason}`),
@@ -221,7 +253,12 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
         if (result.code === "BUSY") {
           notices.once("skipped-busy", `cgc ${what} skipped: another cgc process holds the database lock.`, "warning");
         } else if (result.code !== "OK" && result.code !== "CANCELLED") {
-          notices.once("index-failed", `cgc ${what} failed (${result.code}): ${result.reason}`, "error", what);
+          const message =
+            result.code === "TIMEOUT"
+              ? `cgc ${what} was stopped after ${formatElapsed(result.durationMs)} by its time budget (timeouts.maintenanceMs)` +
+                (what === "sync" ? "; cgc rebuilds from scratch, so the graph may now be incomplete." : ".")
+              : `cgc ${what} failed (${result.code}): ${result.reason}`;
+          notices.once("index-failed", message, "error", what);
         }
         await refresh();
         return result;
@@ -235,6 +272,8 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
   return {
     store,
     runner,
+    /** The environment this session reads config and cgc's database settings from. */
+    env,
     notices,
     spill,
     config,
@@ -258,6 +297,7 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
     },
     refresh,
     runMaintenance,
+    stoppedByBudget,
     get maintenanceRunning() {
       return maintenance !== undefined;
     },

@@ -16,6 +16,7 @@ export type NoticeId =
   | "drift-detected"
   | "skipped-busy"
   | "sync-budget-spent"
+  | "budget-exceeded"
   | "sync-failed"
   | "config-warning"
   | "watcher-started"
