@@ -133,7 +133,7 @@ export const CONFIG_KEYS = {
     type: integerType(1_000, 24 * HOUR),
     default: 30 * MINUTE,
     env: "CGC_TIMEOUTS_MAINTENANCE_MS",
-    doc: "Time budget of an index, a rebuild or a sync.",
+    doc: "Time budget of an index, a rebuild or a sync. Once it stops one, no automatic index or sync starts until it is raised.",
   }),
   "timeouts.longLivedMs": key({
     type: integerType(0, 7 * 24 * HOUR),
