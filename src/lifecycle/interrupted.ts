@@ -3,8 +3,8 @@
 // completion, so a run that never settled (pi SIGKILLed, the session replaced mid-sync, a crash) can leave
 // a graph that cgc itself would call indexed. The next probe reads a note left behind as start-time drift:
 // possibly stale, and synced at start where that is on. Only a run that ended OK removes it.
-// A run stopped by its time budget says so in the note: an automatic sync that would only run out of the
-// same budget again (holding the database all the while) is not started (src/freshness/install.ts).
+// A run stopped by its time budget says so in the note: an automatic index or sync that would only run out
+// of the same budget again, holding the database all the while, is not started (session.ts stoppedByBudget).
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -39,9 +39,9 @@ export function readRunNote(env: NodeJS.ProcessEnv, root: string): RunNote | und
 }
 
 /**
- * Notes a run as started; the returned function settles it with the run's code (and, for TIMEOUT, the
- * budget it ran out of). Only OK removes the note; a run that never opened the database (BUSY,
- * UNAVAILABLE) puts back what was there before it.
+ * Notes a run as started; the returned function settles it with the run's code (and, for TIMEOUT, how
+ * long it ran). Only OK removes the note; a run that never opened the database (BUSY, UNAVAILABLE) puts
+ * back what was there before it.
  */
 export function noteRunStarted(
   env: NodeJS.ProcessEnv,

@@ -124,8 +124,8 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
           notices.once(
             "unindexed",
             `No complete code graph for ${root}: the last pi-cgc ${stopped.what} was stopped after ` +
-              `${formatElapsed(stopped.ranForMs)} by its time budget (timeouts.maintenanceMs), after cgc had removed ` +
-              "the old graph. Raise timeouts.maintenanceMs, then run /cgc index.",
+              `${formatElapsed(stopped.ranForMs)} by its time budget (timeouts.maintenanceMs) before it finished. ` +
+              "Raise timeouts.maintenanceMs, then run /cgc index.",
             "warning",
           );
           return;
@@ -272,8 +272,6 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
   return {
     store,
     runner,
-    /** The environment this session reads config and cgc's database settings from. */
-    env,
     notices,
     spill,
     config,
