@@ -1,0 +1,59 @@
+// The unfinished-run note (src/lifecycle/interrupted.ts) through each way a run can settle. The real
+// runs that leave these notes behind are in test/integration/freshness.test.ts (a sync stopped by its
+// budget) and test/reliability/faults.test.ts (pi killed mid-sync, a session replaced mid-sync).
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { noteRunStarted, readRunNote } from "../../src/lifecycle/interrupted.ts";
+
+const ROOT = "/work/repo";
+const dirs: string[] = [];
+
+function agentEnv(): NodeJS.ProcessEnv {
+  const dir = mkdtempSync(join(tmpdir(), "pi-cgc-notes-"));
+  dirs.push(dir);
+  return { PI_CODING_AGENT_DIR: dir, HOME: dir };
+}
+
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+describe("the unfinished-run note", () => {
+  it("is there while a run goes on, and an OK run removes it", () => {
+    const env = agentEnv();
+    const settle = noteRunStarted(env, ROOT, "sync");
+    expect(readRunNote(env, ROOT)).toMatchObject({ root: ROOT, what: "sync" });
+    expect(readRunNote(env, ROOT)?.timedOutAfterMs).toBeUndefined();
+    settle("OK");
+    expect(readRunNote(env, ROOT)).toBeUndefined();
+  });
+
+  it("a run stopped by its budget stays noted, with how long it ran", () => {
+    const env = agentEnv();
+    noteRunStarted(env, ROOT, "sync")("TIMEOUT", 1_800_412);
+    expect(readRunNote(env, ROOT)).toMatchObject({ what: "sync", timedOutAfterMs: 1_800_412 });
+  });
+
+  it("a run that never opened the database puts back the note of the stopped run before it", () => {
+    const env = agentEnv();
+    noteRunStarted(env, ROOT, "index")("TIMEOUT", 5_000);
+    noteRunStarted(env, ROOT, "sync")("BUSY");
+    expect(readRunNote(env, ROOT)).toMatchObject({ what: "index", timedOutAfterMs: 5_000 });
+  });
+
+  it("a failed run stays noted without a budget, so nothing is held back for it", () => {
+    const env = agentEnv();
+    noteRunStarted(env, ROOT, "index")("TIMEOUT", 5_000);
+    noteRunStarted(env, ROOT, "sync")("FAILED");
+    expect(readRunNote(env, ROOT)).toMatchObject({ what: "sync" });
+    expect(readRunNote(env, ROOT)?.timedOutAfterMs).toBeUndefined();
+  });
+
+  it("is kept per database: another HOME or server is another graph", () => {
+    const env = agentEnv();
+    noteRunStarted(env, ROOT, "sync")("TIMEOUT", 5_000);
+    expect(readRunNote({ ...env, DEFAULT_DATABASE: "falkordb-remote", FALKORDB_PORT: "6390" }, ROOT)).toBeUndefined();
+  });
+});
