@@ -204,9 +204,11 @@ interface SizeResult {
   mcpStartMs: number[];
 }
 
-/** The variants a backend can run: `file` works on a copy of the embedded database's files. */
-function variantsOn(backend: Backend): Variant[] {
-  return VARIANTS.filter((variant) => variant !== "file" || backend === "embedded");
+/** The variants to run: those asked for, of those the backend can run (`file` copies the embedded database). */
+function variantsOn(backend: Backend, asked?: string[]): Variant[] {
+  const unknown = asked?.filter((name) => !(VARIANTS as readonly string[]).includes(name)) ?? [];
+  if (unknown.length > 0) throw new Error(`no variant ${unknown.join(", ")}; known: ${VARIANTS.join(", ")}`);
+  return VARIANTS.filter((v) => (v !== "file" || backend === "embedded") && (asked?.includes(v) ?? true));
 }
 
 /** What points cgc at a graph: its home, plus the server's address on falkordb-remote. */
@@ -225,14 +227,13 @@ async function graphOn(
   };
 }
 
-async function measureSize(size: number, rounds: number, backend: Backend): Promise<SizeResult> {
+async function measureSize(size: number, rounds: number, backend: Backend, variants: Variant[]): Promise<SizeResult> {
   log(`edit-to-fresh: ${size} files on ${backend} — creating and indexing`);
   const repo = scaledRepo(size);
   const graph = await graphOn(backend);
   const previousEnv = { ...process.env };
   // The product's session core reads the process environment, as it would inside pi.
   Object.assign(process.env, graph.env, { CGC_EXECUTABLE: cgcBinary() });
-  const variants = variantsOn(backend);
   const target = join(repo.path, TARGET);
   writeFileSync(target, readFileSync(target, "utf8") + definition(0));
   // `onDisk` is the marker in the file now; `k` numbers the edits. Variants that work on the shared
@@ -408,8 +409,8 @@ function roundsFor(size: number): number {
 export async function run(options: BenchOptions): Promise<BenchReport> {
   const sizes = options.sizes ?? (options.quick ? DEFAULT_SIZES.slice(0, -1) : DEFAULT_SIZES);
   const results: SizeResult[] = [];
-  for (const size of sizes) results.push(await measureSize(size, roundsFor(size), options.backend));
-  const variants = variantsOn(options.backend);
+  const variants = variantsOn(options.backend, options.variants);
+  for (const size of sizes) results.push(await measureSize(size, roundsFor(size), options.backend, variants));
 
   const label: Record<Variant, string> = {
     sync: "chosen sync (`index --force` + re-probe + read-back)",
@@ -442,33 +443,54 @@ export async function run(options: BenchOptions): Promise<BenchReport> {
       ]);
     }
   }
+  const ran = (variant: Variant) => variants.includes(variant);
   const starts = results.map(
     (r) =>
-      `- ${r.size} files: initial \`cgc index\` ${ms(r.initialIndexMs)}; \`cgc watch\` start (to "Monitoring") ` +
-      `${spread(r.watchStartMs)}; \`cgc mcp start\` + \`watch_directory\` (it re-reads every file: sync on start) ` +
-      `${spread(r.mcpStartMs)}.`,
+      `- ${r.size} files: initial \`cgc index\` ${ms(r.initialIndexMs)}` +
+      (ran("watch") ? `; \`cgc watch\` start (to "Monitoring") ${spread(r.watchStartMs)}` : "") +
+      (ran("mcp")
+        ? `; \`cgc mcp start\` + \`watch_directory\` (it re-reads every file: sync on start) ${spread(r.mcpStartMs)}`
+        : "") +
+      ".",
   );
+  const described: Record<Variant, string[]> = {
+    sync: [
+      "- *chosen sync*: src/freshness/sync.ts `syncAndVerify` on the product's session core (headless), timed",
+      "  from the edit to its verified answer — three spawns: `cgc index --force <root>`, the re-probe every",
+      "  maintenance run ends with, the read-back query.",
+    ],
+    rebuild: [],
+    watch: [
+      "- *watch*: the watcher logs nothing at cgc's default level and, on the embedded database, no other process can",
+      '  query while it lives; "update over" is the moment its CPU time stopped moving (polled from /proc every',
+      "  25 ms, then 1.5 s quiet). Each watcher sees two edits: the first one a new watcher handles is reported",
+      "  apart; the second is the figure, from the edit through the update, SIGINT, the exit and one `cgc query`",
+      "  that finds the change. cgc's watcher debounces 2 s before it starts an update.",
+    ],
+    mcp: [
+      "- *mcp*: one `cgc mcp start` holding the database, watching the root (`watch_directory`), answering",
+      "  `execute_cypher_query` every 50 ms until the answer has the new function and not the old one; two edits",
+      "  per server, the second is the figure.",
+    ],
+    file: [
+      "- *file*: on a copy of the indexed graph; 'old removed' 0/n means the replaced function stays in the graph.",
+    ],
+  };
+  const notRun = VARIANTS.filter((variant) => !ran(variant));
   const markdown = [
     `Repositories from \`scaledRepo(n)\` (standard-library Python), each edit replaces one function in \`${TARGET}\``,
     "(`bench_fresh_<k-1>` → `bench_fresh_<k>`: one added, one removed). Rounds per size: " +
       results.map((r) => `${r.size} files × ${roundsFor(r.size)}`).join(", ") +
       `; the ${variants.length} variants interleaved in rotating order within each round. Median (min–max, n).`,
     "",
-    "- *chosen sync*: src/freshness/sync.ts `syncAndVerify` on the product's session core (headless), timed",
-    "  from the edit to its verified answer — three spawns: `cgc index --force <root>`, the re-probe every",
-    "  maintenance run ends with, the read-back query.",
-    "- *watch*: the watcher logs nothing at cgc's default level and, on the embedded database, no other process can",
-    '  query while it lives; "update over" is the moment its CPU time stopped moving (polled from /proc every',
-    "  25 ms, then 1.5 s quiet). Each watcher sees two edits: the first one a new watcher handles is reported",
-    "  apart; the second is the figure, from the edit through the update, SIGINT, the exit and one `cgc query`",
-    "  that finds the change. cgc's watcher debounces 2 s before it starts an update.",
-    "- *mcp*: one `cgc mcp start` holding the database, watching the root (`watch_directory`), answering",
-    "  `execute_cypher_query` every 50 ms until the answer has the new function and not the old one; two edits",
-    "  per server, the second is the figure.",
-    options.backend === "embedded"
-      ? "- *file*: on a copy of the indexed graph; 'old removed' 0/n means the replaced function stays in the graph."
-      : "- On falkordb-remote the graph lives in a FalkorDB server the bench starts on 127.0.0.1 (a second one for\n" +
-        "  the rebuild); *file* is not run (it needs a copy of the graph, and it is wrong on any backend).",
+    ...variants.flatMap((variant) => described[variant]),
+    ...(options.backend === "embedded"
+      ? []
+      : [
+          "- On falkordb-remote the graph lives in a FalkorDB server the bench starts on 127.0.0.1 (a second one",
+          "  for the rebuild). *file* cannot run there: it works on a copy of the embedded database's files.",
+        ]),
+    ...(notRun.length > 0 ? [`- Not run here: ${notRun.map((v) => `*${v}*`).join(", ")}.`] : []),
     "",
     table(["files", "path", "edit → fresh", "parts", "new found", "old removed"], rows),
     "",

@@ -18,6 +18,8 @@ export interface BenchOptions {
   sizes?: number[];
   /** Where the benches that support it keep the graph (the others always use the embedded default). */
   backend: Backend;
+  /** For the benches that compare named variants: only these. */
+  variants?: string[];
 }
 
 /** What a bench module returns: a Markdown section for bench/RESULTS.md (without the machine header). */

@@ -1,4 +1,5 @@
-// `npm run bench [-- --only <name>[,<name>…]] [--quick] [--sizes <files>[,…]] [--backend falkordb-remote] [--record]`:
+// `npm run bench [-- --only <name>[,<name>…]] [--quick] [--sizes <files>[,…]] [--backend falkordb-remote]
+// [--variants <name>[,…]] [--record]`:
 // runs the bench modules in a fixed
 // order (a module that is not there is skipped), prints each report, and with --record writes each
 // report into its own marked section of bench/RESULTS.md, leaving every other section as it is.
@@ -37,9 +38,10 @@ function parseArgs(argv: string[]): Args {
     else if (arg?.startsWith("--only=")) args.only = arg.slice("--only=".length).split(",").filter(Boolean);
     else if (arg === "--sizes") args.sizes = (argv[++i] ?? "").split(",").map(Number);
     else if (arg === "--backend") args.backend = argv[++i] as Backend;
+    else if (arg === "--variants") args.variants = (argv[++i] ?? "").split(",").filter(Boolean);
     else
       throw new Error(
-        `unknown argument ${arg}; usage: bench/run.ts [--only <name>[,…]] [--quick] [--sizes n,…] [--backend ${BACKENDS.join("|")}] [--record]`,
+        `unknown argument ${arg}; usage: bench/run.ts [--only <name>[,…]] [--quick] [--sizes n,…] [--backend ${BACKENDS.join("|")}] [--variants a,…] [--record]`,
       );
   }
   if (!BACKENDS.includes(args.backend))
@@ -53,7 +55,8 @@ function parseArgs(argv: string[]): Args {
 function commandFor(name: string, args: Args): string {
   const sizes = args.sizes ? ` --sizes ${args.sizes.join(",")}` : "";
   const backend = args.backend === "embedded" ? "" : ` --backend ${args.backend}`;
-  return `npm run bench -- --only ${name}${args.quick ? " --quick" : ""}${sizes}${backend}`;
+  const variants = args.variants ? ` --variants ${args.variants.join(",")}` : "";
+  return `npm run bench -- --only ${name}${args.quick ? " --quick" : ""}${sizes}${backend}${variants}`;
 }
 
 /** Replaces the section between this module's markers, or appends it; other sections stay byte for byte. */
@@ -97,10 +100,12 @@ async function main(): Promise<void> {
     const m = machine();
     const started = Date.now();
     try {
-      const report = (await mod.run({ quick: args.quick, sizes: args.sizes, backend: args.backend })) as
-        | BenchReport
-        | string
-        | undefined;
+      const report = (await mod.run({
+        quick: args.quick,
+        sizes: args.sizes,
+        backend: args.backend,
+        variants: args.variants,
+      })) as BenchReport | string | undefined;
       log(`${name}: done in ${((Date.now() - started) / 1000).toFixed(0)} s`);
       if (report === undefined) continue;
       const { title, markdown } = typeof report === "string" ? { title: name, markdown: report } : report;
