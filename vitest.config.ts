@@ -8,5 +8,6 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 180_000,
     maxWorkers: 2,
+    globalSetup: ["test/setup/scratch-dir.ts"],
   },
 });
