@@ -316,7 +316,13 @@ describe("cgc hanging in each kind of call (fake cgc-hang: a silent hang in one 
     await waitFor(() => chip() === "cgc ready · fresh", "a ready graph");
     const from = ui.statusHistory.length;
     await agentAddsFunction(h, "hung_sync");
-    await waitFor(() => notices(ui).some((text) => /cgc sync failed \(TIMEOUT\)/.test(text)), "the sync's failure");
+    await waitFor(
+      () =>
+        notices(ui).some((text) =>
+          /cgc sync was stopped after .* by its time budget \(timeouts\.maintenanceMs\)/.test(text),
+        ),
+      "the sync's timeout notice",
+    );
     await waitFor(() => chip() === "cgc ready · possibly stale", "the re-derived verdict");
     expect(ui.statusHistory.slice(from)).not.toContain("cgc ready · fresh");
     await h.session.prompt("/cgc status");
