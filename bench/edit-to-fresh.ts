@@ -478,7 +478,8 @@ export async function run(options: BenchOptions): Promise<BenchReport> {
   };
   const notRun = VARIANTS.filter((variant) => !ran(variant));
   const markdown = [
-    `Repositories from \`scaledRepo(n)\` (standard-library Python), each edit replaces one function in \`${TARGET}\``,
+    `Repositories from \`scaledRepo(n)\` (real Python: the standard library, then from 1 800 files on the packages of`,
+    `the project's virtual environment under \`third_party/\`), each edit replaces one function in \`${TARGET}\``,
     "(`bench_fresh_<k-1>` → `bench_fresh_<k>`: one added, one removed). Rounds per size: " +
       results.map((r) => `${r.size} files × ${roundsFor(r.size)}`).join(", ") +
       `; the ${variants.length} variants interleaved in rotating order within each round. Median (min–max, n).`,

@@ -74,20 +74,29 @@ export function stdlibRepo(pkg: string, options: RepoOptions = {}): FixtureRepo 
 }
 
 /**
- * About `fileCount` .py files from the standard library, keeping their relative paths. The
- * library holds some 1 800 files; beyond that the set repeats under `copy-2/`, `copy-3/`, … so the
- * code stays real while the repository grows.
+ * About `fileCount` real .py files in a fixed order: the standard library's (some 1 800, keeping their
+ * relative paths), then the packages of the project's own virtual environment (some 3 400 more, pinned by
+ * scripts/setup.mjs) under `third_party/`. Only beyond both does the set repeat, under `copy-2/`, … —
+ * repeated code makes every name ambiguous several times over, which is not what a real repository of
+ * that size looks like (cgc 0.6.13 ran out of 24 GB on 5 000 files made of three copies of the library).
  */
 export function scaledRepo(fileCount: number, options: RepoOptions = {}): FixtureRepo {
   const library = stdlibDir();
-  const pool = pythonFilesOf(library);
-  return createRepo(options.name ?? `stdlib-${fileCount}`, options, (root) => {
+  const packages = join(PROJECT_ROOT, ".venv", "lib", basename(library), "site-packages");
+  const pool = [
+    ...pythonFilesOf(library).map((file) => ({ from: join(library, file), to: file })),
+    ...pythonFilesOf(packages).map((file) => ({
+      from: join(packages, file),
+      to: join("third_party", file),
+    })),
+  ];
+  return createRepo(options.name ?? `python-${fileCount}`, options, (root) => {
     for (let i = 0; i < fileCount; i++) {
-      const file = pool[i % pool.length] as string;
+      const { from, to } = pool[i % pool.length] as { from: string; to: string };
       const round = Math.floor(i / pool.length);
-      const target = round === 0 ? join(root, file) : join(root, `copy-${round + 1}`, file);
+      const target = round === 0 ? join(root, to) : join(root, `copy-${round + 1}`, to);
       mkdirSync(dirname(target), { recursive: true });
-      cpSync(join(library, file), target);
+      cpSync(from, target);
     }
   });
 }
@@ -267,7 +276,15 @@ function copyTree(from: string, to: string): void {
 
 // Files that are broken on purpose (bad syntax, bad encodings) or inside directories cgc ignores
 // by default would make the count drift from what cgc indexes.
-const SKIPPED_DIRS = new Set(["__pycache__", "site-packages", "dist-packages", "venv", "data", "build", "dist"]);
+// The directory names of cgc's default .cgcignore are skipped too, so every file copied is one cgc reads.
+const SKIPPED_DIRS = new Set([
+  "__pycache__",
+  "site-packages",
+  "dist-packages",
+  "data",
+  ...["node_modules", "venv", ".venv", "env", ".env", "dist", "build", "target", "out", "obj", "coverage"],
+  ...[".git", ".idea", ".vscode", ".tox", ".mypy_cache", ".pytest_cache", ".next"],
+]);
 const SKIPPED_FILE = /^(bad|badsyntax|bad_coding)/;
 
 function pythonFilesOf(library: string): string[] {
