@@ -47,6 +47,18 @@ async function readySession(repo: TinyRepo) {
   return { h, ui, chip: () => ui.statuses.get("cgc") };
 }
 
+/** Two agent runs: the first writes pkg/first_new.py, the second pkg/second_new.py, each with one function. */
+function twoRunsWritingNewFiles() {
+  const write = (name: string) =>
+    fauxToolCall("write", { path: `pkg/${name}.py`, content: `def ${name}():\n    return 1\n` });
+  return [
+    fauxAssistantMessage(write("first_new"), { stopReason: "toolUse" }),
+    fauxAssistantMessage("one"),
+    fauxAssistantMessage(write("second_new"), { stopReason: "toolUse" }),
+    fauxAssistantMessage("two"),
+  ];
+}
+
 describe("freshness", () => {
   it("an edit through the agent's edit tool: possibly stale, synced when the run ends, then fresh", async () => {
     const repo = await indexedRepo();
@@ -109,14 +121,7 @@ describe("freshness", () => {
     process.env.CGC_FRESHNESS_MAX_SYNCS_PER_SESSION = "1";
     const repo = await indexedRepo();
     const { h, ui, chip } = await readySession(repo);
-    const edit = (name: string) =>
-      fauxToolCall("write", { path: `pkg/${name}.py`, content: `def ${name}():\n    return 1\n` });
-    h.faux.setResponses([
-      fauxAssistantMessage(edit("first_new"), { stopReason: "toolUse" }),
-      fauxAssistantMessage("one"),
-      fauxAssistantMessage(edit("second_new"), { stopReason: "toolUse" }),
-      fauxAssistantMessage("two"),
-    ]);
+    h.faux.setResponses(twoRunsWritingNewFiles());
     await h.session.prompt("first");
     await waitFor(() => chip() === "cgc ready · fresh", "fresh after the first sync", 120_000);
     await h.session.prompt("second");
@@ -135,14 +140,7 @@ describe("a sync that runs out of its time budget", () => {
     // 1.06 s for `cgc --version` alone), so the real `cgc index --force` is stopped by the budget.
     process.env.CGC_TIMEOUTS_MAINTENANCE_MS = "1000";
     const { h, ui, chip } = await readySession(repo);
-    const write = (name: string) =>
-      fauxToolCall("write", { path: `pkg/${name}.py`, content: `def ${name}():\n    return 1\n` });
-    h.faux.setResponses([
-      fauxAssistantMessage(write("first_new"), { stopReason: "toolUse" }),
-      fauxAssistantMessage("one"),
-      fauxAssistantMessage(write("second_new"), { stopReason: "toolUse" }),
-      fauxAssistantMessage("two"),
-    ]);
+    h.faux.setResponses(twoRunsWritingNewFiles());
     // The chip ticks while a run goes on: count the moments it turned to syncing or indexing.
     const running = (status: string | undefined) => /^cgc (syncing|indexing)/.test(status ?? "");
     const runsStarted = () =>
