@@ -137,3 +137,18 @@ export async function waitFor<T>(condition: () => T | undefined | false, what: s
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
+
+/** The tool results in the session from message `from` on: the tool's name, its text, and whether it is an error. */
+export function toolResults(h: PiHarness, from = 0): Array<{ name: string; text: string; isError: boolean }> {
+  return h.session.messages.slice(from).flatMap((message) =>
+    message.role === "toolResult"
+      ? [
+          {
+            name: message.toolName,
+            text: message.content.map((part) => (part.type === "text" ? part.text : "")).join(""),
+            isError: message.isError,
+          },
+        ]
+      : [],
+  );
+}

@@ -7,7 +7,7 @@ import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { CARD_HEADING } from "../../src/agent/card.ts";
 import { type CgcHome, cgcBinary, cgcExec, makeCgcHome, PROJECT_ROOT } from "../helpers/cgc-env.ts";
-import { EXTENSION_PATH, type PiHarness, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
+import { EXTENSION_PATH, type PiHarness, recordingUi, startPi, toolResults, waitFor } from "../helpers/pi-sdk.ts";
 import { type TinyRepo, tinyRepo } from "../helpers/repos.ts";
 
 let home: CgcHome;
@@ -43,19 +43,6 @@ async function session(cwd: string, chip: RegExp, extensionPaths?: string[]) {
 }
 
 /** Tool result texts of the session, in order. */
-function toolTexts(h: PiHarness): Array<{ name: string; text: string; isError: boolean }> {
-  return h.session.messages.flatMap((message) =>
-    message.role === "toolResult"
-      ? [
-          {
-            name: message.toolName,
-            text: message.content.map((part) => (part.type === "text" ? part.text : "")).join(""),
-            isError: message.isError,
-          },
-        ]
-      : [],
-  );
-}
 
 /** A faux step that records the system prompt it was given. */
 function capture(prompts: string[], reply = "ok") {
@@ -90,7 +77,7 @@ describe("graph tools through the faux model", () => {
       fauxAssistantMessage("done"),
     ]);
     await h.session.prompt("who calls normalize, and orphan?");
-    const [normalize, orphan, missing] = toolTexts(h);
+    const [normalize, orphan, missing] = toolResults(h);
 
     expect(normalize?.isError).toBe(false);
     const callers = [
@@ -180,7 +167,7 @@ describe("tool output through the output policy", () => {
       fauxAssistantMessage("done"),
     ]);
     await h.session.prompt("dump the functions");
-    const [result] = toolTexts(h);
+    const [result] = toolResults(h);
     expect(result?.isError).toBe(false);
     const marker = /\[… output capped: (\S+) \((\d+) lines\) in all, .* omitted here; full text: (\S+) …\]/.exec(
       result?.text ?? "",
@@ -210,7 +197,7 @@ describe("tool output through the output policy", () => {
       fauxAssistantMessage("done"),
     ]);
     await h.session.prompt("echo");
-    const [result] = toolTexts(h);
+    const [result] = toolResults(h);
     expect(tiny.head).toMatch(/^[0-9a-f]{40}$/);
     expect(result?.text).toContain(tiny.head);
     expect(result?.text).toContain(longPath);
@@ -226,7 +213,7 @@ describe("tool output through the output policy", () => {
       fauxAssistantMessage("done"),
     ]);
     await h.session.prompt("delete everything");
-    const [result] = toolTexts(h);
+    const [result] = toolResults(h);
     expect(result?.isError).toBe(true);
     expect(result?.text).toMatch(/^NOT_ALLOWED: not a read-only query/);
     const count = await cgcExec(["query", "MATCH (f:Function) RETURN count(f) AS n"], {

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type CgcHome, cgcBinary, cgcExec, makeCgcHome } from "../helpers/cgc-env.ts";
-import { type PiHarness, type RecordingUi, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
+import { type PiHarness, type RecordingUi, recordingUi, startPi, toolResults, waitFor } from "../helpers/pi-sdk.ts";
 import { type TinyRepo, tinyRepo } from "../helpers/repos.ts";
 
 let home: CgcHome;
@@ -43,16 +43,7 @@ async function call(h: PiHarness, calls: Array<[string, Record<string, unknown>]
     fauxAssistantMessage("done"),
   ]);
   await h.session.prompt("go");
-  return h.session.messages.slice(before).flatMap((message) =>
-    message.role === "toolResult"
-      ? [
-          {
-            text: message.content.map((part) => (part.type === "text" ? part.text : "")).join(""),
-            isError: message.isError,
-          },
-        ]
-      : [],
-  );
+  return toolResults(h, before);
 }
 
 const line = (file: string, n: number) => readFileSync(join(tiny.path, file), "utf8").split("\n")[n - 1] ?? "";

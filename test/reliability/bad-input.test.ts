@@ -11,7 +11,7 @@ import { totalSpawns } from "../../src/cgc/children.ts";
 import { CONFIG_KEY_NAMES, CONFIG_KEYS, type ConfigKey, defaultConfig } from "../../src/config/keys.ts";
 import { loadConfig } from "../../src/config/load.ts";
 import { type CgcHome, cgcBinary, cgcExec, makeCgcHome } from "../helpers/cgc-env.ts";
-import { type PiHarness, type RecordingUi, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
+import { type PiHarness, type RecordingUi, recordingUi, startPi, toolResults, waitFor } from "../helpers/pi-sdk.ts";
 import { commitAll, type TinyRepo, tinyRepo } from "../helpers/repos.ts";
 import { expectNoCgcLeft, graphRecord } from "./support.ts";
 
@@ -53,20 +53,6 @@ async function startSession(cwd: string, ui: RecordingUi = recordingUi()) {
   const h = await startPi({ cwd, ui });
   harnesses.push(h);
   return { h, ui, chip: () => ui.statuses.get("cgc") };
-}
-
-function toolResults(h: PiHarness): Array<{ name: string; text: string; isError: boolean }> {
-  return h.session.messages.flatMap((message) =>
-    message.role === "toolResult"
-      ? [
-          {
-            name: message.toolName,
-            text: message.content.map((part) => (part.type === "text" ? part.text : "")).join(""),
-            isError: message.isError,
-          },
-        ]
-      : [],
-  );
 }
 
 /** The agent makes these tool calls in one run (faux model), then stops. */

@@ -13,7 +13,7 @@ import { probeReadiness } from "../../src/lifecycle/probe.ts";
 import { type CgcHome, cgcBinary, cgcExec, cgcStart, makeCgcHome } from "../helpers/cgc-env.ts";
 import { startFalkorDB } from "../helpers/falkordb.ts";
 import { startPiRpc } from "../helpers/pi-rpc.ts";
-import { type PiHarness, type RecordingUi, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
+import { type PiHarness, type RecordingUi, recordingUi, startPi, toolResults, waitFor } from "../helpers/pi-sdk.ts";
 import { TINY_FACTS, type TinyRepo, tinyRepo } from "../helpers/repos.ts";
 import {
   cgcProcesses,
@@ -77,19 +77,6 @@ async function startSession(cwd: string, ui: RecordingUi = recordingUi()) {
 const EXPECTED_FUNCTIONS = [...new Set([...TINY_FACTS.functions, "<module>"])].sort();
 
 /** Tool results of the session, in order. */
-function toolResults(h: PiHarness): Array<{ name: string; text: string; isError: boolean }> {
-  return h.session.messages.flatMap((message) =>
-    message.role === "toolResult"
-      ? [
-          {
-            name: message.toolName,
-            text: message.content.map((part) => (part.type === "text" ? part.text : "")).join(""),
-            isError: message.isError,
-          },
-        ]
-      : [],
-  );
-}
 
 /** One agent turn through the faux model: the tool call, then a closing message. */
 async function agentCalls(h: PiHarness, tool: string, args: Record<string, unknown>): Promise<void> {
