@@ -3,7 +3,6 @@
 // de-duplicated, budgeted sync at a quiet moment — when the agent's run has ended — never on the
 // first edit of a burst. While a verified watcher is alive (watcher.ts) it keeps the graph fresh and this
 // lazy path stands down; when the watcher fails or dies, the lazy path takes over again.
-import { statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import type { CurrentSession } from "../index.ts";
@@ -11,50 +10,31 @@ import type { CgcSession } from "../lifecycle/session.ts";
 import { autoSyncCounted, changesObserved, isReady } from "../state/model.ts";
 import { formatElapsed } from "../ui/chip.ts";
 import { canonical, isWithin } from "../workspace/root.ts";
-import { changedSince, isSourcePath } from "./scan.ts";
 import { syncAndVerify } from "./sync.ts";
+import { isSourcePath } from "./tree.ts";
 import { startWatcherIfEnabled, type WatcherController } from "./watcher.ts";
-
-function mtimeOf(path: string): number {
-  try {
-    return statSync(path).mtimeMs;
-  } catch {
-    return -1; // deleted
-  }
-}
-
-const MTIME_SLACK_MS = 2_000;
 
 /** How long the session must stay quiet after a run ends before an automatic sync starts. */
 export const QUIET_MS = 1_500;
 
 export function installFreshness(pi: ExtensionAPI, current: CurrentSession) {
-  /** Modification-time high-water mark of the last check for changes pi did not see directly. */
-  let checkedUpTo = Date.now();
   let quietTimer: NodeJS.Timeout | undefined;
   let syncing: Promise<string> | undefined;
   let watcher: WatcherController | undefined;
 
-  /** The modification time each observed file had when it was seen, so a later check does not report it again. */
-  const seenAt = new Map<string, number>();
-
+  // While a verified watcher keeps the graph, the tracker does not look: when the watcher dies, its
+  // next look reports everything changed since the graph was last verified without it.
   const observe = (session: CgcSession, paths: string[]) => {
     if (watcher?.active) return;
     const inside = paths.filter((path) => isWithin(session.root, path) && isSourcePath(path));
-    for (const path of inside) seenAt.set(path, mtimeOf(path));
+    session.tracker.observed(inside);
     if (inside.length > 0) session.store.apply((state) => changesObserved(state, inside));
   };
 
   const checkFiles = (session: CgcSession) => {
-    const now = Date.now();
-    // File times come from a coarse kernel clock that can trail Date.now() by milliseconds: look back a
-    // little, and let seenAt drop what was already reported.
-    const { changed } = changedSince(session.root, checkedUpTo - MTIME_SLACK_MS);
-    checkedUpTo = now;
-    observe(
-      session,
-      changed.filter((path) => seenAt.get(path) !== mtimeOf(path)),
-    );
+    if (watcher?.active) return;
+    const changed = session.tracker.check();
+    if (changed.length > 0) session.store.apply((state) => changesObserved(state, changed));
   };
 
   const cancelQuietSync = () => {
@@ -113,12 +93,14 @@ export function installFreshness(pi: ExtensionAPI, current: CurrentSession) {
   };
 
   pi.on("session_start", () => {
-    checkedUpTo = Date.now();
     const session = current();
     watcher = undefined;
     if (!session) return;
+    // The tree the graph reflects, remembered at each verified moment for the next session's start.
+    session.store.subscribe((state, previous) => {
+      if (state.freshness === "fresh" && previous.freshness !== "fresh") session.tracker.remember();
+    });
     session.onProbe((verdict) => {
-      for (const path of verdict.drift?.paths ?? []) seenAt.set(path, mtimeOf(path));
       if (verdict.drift?.changed && session.config()["lifecycle.syncOnStart"] && !syncing) maybeAutoSync(session);
       // The watcher's gate needs the first verdict (auto asks the graph whether the workspace is indexed).
       watcher ??= startWatcherIfEnabled(session, { worktreeGate: () => session.worktree.allowsWatcher() });

@@ -12,6 +12,11 @@ import { freshnessVerified } from "../state/model.ts";
 const CLOCK_SLACK_MS = 1_000;
 const MAX_VERIFIED_PATHS = 200;
 
+function lastTouched(path: string): number {
+  const stats = statSync(path);
+  return Math.max(stats.mtimeMs, stats.ctimeMs);
+}
+
 export function cypherString(value: string): string {
   return `'${value.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}'`;
 }
@@ -55,8 +60,9 @@ export async function syncAndVerify(session: CgcSession): Promise<SyncOutcome> {
   const present = new Set(Array.isArray(row.present) ? row.present : []);
   const verified = paths.filter((path) => {
     const exists = existsSync(path);
-    // A file changed again while cgc was reading it is not reflected yet; it stays possibly stale.
-    if (exists && statSync(path).mtimeMs > indexedAt + CLOCK_SLACK_MS) return false;
+    // A file changed again (or restored with old times: the status-change time still moves) while cgc was
+    // reading it is not reflected yet; it stays possibly stale.
+    if (exists && lastTouched(path) > indexedAt + CLOCK_SLACK_MS) return false;
     // The CLI prints paths through Rich markup, so `app/[id]/x.py` comes back as `app//x.py`.
     return exists === (present.has(path) || present.has(richPrinted(path)));
   });

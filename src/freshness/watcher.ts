@@ -15,7 +15,7 @@ import {
 } from "../state/model.ts";
 import type { NoticeLedger } from "../state/notices.ts";
 import type { Store } from "../state/store.ts";
-import { changedSince } from "./scan.ts";
+import type { ChangeTracker } from "./tracker.ts";
 
 /** What the watcher needs of a session (CgcSession satisfies it). */
 export interface WatcherSession {
@@ -28,6 +28,8 @@ export interface WatcherSession {
   /** The graph's repositories, from the readiness probe. */
   readonly repositories: readonly RepositoryFacts[];
   readonly disposed: boolean;
+  /** The session's change tracker: it does not look while the watcher keeps the graph. */
+  readonly tracker: Pick<ChangeTracker, "check">;
   config(): Config;
 }
 
@@ -81,9 +83,6 @@ export function watcherOf(session: object): WatcherController | undefined {
 
 /** The real watcher's line once it watches (test/fixtures/cgc/watch-kuzudb.json). */
 const WATCHING_LINE = /Monitoring for file changes/;
-/** File times come from a coarse clock: look back a little. */
-const MTIME_SLACK_MS = 2_000;
-
 const realSleep = (ms: number) =>
   new Promise<void>((resolve) => {
     setTimeout(resolve, ms).unref();
@@ -193,7 +192,7 @@ async function spawnAndVerify(
     record.phase = "died"; // not active from now: the lazy path takes over at once
     const error = failure;
     session.store.apply((state) => freshnessNotVerified(state, error));
-    observeChangesSinceVerified(session, root, record);
+    observeChangesSinceVerified(session);
     session.notices.once(
       "watcher-not-verified",
       `${error}. The graph is possibly stale; pi-cgc stopped the watcher and syncs at quiet moments instead.`,
@@ -264,7 +263,7 @@ async function spawnAndVerify(
     }
     const error = `cgc watch stopped (${result.code}): ${result.reason}`;
     session.store.apply((state) => watcherDied(state, error));
-    observeChangesSinceVerified(session, root, record);
+    observeChangesSinceVerified(session);
     settle("died", error);
   });
 
@@ -273,9 +272,8 @@ async function spawnAndVerify(
 }
 
 /** What changed while the graph was the watcher's is not known to be in it: the lazy path takes it from here. */
-function observeChangesSinceVerified(session: WatcherSession, root: string, record: WatcherRecord): void {
-  const since = (record.verifiedAt ?? Date.now()) - MTIME_SLACK_MS;
-  const changed = changedSince(root, since).changed;
+function observeChangesSinceVerified(session: WatcherSession): void {
+  const changed = session.tracker.check();
   if (changed.length > 0) session.store.apply((state) => changesObserved(state, changed));
 }
 

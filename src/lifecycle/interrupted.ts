@@ -5,10 +5,9 @@
 // possibly stale, and synced at start where that is on. Only a run that ended OK removes it.
 // A run stopped by its time budget says so in the note: an automatic index or sync that would only run out
 // of the same budget again, holding the database all the while, is not started (session.ts stoppedByBudget).
-import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { agentDir } from "../config/load.ts";
+import { dirname } from "node:path";
+import { graphRecordPath } from "../state/records.ts";
 
 export interface RunNote {
   root: string;
@@ -19,17 +18,9 @@ export interface RunNote {
   timedOutAfterMs?: number;
 }
 
-/** The database a workspace's graph lives in, as far as the environment names it. */
-const DATABASE_VARIABLES = ["HOME", "DEFAULT_DATABASE", "FALKORDB_HOST", "FALKORDB_PORT", "NEO4J_URI"];
-
-function notePath(env: NodeJS.ProcessEnv, root: string): string {
-  const key = [root, ...DATABASE_VARIABLES.map((name) => env[name] ?? "")].join("\0");
-  return join(agentDir(env), "pi-cgc", "runs", `${createHash("sha256").update(key).digest("hex").slice(0, 24)}.json`);
-}
-
 /** The note of an unfinished run on this workspace's graph; an unreadable note still counts. */
 export function readRunNote(env: NodeJS.ProcessEnv, root: string): RunNote | undefined {
-  const path = notePath(env, root);
+  const path = graphRecordPath(env, root, "runs");
   if (!existsSync(path)) return undefined;
   try {
     return JSON.parse(readFileSync(path, "utf8")) as RunNote;
@@ -48,11 +39,11 @@ export function noteRunStarted(
   root: string,
   what: string,
 ): (outcome: string, ranForMs?: number) => void {
-  const path = notePath(env, root);
+  const path = graphRecordPath(env, root, "runs");
   const before = readRunNote(env, root);
   const note: RunNote = { root, what, startedAt: new Date().toISOString(), pid: process.pid };
   try {
-    mkdirSync(join(path, ".."), { recursive: true });
+    mkdirSync(dirname(path), { recursive: true });
     writeFileSync(path, `${JSON.stringify(note)}\n`);
   } catch {
     // An agent directory we cannot write: the in-session state still says possibly stale on a failure.

@@ -4,7 +4,7 @@
 import { type Backend, detectCgcBackend } from "../cgc/backend.ts";
 import { detectDamagedDatabase, parseQueryJson, parseVersion, richPrinted } from "../cgc/parse.ts";
 import type { Runner } from "../cgc/runner.ts";
-import { changedSince } from "../freshness/scan.ts";
+import type { StartDrift } from "../freshness/tracker.ts";
 import type { ProbeVerdict, RepositoryFacts } from "../state/model.ts";
 import { readHeadCommit } from "../workspace/git.ts";
 import { resolveWorkspaceRoot } from "../workspace/root.ts";
@@ -29,6 +29,8 @@ export interface ProbeInput {
   knownVersion?: string;
   /** Set when the workspace has no graph to ask yet (a worktree whose context does not exist): why it is unindexed. */
   noGraph?: string;
+  /** The files changed since the graph was last known to reflect the tree (the session's change tracker). */
+  fileDrift: (root: string, indexedMs: number) => StartDrift;
 }
 
 export interface ProbeOutcome {
@@ -128,7 +130,7 @@ export async function probeReadiness(input: ProbeInput): Promise<ProbeOutcome> {
       readiness: "ready",
       reason: `indexed (${repository.files ?? "?"} files)`,
       facts: facts(repository, repositories.length),
-      drift: startDrift(root, repository, input.env),
+      drift: startDrift(root, repository, input.env, input.fileDrift),
     },
     root,
     repositories,
@@ -159,10 +161,16 @@ function toRepositoryFacts(row: Record<string, unknown>): RepositoryFacts | null
 }
 
 /**
- * Start-time drift: the graph's recorded commit and time against HEAD and the files' modification times,
- * and a pi-cgc index or sync of this workspace that never finished (src/lifecycle/interrupted.ts).
+ * Start-time drift: the graph's recorded commit against HEAD, the files changed since the graph last
+ * reflected the tree, and a pi-cgc index or sync of this workspace that never finished
+ * (src/lifecycle/interrupted.ts).
  */
-export function startDrift(root: string, repository: RepositoryFacts, env: NodeJS.ProcessEnv): ProbeVerdict["drift"] {
+export function startDrift(
+  root: string,
+  repository: RepositoryFacts,
+  env: NodeJS.ProcessEnv,
+  fileDrift: ProbeInput["fileDrift"],
+): ProbeVerdict["drift"] {
   const unfinished = readRunNote(env, root);
   const head = readHeadCommit(root);
   const indexedMs = repository.indexedAt ? Date.parse(repository.indexedAt) : Number.NaN;
@@ -170,8 +178,13 @@ export function startDrift(root: string, repository: RepositoryFacts, env: NodeJ
   if (head && repository.commit && head !== repository.commit) {
     details.push(`HEAD moved from ${repository.commit.slice(0, 12)} to ${head.slice(0, 12)}`);
   }
-  const paths = Number.isNaN(indexedMs) ? [] : changedSince(root, indexedMs).changed;
-  if (paths.length > 0) details.push(`${paths.length} file(s) modified after indexing`);
+  const { paths, basis } = fileDrift(root, indexedMs);
+  if (paths.length > 0)
+    details.push(
+      basis === "file times"
+        ? `${paths.length} file(s) written after indexing`
+        : `${paths.length} file(s) changed since the graph was last verified`,
+    );
   if (Number.isNaN(indexedMs)) details.push("the graph records no index time");
   if (unfinished) details.push(`a pi-cgc ${unfinished.what} started ${unfinished.startedAt} has not finished`);
   return { changed: details.length > 0, paths, detail: details.join("; ") };

@@ -7,6 +7,7 @@ import { applyOutputPolicy, createSpillDir, type PolicyResult } from "../cgc/out
 import { createRunner, type RunResult } from "../cgc/runner.ts";
 import type { Config } from "../config/keys.ts";
 import { type LoadedConfig, loadConfig } from "../config/load.ts";
+import { createChangeTracker } from "../freshness/tracker.ts";
 import {
   type Activity,
   maintenanceProgress,
@@ -59,6 +60,7 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
     },
   });
   const store = createStore();
+  const tracker = createChangeTracker(env);
   const spill = createSpillDir(cwd);
   let disposed = false;
   let root = cwd;
@@ -192,6 +194,7 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
             knownBackend: backend,
             knownVersion: cgcVersion,
             noGraph: scope.noGraph,
+            fileDrift: tracker.startDrift,
           });
       if (disposed || !probed.settled) return;
       const refused = worktree.refuseServerBackend(probed.backend);
@@ -271,6 +274,7 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
 
   return {
     store,
+    tracker,
     runner,
     notices,
     spill,

@@ -9,6 +9,7 @@ import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { totalSpawns } from "../../src/cgc/children.ts";
 import { createRunner } from "../../src/cgc/runner.ts";
+import { createChangeTracker } from "../../src/freshness/tracker.ts";
 import { probeReadiness } from "../../src/lifecycle/probe.ts";
 import { type CgcHome, cgcBinary, cgcExec, cgcStart, makeCgcHome } from "../helpers/cgc-env.ts";
 import { startFalkorDB } from "../helpers/falkordb.ts";
@@ -105,7 +106,13 @@ function probeWith(executable: string, env: Record<string, string>, cwd: string)
     env: full,
     budgets: { probe: 60_000, query: 60_000, maintenance: 120_000, longLived: 0 },
   });
-  return probeReadiness({ runner, cwd, env: full, knownBackend: null });
+  return probeReadiness({
+    runner,
+    cwd,
+    env: full,
+    knownBackend: null,
+    fileDrift: createChangeTracker(full).startDrift,
+  });
 }
 
 function rpcEnv(extra: Record<string, string>): Record<string, string> {

@@ -12,6 +12,7 @@ import { detectBusy, detectDamagedDatabase } from "../../src/cgc/parse.ts";
 import type { Runner, RunResult } from "../../src/cgc/runner.ts";
 import { CONFIG_KEY_NAMES, CONFIG_KEYS, type ConfigKey, defaultConfig } from "../../src/config/keys.ts";
 import { loadConfig, type Source } from "../../src/config/load.ts";
+import { createChangeTracker } from "../../src/freshness/tracker.ts";
 import { probeReadiness } from "../../src/lifecycle/probe.ts";
 import {
   autoSyncCounted,
@@ -398,6 +399,7 @@ describe("the probe's verdict on any answer", () => {
           cwd,
           env: { PI_CODING_AGENT_DIR: join(cwd, "agent") },
           knownBackend: null,
+          fileDrift: createChangeTracker({ PI_CODING_AGENT_DIR: join(cwd, "agent") }).startDrift,
         });
         const readiness = outcome.verdict.readiness;
         const damage = detectDamagedDatabase(`${stdout}\n${stderr}`);

@@ -117,6 +117,8 @@ function harness(options: HarnessOptions): Harness {
       root,
       disposed: false,
       store,
+      // What the tracker's look finds when the watcher dies: one file changed while it watched.
+      tracker: { check: () => [`${root}/changed-while-watched.py`] },
       repositories,
       backend: options.backend,
       notices: createNoticeLedger({
@@ -366,6 +368,8 @@ describe("liveness verification (D4)", () => {
     expect(record.phase).toBe("died");
     expect(watcher.active).toBe(false);
     expect(h.state().lastError).toMatch(/cgc watch stopped \(FAILED\): Database Connection Error/);
+    expect(h.state().freshness).toBe("possibly-stale");
+    expect(h.state().changedPaths).toEqual([`${ROOT}/changed-while-watched.py`]);
     expect(h.notices).toHaveLength(1); // only watcher-started
   });
 

@@ -1,0 +1,85 @@
+// The one change tracker of a session: what changed in the source tree since the session last looked —
+// created, changed, deleted, renamed or moved either way, restored with old times — whoever changed it
+// (the agent's edit/write/bash, an editor outside pi, git). It compares snapshots of stamps
+// (tree.ts), never times against a moment. The tree the graph was last verified to reflect is kept
+// between sessions, so the next session's start sees deletions and renames made while pi was away.
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
+import { graphRecordPath } from "../state/records.ts";
+import { changedBetween, snapshotTree, stampPath, type TreeSnapshot, touchedAfter } from "./tree.ts";
+
+export interface StartDrift {
+  paths: string[];
+  /** How the paths were found: against the tree the graph was last verified on, or by file times alone. */
+  basis: "remembered tree" | "file times";
+}
+
+export interface ChangeTracker {
+  /**
+   * What changed since the graph was last known to reflect the tree: within a session, since the last
+   * look; at a session's first probe, against the tree remembered from the last verified moment, else the
+   * files written, renamed or restored after the graph's index time.
+   */
+  startDrift(root: string, indexedMs: number): StartDrift;
+  /** What changed since the last look; the next look starts from here. */
+  check(): string[];
+  /** The session saw these paths change itself (edit/write): reported now, so the next look skips them. */
+  observed(paths: readonly string[]): void;
+  /** The graph was verified to reflect the tree as last looked at: remember that tree for the next session. */
+  remember(): void;
+}
+
+export function createChangeTracker(env: NodeJS.ProcessEnv): ChangeTracker {
+  /** The workspace root the first probe resolved; nothing is tracked before it. */
+  let root: string | undefined;
+  let baseline: TreeSnapshot | undefined;
+
+  const look = (): string[] => {
+    if (root === undefined) return [];
+    const now = snapshotTree(root, baseline);
+    const changed = baseline ? changedBetween(baseline, now) : [];
+    baseline = now;
+    return changed;
+  };
+
+  return {
+    startDrift(probedRoot, indexedMs) {
+      if (baseline && root === probedRoot) return { paths: look(), basis: "remembered tree" };
+      root = probedRoot;
+      const remembered = readSnapshot(graphRecordPath(env, root, "trees"));
+      const now = snapshotTree(root, remembered);
+      baseline = now;
+      if (remembered) return { paths: changedBetween(remembered, now), basis: "remembered tree" };
+      return { paths: Number.isNaN(indexedMs) ? [] : touchedAfter(now, indexedMs), basis: "file times" };
+    },
+    check: look,
+    observed(paths) {
+      if (!baseline) return;
+      for (const path of paths) {
+        const stamp = stampPath(path, baseline.get(path));
+        if (stamp === undefined) baseline.delete(path);
+        else baseline.set(path, stamp);
+      }
+    },
+    remember() {
+      if (!baseline || root === undefined) return;
+      const path = graphRecordPath(env, root, "trees");
+      try {
+        mkdirSync(dirname(path), { recursive: true });
+        writeFileSync(`${path}.tmp`, JSON.stringify({ root, files: [...baseline] }));
+        renameSync(`${path}.tmp`, path); // a reader never sees half a record
+      } catch {
+        // An agent directory we cannot write: the next session falls back to file times.
+      }
+    },
+  };
+}
+
+function readSnapshot(path: string): TreeSnapshot | undefined {
+  try {
+    const record = JSON.parse(readFileSync(path, "utf8")) as { files?: unknown };
+    return Array.isArray(record.files) ? new Map(record.files as Array<[string, string]>) : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,115 @@
+// What the source tree holds, as stamps per file, and what changed between two looks at it. A stamp is
+// size, modification time, status-change time and inode: `rm` and `mv` change the set of paths, and the
+// status-change time moves on every write, rename or restore — also when a tool puts an old modification
+// time back (`tar x`, `cp -p`, `rsync -t`, git) — so a comparison of stamps sees every kind of change that
+// a modification time against a moment misses. File times come from a coarse kernel clock, so two writes
+// a few milliseconds apart can share them: a file touched within RECENT_MS of a look also carries a hash
+// of its content, and keeps it until its times move. Reads the file system only, skipping what cgc skips.
+import { createHash } from "node:crypto";
+import { type Dirent, readdirSync, readFileSync, type Stats, statSync } from "node:fs";
+import { extname, join } from "node:path";
+
+/** cgc 0.6.13's default IGNORE_DIRS, plus hidden folders (IGNORE_HIDDEN_FILES=true). */
+const IGNORED_DIRS = new Set([
+  "node_modules",
+  "venv",
+  ".venv",
+  "env",
+  ".env",
+  "dist",
+  "build",
+  "target",
+  "out",
+  ".git",
+  ".idea",
+  ".vscode",
+  "__pycache__",
+]);
+
+/** Extensions cgc parses (its doctor lists the languages). */
+export const SOURCE_EXTENSIONS = new Set(
+  (
+    ".py .ipynb .js .jsx .mjs .cjs .ts .mts .cts .tsx .go .rs .c .h .cc .cpp .hpp .hh .java .rb .cs .php .kt .kts " +
+    ".scala .sc .swift .hs .dart .pl .pm .lua .ex .exs .el .html .css .sol .svelte .vue .tf .hcl .gradle"
+  ).split(" "),
+);
+
+export function isSourcePath(path: string): boolean {
+  return SOURCE_EXTENSIONS.has(extname(path).toLowerCase());
+}
+
+/** Absolute path → stamp. */
+export type TreeSnapshot = Map<string, string>;
+
+/** Times closer than this to a look cannot tell two writes apart. */
+const RECENT_MS = 2_000;
+
+/**
+ * The stamp of one file now (undefined when it is gone or no longer a file). `previous` is its stamp at
+ * the last look: a stamp that carried a content hash keeps carrying one while the times stay the same.
+ */
+export function stampPath(path: string, previous?: string): string | undefined {
+  let stats: Stats;
+  try {
+    stats = statSync(path);
+  } catch {
+    return undefined;
+  }
+  if (!stats.isFile()) return undefined;
+  const times = `${stats.size}:${stats.mtimeMs}:${stats.ctimeMs}:${stats.ino}`;
+  const recent = Math.max(stats.mtimeMs, stats.ctimeMs) >= Date.now() - RECENT_MS;
+  if (!recent && !previous?.startsWith(`${times}:`)) return times;
+  try {
+    return `${times}:${createHash("sha1").update(readFileSync(path)).digest("base64")}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The latest of a stamp's modification and status-change times. */
+export function stampTime(stamp: string): number {
+  const [, mtime, ctime] = stamp.split(":");
+  return Math.max(Number(mtime), Number(ctime));
+}
+
+/** Every source file under `root` with its stamp (`previous`: the last look's, see stampPath). */
+export function snapshotTree(root: string, previous?: TreeSnapshot): TreeSnapshot {
+  const snapshot: TreeSnapshot = new Map();
+  const stack = [root];
+  while (stack.length > 0) {
+    const dir = stack.pop() as string;
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const entry of entries) {
+      if (entry.name.startsWith(".")) continue;
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) {
+        if (!IGNORED_DIRS.has(entry.name)) stack.push(path);
+      } else if (entry.isFile() && isSourcePath(entry.name)) {
+        const stamp = stampPath(path, previous?.get(path));
+        if (stamp !== undefined) snapshot.set(path, stamp);
+      }
+    }
+  }
+  return snapshot;
+}
+
+/** Paths created, changed or deleted between two snapshots, sorted. */
+export function changedBetween(before: TreeSnapshot, after: TreeSnapshot): string[] {
+  const changed: string[] = [];
+  for (const [path, stamp] of after) if (before.get(path) !== stamp) changed.push(path);
+  for (const path of before.keys()) if (!after.has(path)) changed.push(path);
+  return changed.sort();
+}
+
+/** Paths whose file was written, renamed or restored after `sinceMs` (a moment the graph was built at). */
+export function touchedAfter(snapshot: TreeSnapshot, sinceMs: number): string[] {
+  return [...snapshot]
+    .filter(([, stamp]) => stampTime(stamp) > sinceMs)
+    .map(([path]) => path)
+    .sort();
+}

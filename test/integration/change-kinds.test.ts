@@ -1,0 +1,153 @@
+// Every kind of change the freshness check must see, with the real pi (faux model driving pi's own bash
+// tool) and the real cgc: a deletion, a rename, a write that puts an old modification time back, a new
+// file in a new folder, a deletion made outside pi between prompts, and one made while pi was away. Each
+// must turn the chip to possibly stale, and the graph called fresh afterwards must match the tree.
+// (Before the tracker compared stamps, the first three and the last two left the chip at fresh.)
+import { renameSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { type CgcHome, cgcBinary, cgcExec, makeCgcHome } from "../helpers/cgc-env.ts";
+import { type PiHarness, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
+import { type TinyRepo, tinyRepo } from "../helpers/repos.ts";
+
+let home: CgcHome;
+const harnesses: PiHarness[] = [];
+const repos: TinyRepo[] = [];
+
+beforeAll(() => {
+  home = makeCgcHome();
+  process.env.HOME = home.home;
+  process.env.CGC_EXECUTABLE = cgcBinary();
+});
+afterEach(async () => {
+  for (const h of harnesses.splice(0)) await h.dispose();
+  for (const repo of repos.splice(0)) repo.cleanup();
+});
+afterAll(() => home.cleanup());
+
+async function indexedRepo(): Promise<TinyRepo> {
+  const repo = tinyRepo();
+  repos.push(repo);
+  const result = await cgcExec(["index", repo.path], { cwd: repo.path, env: home.env });
+  expect(result.code).toBe(0);
+  return repo;
+}
+
+async function readySession(repo: TinyRepo) {
+  const ui = recordingUi();
+  const h = await startPi({ cwd: repo.path, ui });
+  harnesses.push(h);
+  const chip = () => ui.statuses.get("cgc");
+  await waitFor(() => chip() === "cgc ready · fresh", "a fresh, ready graph");
+  return { h, ui, chip };
+}
+
+/** File path → function names, for the files of `repo` the graph holds. */
+async function graphFiles(repo: TinyRepo): Promise<Map<string, string[]>> {
+  const result = await cgcExec(
+    [
+      "query",
+      `MATCH (f:File) WHERE f.path STARTS WITH '${repo.path}/' OPTIONAL MATCH (f)-[:CONTAINS]->(fn:Function) ` +
+        "RETURN f.path AS path, collect(fn.name) AS names",
+    ],
+    { cwd: repo.path, env: home.env },
+  );
+  expect(result.code).toBe(0);
+  const rows = JSON.parse(result.stdout.slice(result.stdout.indexOf("["))) as Array<{ path: string; names: string[] }>;
+  return new Map(rows.map((row) => [row.path.slice(repo.path.length + 1), row.names.sort()]));
+}
+
+/** One agent run that runs `command` through pi's bash tool. */
+function bashRun(command: string) {
+  return [
+    fauxAssistantMessage(fauxToolCall("bash", { command }), { stopReason: "toolUse" }),
+    fauxAssistantMessage("done"),
+  ];
+}
+
+/** The chip right after the agent's run, then the fresh claim after the sync, then the graph. */
+async function staleThenFresh(session: Awaited<ReturnType<typeof readySession>>) {
+  expect(session.chip()).toBe("cgc ready · possibly stale");
+  await waitFor(() => session.chip() === "cgc ready · fresh", "fresh after the sync", 120_000);
+}
+
+describe("every kind of change reaches the graph before it is called fresh", () => {
+  it("a file deleted by the agent's bash (rm)", async () => {
+    const repo = await indexedRepo();
+    const session = await readySession(repo);
+    session.h.faux.setResponses(bashRun("rm pkg/text.py"));
+    await session.h.session.prompt("remove text.py");
+    await staleThenFresh(session);
+    expect((await graphFiles(repo)).has("pkg/text.py")).toBe(false);
+  });
+
+  it("a file renamed by the agent's bash (mv keeps the modification time)", async () => {
+    const repo = await indexedRepo();
+    const session = await readySession(repo);
+    session.h.faux.setResponses(bashRun("mv pkg/text.py pkg/strings.py"));
+    await session.h.session.prompt("rename text.py");
+    await staleThenFresh(session);
+    const files = await graphFiles(repo);
+    expect(files.has("pkg/text.py")).toBe(false);
+    expect(files.get("pkg/strings.py")).toEqual(["<module>", "normalize", "orphan"]);
+  });
+
+  it("a file rewritten with its old modification time put back (as tar x, cp -p and rsync -t do)", async () => {
+    const repo = await indexedRepo();
+    const session = await readySession(repo);
+    session.h.faux.setResponses(
+      bashRun("printf 'def restored():\\n    return 1\\n' > pkg/text.py && touch -d '2001-02-03 04:05:06' pkg/text.py"),
+    );
+    await session.h.session.prompt("restore text.py");
+    await staleThenFresh(session);
+    expect((await graphFiles(repo)).get("pkg/text.py")).toEqual(["<module>", "restored"]);
+  });
+
+  it("a new file in a new folder", async () => {
+    const repo = await indexedRepo();
+    const session = await readySession(repo);
+    session.h.faux.setResponses(
+      bashRun("mkdir -p pkg/deep/er && printf 'def deep_new():\\n    return 2\\n' > pkg/deep/er/fresh_module.py"),
+    );
+    await session.h.session.prompt("add a module");
+    await staleThenFresh(session);
+    expect((await graphFiles(repo)).get("pkg/deep/er/fresh_module.py")).toEqual(["<module>", "deep_new"]);
+  });
+
+  it("a file deleted and one renamed outside pi between two prompts", async () => {
+    const repo = await indexedRepo();
+    const session = await readySession(repo);
+    session.h.faux.setResponses([fauxAssistantMessage("first"), fauxAssistantMessage("second")]);
+    await session.h.session.prompt("one");
+    rmSync(join(repo.path, "pkg", "beta.py"));
+    renameSync(join(repo.path, "pkg", "text.py"), join(repo.path, "pkg", "words.py"));
+    await session.h.session.prompt("two");
+    await staleThenFresh(session);
+    const files = await graphFiles(repo);
+    expect(files.has("pkg/beta.py")).toBe(false);
+    expect(files.has("pkg/text.py")).toBe(false);
+    expect(files.get("pkg/words.py")).toEqual(["<module>", "normalize", "orphan"]);
+  });
+
+  it("a file deleted while pi was away: the next session's start sees it", async () => {
+    const repo = await indexedRepo();
+    const first = await readySession(repo);
+    await first.h.dispose();
+    harnesses.splice(harnesses.indexOf(first.h), 1);
+    rmSync(join(repo.path, "pkg", "beta.py"));
+    renameSync(join(repo.path, "pkg", "alpha.py"), join(repo.path, "pkg", "first.py"));
+    const ui = recordingUi();
+    const h = await startPi({ cwd: repo.path, ui });
+    harnesses.push(h);
+    await waitFor(() => ui.statuses.get("cgc") === "cgc ready · fresh", "fresh after the start-time sync", 120_000);
+    expect(ui.statusHistory).toContain("cgc ready · possibly stale");
+    expect(ui.notices.map((notice) => notice.message)).toContainEqual(
+      expect.stringMatching(/possibly stale: 3 file\(s\) changed since the graph was last verified/),
+    );
+    const files = await graphFiles(repo);
+    expect(files.has("pkg/beta.py")).toBe(false);
+    expect(files.has("pkg/alpha.py")).toBe(false);
+    expect(files.has("pkg/first.py")).toBe(true);
+  });
+});
