@@ -98,7 +98,14 @@ export function installFreshness(pi: ExtensionAPI, current: CurrentSession) {
     if (!session) return;
     // The tree the graph reflects, remembered at each verified moment for the next session's start.
     session.store.subscribe((state, previous) => {
-      if (state.freshness === "fresh" && previous.freshness !== "fresh") session.tracker.remember();
+      if (state.freshness !== "fresh" || previous.freshness === "fresh") return;
+      session.tracker.remember();
+      // The user was told at start that the graph was possibly stale: the last word must not stay that.
+      if (session.notices.has("drift-detected"))
+        session.notices.once(
+          "drift-resolved",
+          `The graph of ${session.root} is fresh again: pi-cgc brought it up to date and verified it.`,
+        );
     });
     session.onProbe((verdict) => {
       if (verdict.drift?.changed && session.config()["lifecycle.syncOnStart"] && !syncing) maybeAutoSync(session);

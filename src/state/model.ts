@@ -39,6 +39,8 @@ export interface State {
   freshness: Freshness;
   /** Paths changed since the graph was last verified fresh. */
   changedPaths: string[];
+  /** Why the graph is possibly stale beyond its changed paths (an unfinished run, a moved HEAD); cleared when fresh. */
+  staleReason?: string;
   /** Counts possibly-stale episodes opened this session (fresh → possibly-stale). */
   episodes: number;
   lastError?: string;
@@ -79,7 +81,7 @@ export function probeSettled(state: State, verdict: ProbeVerdict): State {
       ? changesObserved(next, verdict.drift.paths, verdict.drift.detail)
       : state.freshness === "possibly-stale"
         ? next
-        : { ...next, freshness: "fresh", verifiedAt: Date.now(), lastError: undefined };
+        : { ...next, freshness: "fresh", staleReason: undefined, verifiedAt: Date.now(), lastError: undefined };
   }
   return next;
 }
@@ -136,6 +138,7 @@ export function changesObserved(state: State, paths: string[], detail?: string):
     ...state,
     freshness: "possibly-stale",
     changedPaths,
+    staleReason: detail || state.staleReason,
     episodes: opens ? state.episodes + 1 : state.episodes,
   };
 }
@@ -145,7 +148,14 @@ export function freshnessVerified(state: State, reconciled: string[]): State {
   const remaining = state.changedPaths.filter((path) => !reconciled.includes(path));
   return remaining.length > 0
     ? { ...state, changedPaths: remaining }
-    : { ...state, freshness: "fresh", changedPaths: [], verifiedAt: Date.now(), lastError: undefined };
+    : {
+        ...state,
+        freshness: "fresh",
+        changedPaths: [],
+        staleReason: undefined,
+        verifiedAt: Date.now(),
+        lastError: undefined,
+      };
 }
 
 /** A watcher or sync could not be verified: never fresh; the error is kept for /cgc status. */

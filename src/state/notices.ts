@@ -14,6 +14,7 @@ export type NoticeId =
   | "index-failed"
   | "indexed"
   | "drift-detected"
+  | "drift-resolved"
   | "skipped-busy"
   | "sync-budget-spent"
   | "budget-exceeded"

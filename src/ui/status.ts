@@ -53,6 +53,7 @@ export function renderStatus({
   const changed = state.changedPaths.length;
   lines.push(
     `freshness:  ${state.freshness}${changed ? ` — ${changed} changed file(s) not yet in the graph` : ""}` +
+      `${state.freshness === "possibly-stale" && state.staleReason ? ` — ${state.staleReason}` : ""}` +
       `${state.verifiedAt ? `; last verified ${new Date(state.verifiedAt).toISOString()}` : ""}`,
   );
   if (watcher) lines.push(`watcher:    ${watcher}`);

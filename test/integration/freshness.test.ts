@@ -4,6 +4,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { noteRunStarted } from "../../src/lifecycle/interrupted.ts";
 import { type CgcHome, cgcBinary, cgcExec, makeCgcHome } from "../helpers/cgc-env.ts";
 import { type PiHarness, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
 import { type TinyRepo, tinyRepo } from "../helpers/repos.ts";
@@ -21,6 +22,7 @@ afterEach(async () => {
   delete process.env.CGC_FRESHNESS_MAX_SYNCS_PER_SESSION;
   delete process.env.CGC_TIMEOUTS_MAINTENANCE_MS;
   delete process.env.CGC_LIFECYCLE_AUTO_CREATE;
+  delete process.env.CGC_LIFECYCLE_SYNC_ON_START;
 });
 afterAll(() => home.cleanup());
 
@@ -174,6 +176,43 @@ describe("a sync that runs out of its time budget", () => {
     await waitFor(() => next.statuses.get("cgc") === "cgc ready · fresh", "fresh after the rebuild", 120_000);
     expect(await functionNames(repo, "pkg/first_new.py")).toContain("first_new");
     expect(await functionNames(repo, "pkg/second_new.py")).toContain("second_new");
+  });
+});
+
+describe("a session started while a previous session's sync never finished", () => {
+  it("chip, notice and /cgc status say the same thing: possibly stale until a sync is verified, then fresh", async () => {
+    const repo = await indexedRepo();
+    // What a pi killed mid-sync leaves behind (the real case: test/reliability/faults.test.ts).
+    noteRunStarted(process.env, repo.path, "sync");
+    process.env.CGC_LIFECYCLE_SYNC_ON_START = "false";
+    const ui = recordingUi();
+    const h = await startPi({ cwd: repo.path, ui });
+    harnesses.push(h);
+    const chip = () => ui.statuses.get("cgc");
+    const notices = () => ui.notices.map((notice) => notice.message);
+    const status = async () => {
+      const before = ui.notices.length;
+      await h.session.prompt("/cgc status");
+      return ui.notices
+        .slice(before)
+        .map((notice) => notice.message)
+        .join("\n");
+    };
+    await waitFor(() => chip()?.startsWith("cgc ready"), "the first verdict");
+    const unfinished = /a pi-cgc sync started \S+ has not finished/;
+    expect(chip()).toBe("cgc ready · possibly stale");
+    expect(notices()).toEqual([expect.stringMatching(unfinished)]);
+    expect(await status()).toMatch(
+      new RegExp(`^pi-cgc — cgc ready · possibly stale\n[\\s\\S]*freshness:  possibly-stale — ${unfinished.source}`),
+    );
+
+    await h.session.prompt("/cgc sync");
+    expect(chip()).toBe("cgc ready · fresh");
+    expect(notices().at(-2)).toMatch(/is fresh again: pi-cgc brought it up to date and verified it/);
+    expect(notices().at(-1)).toMatch(/^Synced /);
+    const after = await status();
+    expect(after).toMatch(/^pi-cgc — cgc ready · fresh\n[\s\S]*freshness: {2}fresh;/);
+    expect(after).not.toMatch(/has not finished/);
   });
 });
 
