@@ -11,10 +11,19 @@
 //   - no lost user file: every file holds what the user, the agent and the run wrote, nothing else;
 //   - config intact: the project settings file is byte-identical.
 //
-//   npm run soak -- --runs 20 --seed 7 [--steps 10]
+//   npm run soak -- --runs 20 --seed 7 [--steps 10] [--first-run 0] [--actions v2]
 //
 // Prints the figures (runs, steps, faults injected by kind, invariant violations) and exits 1 on a violation.
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
@@ -27,6 +36,10 @@ import { cgcProcesses, kuzuPath, stopOwnCgc, until, writeSlowToIndexFile } from 
 export interface SoakOptions {
   runs: number;
   seed: number;
+  /** The index of the first run (a run's steps depend on the seed, its index and the action table only). */
+  firstRun?: number;
+  /** The action table (default: the newest); a failed seed is replayed with the table it failed with. */
+  actions?: ActionTable;
   /** Steps per run. */
   steps: number;
   log?: (line: string) => void;
@@ -59,7 +72,7 @@ function generator(seed: number) {
     pick<T>(items: readonly T[]): T {
       return items[Math.floor(next() * items.length)] as T;
     },
-    weighted<T extends string>(weights: Record<T, number>): T {
+    weighted<T extends string>(weights: Partial<Record<T, number>>): T {
       const entries = Object.entries(weights) as Array<[T, number]>;
       let roll = next() * entries.reduce((sum, [, weight]) => sum + weight, 0);
       for (const [item, weight] of entries) {
@@ -72,26 +85,71 @@ function generator(seed: number) {
 }
 type Rng = ReturnType<typeof generator>;
 
-const ACTIONS = {
-  "edit-tool": 4,
-  "write-tool": 2,
-  "bash-append": 2,
-  "bash-new-file": 2,
-  "bash-delete": 1,
-  "outside-edit": 2,
-  prompt: 2,
-  "graph-tool": 2,
-  command: 4,
-  "fault:lock": 1,
-  "fault:kill-child": 1,
-  "fault:replace-session": 1,
+const ACTION_NAMES = [
+  "edit-tool",
+  "write-tool",
+  "bash-append",
+  "bash-new-file",
+  "bash-delete",
+  "bash-rename",
+  "bash-restore-old-time",
+  "bash-new-folder",
+  "outside-edit",
+  "outside-delete",
+  "outside-rename",
+  "prompt",
+  "graph-tool",
+  "command",
+  "fault:lock",
+  "fault:kill-child",
+  "fault:replace-session",
+] as const;
+type Action = (typeof ACTION_NAMES)[number];
+
+// A seed replays the same session only with the same table: each table a failed seed was found with
+// stays, and new actions go into a new table.
+const ACTION_TABLES: Record<"v1" | "v2", Partial<Record<Action, number>>> = {
+  v1: {
+    "edit-tool": 4,
+    "write-tool": 2,
+    "bash-append": 2,
+    "bash-new-file": 2,
+    "bash-delete": 1,
+    "outside-edit": 2,
+    prompt: 2,
+    "graph-tool": 2,
+    command: 4,
+    "fault:lock": 1,
+    "fault:kill-child": 1,
+    "fault:replace-session": 1,
+  },
+  // Every kind of change the tracker must see (issue 15).
+  v2: {
+    "edit-tool": 4,
+    "write-tool": 2,
+    "bash-append": 2,
+    "bash-new-file": 2,
+    "bash-delete": 1,
+    "bash-rename": 1,
+    "bash-restore-old-time": 1,
+    "bash-new-folder": 1,
+    "outside-edit": 2,
+    "outside-delete": 1,
+    "outside-rename": 1,
+    prompt: 2,
+    "graph-tool": 2,
+    command: 4,
+    "fault:lock": 1,
+    "fault:kill-child": 1,
+    "fault:replace-session": 1,
+  },
 };
-type Action = keyof typeof ACTIONS;
-const FAULTS = Object.keys(ACTIONS).filter((action) => action.startsWith("fault:")) as Action[];
+export type ActionTable = keyof typeof ACTION_TABLES;
+const FAULTS = ACTION_NAMES.filter((action) => action.startsWith("fault:"));
 
 const COMMANDS = ["/cgc status", "/cgc sync", "/cgc doctor", "/cgc index", "/cgc index --force", "/cgc report"];
 const SETTINGS = `${JSON.stringify({ lifecycle: { syncOnStart: true }, freshness: { maxSyncsPerSession: 50 }, theirs: { kept: true } }, null, 2)}\n`;
-const BUSY_CHIP = /^cgc (syncing|indexing|rebuilding|checking)…/;
+const BUSY_CHIP = /^cgc (syncing|indexing|rebuilding|updating|checking)…/;
 
 interface Run {
   index: number;
@@ -127,7 +185,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   };
   const saved = { HOME: process.env.HOME, agent: process.env.PI_CODING_AGENT_DIR, exe: process.env.CGC_EXECUTABLE };
   try {
-    for (let index = 0; index < options.runs; index++) {
+    const first = options.firstRun ?? 0;
+    for (let index = first; index < first + options.runs; index++) {
       await soakRun(index, generator(options.seed * 1_000_003 + index), options, report);
     }
   } finally {
@@ -181,7 +240,7 @@ async function soakRun(index: number, rng: Rng, options: SoakOptions, report: So
     // Every run injects at least one fault: the middle step is one, of a kind picked at random.
     const faultStep = Math.floor(options.steps / 2);
     for (let step = 0; step < options.steps; step++) {
-      const action = step === faultStep ? rng.pick(FAULTS) : rng.weighted(ACTIONS);
+      const action = step === faultStep ? rng.pick(FAULTS) : rng.weighted(ACTION_TABLES[options.actions ?? "v2"]);
       report.steps++;
       if (!action.startsWith("fault:")) report.actions[action] = (report.actions[action] ?? 0) + 1;
       const throughPrompt = await perform(run, action, (started) => {
@@ -271,6 +330,9 @@ function toolStep(name: string, args: Record<string, unknown>) {
 const liveFiles = (run: Run) =>
   [...run.files].filter(([path, content]) => content !== undefined && path.endsWith(".py")).map(([path]) => path);
 
+/** Python files made during the run (by the agent or the user), which the run may delete or move. */
+const madeFiles = (run: Run) => liveFiles(run).filter((path) => !run.original.has(path));
+
 function newFunction(run: Run): string {
   run.counter++;
   return `soak_${run.index}_${run.counter}`;
@@ -325,11 +387,50 @@ async function perform(run: Run, action: Action, holding: (holder: LongLivedCgc)
     }
     case "bash-delete": {
       // Only files the agent made: the user's own files are never the agent's to delete here.
-      const made = liveFiles(run).filter((path) => !run.original.has(path));
+      const made = madeFiles(run);
       if (made.length === 0) return perform(run, "bash-new-file", holding);
       const path = rng.pick(made);
       await prompt(run, toolStep("bash", { command: `rm ${path}` }), "bash");
       run.files.set(path, undefined);
+      return true;
+    }
+    case "bash-rename": {
+      // mv keeps the modification time: neither side shows to a check of times alone.
+      const made = madeFiles(run);
+      if (made.length === 0) return perform(run, "bash-new-file", holding);
+      const path = rng.pick(made);
+      const target = `pkg/${newFunction(run)}_moved.py`;
+      await prompt(run, toolStep("bash", { command: `mv ${path} ${target}` }), "bash");
+      run.files.set(target, run.files.get(path));
+      run.files.set(path, undefined);
+      return true;
+    }
+    case "bash-restore-old-time": {
+      // As tar x, cp -p and rsync -t do: new content, an old modification time.
+      const path = rng.pick(liveFiles(run));
+      const name = newFunction(run);
+      const content = `${run.files.get(path)}\n\ndef ${name}():\n    return 3\n`;
+      await prompt(
+        run,
+        toolStep("bash", {
+          command: `printf '\\n\\ndef ${name}():\\n    return 3\\n' >> ${path} && touch -d '2001-02-03 04:05:06' ${path}`,
+        }),
+        "bash",
+      );
+      run.files.set(path, content);
+      return true;
+    }
+    case "bash-new-folder": {
+      const name = newFunction(run);
+      const path = `pkg/${name}_dir/inner/${name}.py`;
+      await prompt(
+        run,
+        toolStep("bash", {
+          command: `mkdir -p pkg/${name}_dir/inner && printf 'def ${name}():\\n    return 4\\n' > ${path}`,
+        }),
+        "bash",
+      );
+      run.files.set(path, `def ${name}():\n    return 4\n`);
       return true;
     }
     case "outside-edit": {
@@ -337,6 +438,22 @@ async function perform(run: Run, action: Action, holding: (holder: LongLivedCgc)
       const content = `${run.files.get(path)}\n\ndef ${newFunction(run)}(value):\n    return value\n`;
       writeFileSync(join(run.repo.path, path), content);
       run.files.set(path, content);
+      return false;
+    }
+    case "outside-delete":
+    case "outside-rename": {
+      // The user, outside pi, between prompts: only files made during the run, so the fixture's stay.
+      const made = madeFiles(run);
+      if (made.length === 0) return perform(run, "outside-edit", holding);
+      const path = rng.pick(made);
+      if (action === "outside-rename") {
+        const target = `pkg/${newFunction(run)}_renamed.py`;
+        renameSync(join(run.repo.path, path), join(run.repo.path, target));
+        run.files.set(target, run.files.get(path));
+      } else {
+        rmSync(join(run.repo.path, path));
+      }
+      run.files.set(path, undefined);
       return false;
     }
     case "prompt":
@@ -418,6 +535,12 @@ async function firstWriter(run: Run, timeoutMs: number): Promise<number | undefi
 async function checkFreshClaim(run: Run, when: string): Promise<void> {
   if (chip(run) !== "cgc ready · fresh") return;
   run.report.freshChecks++;
+  // The user's last word on freshness must agree with the chip.
+  const lastWord = run.ui.notices
+    .map((notice) => notice.message)
+    .findLast((m) => /^The graph of .* is (possibly stale|fresh again):/.test(m));
+  if (lastWord?.includes("is possibly stale"))
+    run.violations.push(`fresh ${when}, yet the last notice says: ${lastWord}`);
   const graph = await graphFunctions(run);
   for (const [path, content] of run.files) {
     if (!path.endsWith(".py")) continue;
@@ -536,14 +659,27 @@ function argument(name: string, fallback: number): number {
   return value;
 }
 
+function tableArgument(): ActionTable {
+  const at = process.argv.indexOf("--actions");
+  const value = at >= 0 ? process.argv[at + 1] : "v2";
+  if (value !== "v1" && value !== "v2") throw new Error("--actions must be v1 or v2");
+  return value;
+}
+
 if (process.argv[1]?.endsWith("soak.ts")) {
-  const options = { runs: argument("runs", 5), seed: argument("seed", 1), steps: argument("steps", 10) };
+  const options = {
+    runs: argument("runs", 5),
+    seed: argument("seed", 1),
+    steps: argument("steps", 10),
+    firstRun: argument("first-run", 0),
+    actions: tableArgument(),
+  };
   const report = await runSoak({ ...options, log: (line) => console.error(line) });
   console.log(JSON.stringify(report, null, 2));
   console.log(
     `soak: ${report.runs} runs, ${report.steps} steps, ${Object.values(report.faults).reduce((a, b) => a + b, 0)} faults injected, ` +
       `${report.freshChecks} fresh claims checked, ${report.violations.length} invariant violations, ${Math.round(report.durationMs / 1000)} s ` +
-      `(npm run soak -- --runs ${options.runs} --seed ${options.seed} --steps ${options.steps})`,
+      `(npm run soak -- --runs ${options.runs} --seed ${options.seed} --steps ${options.steps} --first-run ${options.firstRun} --actions ${options.actions})`,
   );
   process.exit(report.violations.length === 0 ? 0 : 1);
 }
