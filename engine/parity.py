@@ -1,0 +1,286 @@
+#!/usr/bin/env python3
+"""Parity harness for pi_cgc_engine.py: replays real changes and, after every step, compares the
+engine's graph with a fresh `cgc index --force` of an identical copy of the tree (canonical dumps,
+0 differing lines expected).
+
+  python engine/parity.py --scenario kuzu|falkor --work DIR [--falkor-port N]
+
+Run by the project's venv python (the one that owns cgc). One JSON line per step on stdout, then a
+summary line; exit 0 when every step had 0 differing lines. The changes are other people's: the
+standard library as it changed between the Pythons in ~/.pyenv/versions, applied file by file, and
+small files from the npm packages in node_modules (JS, TS, Rust, C, C++) and Go's own sources.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Dict, List, Optional
+
+HERE = Path(__file__).resolve().parent
+PROJECT = HERE.parent
+ENGINE = HERE / "pi_cgc_engine.py"
+PYTHON = Path(sys.executable)
+CGC = PYTHON.parent / "cgc"
+PYENV = Path.home() / ".pyenv" / "versions"
+NODE_MODULES = PROJECT / "node_modules"
+
+
+def stdlib(version: str, package: str) -> Path:
+    matches = sorted(PYENV.glob(f"{version}.*/lib/python{version}/{package}"))
+    if not matches:
+        raise SystemExit(f"parity: no Python {version} under {PYENV} (the replay needs 3.10 … 3.13)")
+    return matches[-1]
+
+
+def py_files(folder: Path) -> Dict[str, Path]:
+    return {p.relative_to(folder).as_posix(): p for p in sorted(folder.rglob("*.py")) if "__pycache__" not in p.parts}
+
+
+@dataclass
+class Step:
+    name: str
+    apply: Callable[[Path], List[Path]]  # mutates the tree, returns the paths it touched
+
+
+def copy_in(source: Path, relative: str) -> Callable[[Path], List[Path]]:
+    def apply(root: Path) -> List[Path]:
+        target = root / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+        return [target]
+
+    return apply
+
+
+def remove(relative: str) -> Callable[[Path], List[Path]]:
+    def apply(root: Path) -> List[Path]:
+        target = root / relative
+        if target.is_dir():
+            shutil.rmtree(target)
+        else:
+            target.unlink()
+        return [target]
+
+    return apply
+
+
+def move(old: str, new: str) -> Callable[[Path], List[Path]]:
+    def apply(root: Path) -> List[Path]:
+        (root / new).parent.mkdir(parents=True, exist_ok=True)
+        (root / old).rename(root / new)
+        return [root / old, root / new]
+
+    return apply
+
+
+def append_line(relative: str, line: str) -> Callable[[Path], List[Path]]:
+    def apply(root: Path) -> List[Path]:
+        target = root / relative
+        with target.open("a", encoding="utf-8") as handle:
+            handle.write(line + "\n")
+        return [target]
+
+    return apply
+
+
+def rename_symbol(relative: str, old: str, new: str) -> Callable[[Path], List[Path]]:
+    """Renames a definition in one file only, so other files keep calling the old name."""
+
+    def apply(root: Path) -> List[Path]:
+        target = root / relative
+        text = target.read_text(encoding="utf-8")
+        target.write_text(text.replace(f"def {old}(", f"def {new}(", 1), encoding="utf-8")
+        return [target]
+
+    return apply
+
+
+def version_steps(package: str, versions: List[str], prefix: str) -> tuple[Dict[str, Path], List[Step]]:
+    """The package at versions[0], then every file that differs in each later version, one per step."""
+    first = py_files(stdlib(versions[0], package))
+    steps: List[Step] = []
+    previous = first
+    for version in versions[1:]:
+        current = py_files(stdlib(version, package))
+        for rel in sorted(set(previous) | set(current)):
+            target = f"{prefix}/{rel}"
+            if rel not in current:
+                steps.append(Step(f"{version} deletes {rel}", remove(target)))
+            elif rel not in previous or current[rel].read_bytes() != previous[rel].read_bytes():
+                steps.append(Step(f"{version} {'adds' if rel not in previous else 'changes'} {rel}", copy_in(current[rel], target)))
+        previous = current
+    return {f"{prefix}/{rel}": path for rel, path in first.items()}, steps
+
+
+def other_language_steps() -> List[Step]:
+    nm = NODE_MODULES
+    steps = [
+        Step("js: cross-spawn lib (4 files calling each other)", lambda root: [
+            *copy_in(nm / "cross-spawn/lib/parse.js", "js/lib/parse.js")(root),
+            *copy_in(nm / "cross-spawn/lib/enoent.js", "js/lib/enoent.js")(root),
+            *copy_in(nm / "cross-spawn/lib/util/escape.js", "js/lib/util/escape.js")(root),
+            *copy_in(nm / "cross-spawn/lib/util/resolveCommand.js", "js/lib/util/resolveCommand.js")(root),
+        ]),
+        Step("js: a file the others require arrives", copy_in(nm / "cross-spawn/lib/util/readShebang.js", "js/lib/util/readShebang.js")),
+        Step("ts: mistralai types", lambda root: [
+            *copy_in(nm / "@mistralai/mistralai/src/types/rfcdate.ts", "ts/types/rfcdate.ts")(root),
+            *copy_in(nm / "@mistralai/mistralai/src/types/streams.ts", "ts/types/streams.ts")(root),
+        ]),
+        Step("rust: clipboard common.rs + mod.rs", lambda root: [
+            *copy_in(nm / "@mariozechner/clipboard/src/clipboard_rs/common.rs", "rs/common.rs")(root),
+            *copy_in(nm / "@mariozechner/clipboard/src/clipboard_rs/mod.rs", "rs/mod.rs")(root),
+        ]),
+        Step("c: doomgeneric_pi.c", copy_in(nm / "@mariozechner/pi-coding-agent/examples/extensions/doom-overlay/doom/doomgeneric_pi.c", "c/doomgeneric_pi.c")),
+        Step("cpp: koffi uv.cc + a header", lambda root: [
+            *copy_in(nm / "koffi/src/koffi/src/uv.cc", "cpp/uv.cc")(root),
+            *copy_in(nm / "koffi/vendor/node-api-headers/include/uv/version.h", "cpp/version.h")(root),
+        ]),
+    ]
+    go_list = Path("/usr/local/go/src/container/list/list.go")
+    if go_list.exists():
+        steps.append(Step("go: container/list", copy_in(go_list, "go/list.go")))
+    return steps
+
+
+def scenario(name: str) -> tuple[Dict[str, Path], List[Step]]:
+    if name == "kuzu":
+        initial, steps = version_steps("wsgiref", ["3.10", "3.11", "3.12", "3.13"], "wsgiref")
+        steps += [
+            Step("rename a function other files call", rename_symbol("wsgiref/util.py", "guess_scheme", "guess_url_scheme")),
+            Step("move a module into a new folder", move("wsgiref/headers.py", "wsgiref/extra/headers.py")),
+            Step("new file whose names collide with existing ones", copy_in(stdlib("3.13", "wsgiref") / "util.py", "wsgiref/util_copy.py")),
+            Step("delete a file others import", remove("wsgiref/util.py")),
+            Step(".cgcignore starts ignoring the new folder", append_line(".cgcignore", "wsgiref/extra/")),
+            Step("js: a file", copy_in(NODE_MODULES / "cross-spawn/lib/util/escape.js", "js/escape.js")),
+            Step("ts: a file", copy_in(NODE_MODULES / "@mistralai/mistralai/src/types/rfcdate.ts", "ts/rfcdate.ts")),
+        ]
+        return initial, steps
+    initial, steps = version_steps("importlib", ["3.10", "3.11", "3.12", "3.13"], "importlib")
+    steps += [
+        Step("rename a function other files call", rename_symbol("importlib/_bootstrap.py", "_call_with_frames_removed", "_call_frames_removed")),
+        Step("move a module into a new folder", move("importlib/machinery.py", "importlib/moved/machinery.py")),
+        Step("new file whose names collide with existing ones", copy_in(stdlib("3.10", "importlib") / "util.py", "importlib/util_old.py")),
+        Step("delete a file others import", remove("importlib/util.py")),
+        Step("new folder with files", lambda root: [
+            *copy_in(stdlib("3.13", "json") / "decoder.py", "newpkg/decoder.py")(root),
+            *copy_in(stdlib("3.13", "json") / "scanner.py", "newpkg/scanner.py")(root),
+            root / "newpkg",
+        ]),
+        Step(".cgcignore starts ignoring a folder", append_line(".cgcignore", "importlib/moved/")),
+        *other_language_steps(),
+        Step("delete a whole folder", remove("js")),
+    ]
+    return initial, steps
+
+
+class Engine:
+    def __init__(self, root: Path, env: Dict[str, str], cache: Path):
+        self.proc = subprocess.Popen(
+            [str(PYTHON), str(ENGINE), "serve", "--root", str(root), "--cache-dir", str(cache), "--hold-ms", "500"],
+            cwd=root, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=sys.stderr, text=True,
+        )
+        self.next_id = 0
+        self.ready = self.read()
+
+    def read(self) -> dict:
+        line = self.proc.stdout.readline()
+        if not line:
+            raise SystemExit(f"parity: the engine exited ({self.proc.wait()})")
+        return json.loads(line)
+
+    def ask(self, op: str, **fields: object) -> dict:
+        self.next_id += 1
+        self.proc.stdin.write(json.dumps({"id": self.next_id, "op": op, **fields}) + "\n")
+        self.proc.stdin.flush()
+        answer = self.read()
+        assert answer.get("id") == self.next_id, answer
+        return answer
+
+    def stop(self) -> int:
+        self.ask("shutdown")
+        return self.proc.wait(timeout=60)
+
+
+def run(cmd: List[str], cwd: Path, env: Dict[str, str]) -> None:
+    result = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise SystemExit(f"parity: {' '.join(cmd)} failed ({result.returncode}):\n{result.stdout[-2000:]}\n{result.stderr[-2000:]}")
+
+
+def differing(a: List[str], b: List[str]) -> tuple[List[str], List[str]]:
+    ca, cb = collections.Counter(a), collections.Counter(b)
+    return sorted((ca - cb).elements()), sorted((cb - ca).elements())
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--scenario", choices=["kuzu", "falkor"], required=True)
+    parser.add_argument("--work", required=True)
+    parser.add_argument("--falkor-port", type=int)
+    args = parser.parse_args()
+    work = Path(args.work).resolve()
+    shutil.rmtree(work, ignore_errors=True)
+    # Both trees share a basename, so a repository-relative dump is comparable line for line.
+    engine_root, fresh_root = work / "engine" / "repo", work / "fresh" / "repo"
+    base = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR", "TREE_SITTER_LANGUAGE_PACK_LIBS_DIR", "PI_CGC_ENGINE_SKIP_INCOMING")}
+    base.update(COLUMNS="10000", ENABLE_AUTO_WATCH="false")
+    envs = {}
+    for side in ("engine", "fresh"):
+        home = work / f"home-{side}"
+        home.mkdir(parents=True)
+        env = dict(base, HOME=str(home))
+        if args.scenario == "falkor":
+            env.update(FALKORDB_HOST="127.0.0.1", FALKORDB_PORT=str(args.falkor_port),
+                       DEFAULT_DATABASE="falkordb-remote", FALKORDB_GRAPH_NAME=f"parity_{side}")
+        envs[side] = env
+
+    initial, steps = scenario(args.scenario)
+    for rel, source in initial.items():
+        copy_in(source, rel)(engine_root)
+    # cgc writes a default .cgcignore into a root that has none; start with it so both trees agree.
+    (engine_root / ".cgcignore").write_text("# pi-cgc parity\n", encoding="utf-8")
+    start = time.monotonic()
+    run([str(CGC), "index", "--force", str(engine_root)], engine_root, envs["engine"])
+    engine = Engine(engine_root, envs["engine"], work / "cache")
+    print(json.dumps({"event": "ready", **engine.ready}), flush=True)
+    failures = 0
+    total_diff = 0
+    try:
+        for number, step in enumerate(steps, 1):
+            touched = step.apply(engine_root)
+            answer = engine.ask("update", paths=[str(p) for p in touched])
+            shutil.rmtree(fresh_root, ignore_errors=True)
+            shutil.copytree(engine_root, fresh_root)
+            run([str(CGC), "index", "--force", str(fresh_root)], fresh_root, envs["fresh"])
+            fresh_dump = work / "fresh.dump"
+            run([str(PYTHON), str(ENGINE), "dump", "--root", str(fresh_root), "--out", str(fresh_dump)], fresh_root, envs["fresh"])
+            engine_dump = work / "engine.dump"
+            dumped = engine.ask("dump", out=str(engine_dump))
+            only_engine, only_fresh = differing(engine_dump.read_text().splitlines(), fresh_dump.read_text().splitlines())
+            diff = len(only_engine) + len(only_fresh)
+            total_diff += diff
+            failures += diff > 0 or not answer.get("ok")
+            print(json.dumps({
+                "step": number, "name": step.name, "ok": answer.get("ok"), "code": answer.get("code"),
+                "ms": answer.get("ms"), "lockMs": answer.get("lockMs"), "openMs": answer.get("openMs"),
+                "resolveMs": answer.get("resolveMs"), "lines": dumped.get("lines"), "differing": diff,
+                "onlyEngine": only_engine[:5], "onlyFresh": only_fresh[:5],
+            }), flush=True)
+    finally:
+        code = engine.stop()
+    print(json.dumps({"event": "summary", "scenario": args.scenario, "steps": len(steps), "failedSteps": failures,
+                      "differingLines": total_diff, "engineExit": code, "seconds": round(time.monotonic() - start)}), flush=True)
+    return 0 if failures == 0 and code == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
