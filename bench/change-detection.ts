@@ -33,6 +33,12 @@ export async function run(_options: BenchOptions): Promise<BenchReport> {
         if (changed.length > 0) throw new Error(`the check saw changes in an untouched tree: ${changed[0]}`);
         return elapsed;
       };
+      // The walk and one stat per file alone: what the check of times against a moment cost before.
+      variants[`walk:${repo.name}`] = async () => {
+        const started = performance.now();
+        snapshotTree(repo.path);
+        return performance.now() - started;
+      };
       variants[`git:${repo.name}`] = async () => {
         const started = performance.now();
         execFileSync("git", ["status", "--porcelain"], { cwd: repo.path });
@@ -45,11 +51,14 @@ export async function run(_options: BenchOptions): Promise<BenchReport> {
       const files = scanned.get(repo) ?? 0;
       const scan = samples[`check:${repo.name}`] ?? [];
       const git = samples[`git:${repo.name}`] ?? [];
+      const walk = samples[`walk:${repo.name}`] ?? [];
       const perThousand = scan.map((value) => (value / files) * 1000);
       return [
         `${repo.files.length} (${files} scanned)`,
         spread(scan),
         spread(perThousand),
+        spread(walk),
+        `${(stats(scan).median / stats(walk).median).toFixed(2)}×`,
         spread(git),
         `${(stats(scan).median / stats(git).median).toFixed(2)}×`,
       ];
@@ -58,11 +67,23 @@ export async function run(_options: BenchOptions): Promise<BenchReport> {
       `${ROUNDS} interleaved rounds per repository (\`scaledRepo\`: standard-library Python files), warm cache (one`,
       "untimed run first), in the bench process. The tracker's `check()` walks the tree (skipping the folders cgc",
       "ignores), stats every source file and compares each stamp (size, modification and status-change times,",
-      "inode) with the previous look, so deletions, renames and restored old times show; `git status --porcelain`",
+      'inode) with the previous look, so deletions, renames and restored old times show. "walk + stat only" is the',
+      "same walk without the comparison (what the check of times against a moment cost); `git status --porcelain`",
       "is spawned on the same tree for comparison.",
       "Median (min–max, n).",
       "",
-      table(["files", "`check()`", "per 1 000 files", "`git status --porcelain`", "check / git"], rows),
+      table(
+        [
+          "files",
+          "`check()`",
+          "per 1 000 files",
+          "walk + stat only",
+          "check / walk",
+          "`git status --porcelain`",
+          "check / git",
+        ],
+        rows,
+      ),
       "",
       `- The check runs synchronously on pi's event loop at each prompt start and after each \`bash\` result:` +
         ` ${ms(stats(samples[`check:${repos.at(-1)?.name}`] ?? []).median)} on the largest repository.`,
