@@ -26,10 +26,11 @@ export default function piCgc(pi: ExtensionAPI): void {
   });
 
   const freshness = installFreshness(pi, current);
-  installAgentSurface(pi, current);
+  installAgentSurface(pi, current, freshness.settle);
   installInjection(pi, current);
   registerCgcCommand(pi, current, () => ({
     sync: (ctx) => freshness.manualSync(ctx),
+    engine: () => freshness.describeEngine(),
     annotate: (text) => annotate(session, text),
   }));
 }

@@ -4,6 +4,7 @@
 // that cannot answer. The card is rebuilt on every prompt from the tools really active (pi forgets a
 // system-prompt change after one prompt). The query lease ends with each run and before maintenance.
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+import { holdsExclusiveLock } from "../cgc/backend.ts";
 import type { CurrentSession } from "../index.ts";
 import type { CgcSession } from "../lifecycle/session.ts";
 import { isReady, type State } from "../state/model.ts";
@@ -18,7 +19,7 @@ export const SKILL_NAME = "cgc-routing";
 export const CARD_SECTION = "code-graph";
 const TEXT_TOOLS = ["grep", "read", "bash"];
 
-export function installAgentSurface(pi: ExtensionAPI, current: CurrentSession) {
+export function installAgentSurface(pi: ExtensionAPI, current: CurrentSession, settle: GraphDeps["settle"]) {
   let lease: { session: CgcSession; lease: McpLease } | undefined;
   const leaseFor = (session: CgcSession): McpLease => {
     if (lease?.session !== session) {
@@ -34,7 +35,7 @@ export function installAgentSurface(pi: ExtensionAPI, current: CurrentSession) {
     }
     return lease.lease;
   };
-  const deps: GraphDeps = { current, lease: leaseFor };
+  const deps: GraphDeps = { current, lease: leaseFor, settle };
   const graph = graphTools(deps);
   const gaps = gapTools(deps);
   const ownNames = new Set([...Object.values(graph).map((tool) => tool.name), ...gaps.map((tool) => tool.name)]);
@@ -102,7 +103,10 @@ export function installAgentSurface(pi: ExtensionAPI, current: CurrentSession) {
     session.store.subscribe((state, previous) => {
       if (current() !== session) return;
       // pi-cgc's own maintenance needs the database: end the lease before its cgc meets the lock.
-      if (state.activity !== "idle" && previous.activity === "idle") void lease?.lease.release("maintenance started");
+      // An engine update needs it only where the database allows one opener.
+      const needsDatabase = state.activity !== "updating" || holdsExclusiveLock(session.backend?.name);
+      if (state.activity !== "idle" && previous.activity === "idle" && needsDatabase)
+        void lease?.lease.release("maintenance started");
       if (state.readiness !== previous.readiness || state.facts !== previous.facts) syncTools(state);
     });
   });

@@ -3,6 +3,7 @@
 // catalog handlers where they are right, read-only Cypher where 0.6.13's are not (transitive callers fail
 // on Kùzu, call chains miss direct calls). Results name `path:line` for read; every text goes through
 // the output policy; failures come back as a code with a one-line remedy.
+import { relative } from "node:path";
 import { StringEnum } from "@mariozechner/pi-ai";
 import type { AgentToolResult, ExtensionContext, ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
@@ -16,6 +17,8 @@ import { confinedPath, fail, failureOf, location, type ToolDetails, ToolFailure,
 export interface GraphDeps {
   current(): CgcSession | undefined;
   lease(session: CgcSession): McpLease;
+  /** Waits (bounded) for a pending engine update; the changed paths the graph does not hold yet. */
+  settle(signal?: AbortSignal): Promise<string[]>;
 }
 
 type Row = Record<string, unknown>;
@@ -83,16 +86,27 @@ export async function cypherRows(
 /** Runs a tool body with the session; failures become error results with their code and remedy. */
 async function answer(
   deps: GraphDeps,
+  signal: AbortSignal | undefined,
   body: (session: CgcSession) => Promise<string>,
 ): Promise<AgentToolResult<ToolDetails>> {
   const session = deps.current();
   try {
+    // An edit the agent just made reaches the graph before the graph answers, or the answer says so.
+    const pending = session ? await deps.settle(signal) : [];
     const ready = readySession(deps);
-    return toolResult(ready, await body(ready));
+    const text = await body(ready);
+    return toolResult(ready, pending.length > 0 ? `${text}\n\n${pendingNote(ready.root, pending)}` : text);
   } catch (error) {
     if (error instanceof ToolFailure && session) fail(session, error);
     throw error;
   }
+}
+
+/** Names the files whose changes the answer cannot include yet. */
+function pendingNote(root: string, paths: string[]): string {
+  const shown = paths.slice(0, 10).map((path) => relative(root, path) || path);
+  const more = paths.length > shown.length ? ` and ${paths.length - shown.length} more` : "";
+  return `Not in this answer yet (a graph update is still running): changes to ${shown.join(", ")}${more}.`;
 }
 
 const text = (value: unknown) => (typeof value === "string" ? value : "");
@@ -112,7 +126,7 @@ function findTool(deps: GraphDeps): ToolDefinition {
       fuzzy: Type.Optional(Type.Boolean({ description: "Also match names within two typos (default false)" })),
     }),
     async execute(_id, params: { query: string; fuzzy?: boolean }, signal, _update, ctx) {
-      return answer(deps, async (session) => {
+      return answer(deps, signal, async (session) => {
         const value = await catalog(
           deps,
           session,
@@ -390,7 +404,7 @@ function relationsTool(deps: GraphDeps): ToolDefinition {
       ),
     }),
     async execute(_id, params: RelationParams, signal, _update, ctx) {
-      return answer(deps, async (session) => {
+      return answer(deps, signal, async (session) => {
         let file: string | undefined;
         if (params.file !== undefined) {
           const confined = confinedPath(ctx.cwd, params.file, [session.root]);
@@ -429,7 +443,7 @@ function deadCodeTool(deps: GraphDeps): ToolDefinition {
       ),
     }),
     async execute(_id, params: { exclude_decorated_with?: string[] }, signal, _update, ctx) {
-      return answer(deps, async (session) => {
+      return answer(deps, signal, async (session) => {
         const value = await catalog(
           deps,
           session,
@@ -462,7 +476,7 @@ function complexityTool(deps: GraphDeps): ToolDefinition {
       limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: "How many (default 10)" })),
     }),
     async execute(_id, params: { limit?: number }, signal, _update, ctx) {
-      return answer(deps, async (session) => {
+      return answer(deps, signal, async (session) => {
         const value = await catalog(
           deps,
           session,
@@ -494,7 +508,7 @@ function cypherTool(deps: GraphDeps): ToolDefinition {
       params: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: "Named parameters ($name)" })),
     }),
     async execute(_id, params: { query: string; params?: Record<string, unknown> }, signal) {
-      return answer(deps, async (session) => {
+      return answer(deps, signal, async (session) => {
         const rows = await cypherRows(deps, session, params.query, params.params ?? {}, signal);
         return `${rows.length} row(s):\n${JSON.stringify(rows, null, 1)}`;
       });
@@ -509,7 +523,7 @@ function statsTool(deps: GraphDeps): ToolDefinition {
     description: "Size of this workspace's code graph: files, functions, classes, modules.",
     parameters: Type.Object({}),
     async execute(_id, _params, signal) {
-      return answer(deps, async (session) => {
+      return answer(deps, signal, async (session) => {
         const value = await catalog(deps, session, "get_repository_stats", { repo_path: session.root }, signal);
         const stats = (value.stats ?? {}) as Row;
         const parts = Object.entries(stats).map(([key, count]) => `${key}: ${count}`);

@@ -26,6 +26,11 @@ export function isServerBackend(name: string | null | undefined): boolean {
   return name === "neo4j" || name === "falkordb-remote";
 }
 
+/** Embedded KùzuDB (and a backend not known, treated like it): one process may open the database at a time. */
+export function holdsExclusiveLock(name: string | null | undefined): boolean {
+  return !isServerBackend(name) && name !== "falkordb";
+}
+
 export async function detectCgcBackend(seams: BackendDetectionSeams): Promise<Backend | null> {
   const env = seams.env ?? process.env;
   for (const variable of ["CGC_RUNTIME_DB_TYPE", "DATABASE_TYPE", "DEFAULT_DATABASE"]) {

@@ -116,9 +116,9 @@ export function createRunner(options: RunnerOptions) {
     return { ...(options.env ?? process.env), ...server, ...extra, ...PINNED_ENV };
   }
 
-  function launch(argv: string[], cwd: string, env: NodeJS.ProcessEnv, keepStdin: boolean) {
+  function launch(program: string, argv: string[], cwd: string, env: NodeJS.ProcessEnv, keepStdin: boolean) {
     spawnCount++;
-    const child = spawn(options.executable, argv, {
+    const child = spawn(program, argv, {
       cwd,
       env,
       detached: true, // own process group: a stop reaches every helper cgc starts
@@ -142,15 +142,18 @@ export function createRunner(options: RunnerOptions) {
     onLine: RunOptions["onLine"];
     /** A child meant to run until stopped: exiting on its own is a failure, whatever its exit code. */
     longLived?: { stdin: boolean; onSpawn(child: ChildProcess): void };
+    /** Another program than cgc (pi-cgc's engine under cgc's Python), and what to call it in a reason. */
+    program?: { path: string; name: string };
   }
 
   /** Spawn, capture, classify. Resolves on close; never rejects. */
   function execute(argv: string[], spec: Execution): Promise<RunResult> {
     const started = Date.now();
-    const what = `cgc ${argv[0] ?? ""}`;
+    const program = spec.program?.path ?? options.executable;
+    const what = spec.program?.name ?? `cgc ${argv[0] ?? ""}`;
     const done = (code: RunCode, reason: string, partial?: Partial<RunResult>): RunResult => ({
       code,
-      argv: [options.executable, ...argv],
+      argv: [program, ...argv],
       exitCode: null,
       signal: null,
       stdout: "",
@@ -166,7 +169,7 @@ export function createRunner(options: RunnerOptions) {
       return Promise.resolve(done("UNAVAILABLE", `working directory does not exist: ${spec.cwd}`));
 
     return new Promise((resolve) => {
-      const child = launch(argv, spec.cwd, spec.env, spec.longLived?.stdin === true);
+      const child = launch(program, argv, spec.cwd, spec.env, spec.longLived?.stdin === true);
       spec.longLived?.onSpawn(child);
       const out = boundedCapture(captureBytes, (line) => spec.onLine?.(line, "stdout"));
       const err = boundedCapture(captureBytes, (line) => spec.onLine?.(line, "stderr"));
@@ -198,7 +201,7 @@ export function createRunner(options: RunnerOptions) {
         };
         if (spawnError) {
           const missing = spawnError.code === "ENOENT" || spawnError.code === "EACCES";
-          const reason = `cannot run ${options.executable}: ${spawnError.message}`;
+          const reason = `cannot run ${program}: ${spawnError.message}`;
           resolve(done(missing ? "UNAVAILABLE" : "FAILED", reason, captured));
         } else if (stoppedFor === "TIMEOUT") {
           resolve(done("TIMEOUT", `${what} took longer than ${spec.budgetMs} ms and was stopped`, captured));
@@ -243,12 +246,21 @@ export function createRunner(options: RunnerOptions) {
     return shared.join(runOptions.signal);
   }
 
-  /** A child that runs until stopped (cgc watch, cgc mcp start). Not serialised: it holds the lock for its life. */
+  /**
+   * A child that runs until stopped (cgc watch, cgc mcp start, pi-cgc's engine). Not serialised: it holds
+   * the lock for its life, or (the engine) takes and lets go of it itself.
+   */
   function startLongLived(
     args: string[],
-    opts: { cwd: string; env?: Record<string, string>; stdin?: boolean; onLine?: RunOptions["onLine"] },
+    opts: {
+      cwd: string;
+      env?: Record<string, string>;
+      stdin?: boolean;
+      onLine?: RunOptions["onLine"];
+      program?: Execution["program"];
+    },
   ): LongLivedHandle & { child: ChildProcess | undefined } {
-    const argv = argvFor(args);
+    const argv = opts.program ? args : argvFor(args);
     const controller = new AbortController();
     let child: ChildProcess | undefined;
     const spawnHook = (c: ChildProcess) => {
@@ -264,6 +276,7 @@ export function createRunner(options: RunnerOptions) {
           signal: controller.signal,
           onLine: opts.onLine,
           longLived: { stdin: opts.stdin === true, onSpawn: spawnHook },
+          program: opts.program,
         });
     return {
       get pid() {

@@ -177,11 +177,17 @@ export const CONFIG_KEYS = {
     env: "CGC_FRESHNESS_AUTO_SYNC",
     doc: "Sync the graph at quiet moments after edits (the lazy path).",
   }),
+  "freshness.engine": key({
+    type: booleanType,
+    default: true,
+    env: "CGC_FRESHNESS_ENGINE",
+    doc: "Apply edits to the graph with pi-cgc's incremental engine (cgc's own library, on the cgc versions it was proven on), about a second per edit; `false`: every sync is a full rebuild.",
+  }),
   "freshness.maxSyncsPerSession": key({
     type: integerType(1, 10_000),
     default: 20,
     env: "CGC_FRESHNESS_MAX_SYNCS_PER_SESSION",
-    doc: "Most automatic syncs in one session; `/cgc sync` is not counted.",
+    doc: "Most automatic full-rebuild syncs in one session; engine updates and `/cgc sync` are not counted.",
   }),
   "proactive.sessionNote": key({
     type: booleanType,

@@ -1,8 +1,8 @@
-// Freshness (ADR 0007): drift is observed from the agent's own edits, from what its shell commands
-// changed, and from changes made outside pi (checked when each prompt starts); it is reconciled by one
-// de-duplicated, budgeted sync at a quiet moment — when the agent's run has ended — never on the
-// first edit of a burst. While a verified watcher is alive (watcher.ts) it keeps the graph fresh and this
-// lazy path stands down; when the watcher fails or dies, the lazy path takes over again.
+// Freshness (ADR 0007, 0011): drift is observed from the agent's own edits, from what its shell commands
+// changed, and from changes made outside pi (checked when each prompt starts). Where pi-cgc's engine runs
+// (updates.ts), each burst of changes reaches the graph a moment after it ends, while the agent works;
+// elsewhere one de-duplicated, budgeted full-rebuild sync runs at a quiet moment — when the agent's run
+// has ended. While a verified watcher is alive (watcher.ts) it keeps the graph and both stand down.
 import { basename, dirname, join, resolve } from "node:path";
 import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import type { CurrentSession } from "../index.ts";
@@ -12,6 +12,7 @@ import { formatElapsed } from "../ui/chip.ts";
 import { canonical, isWithin } from "../workspace/root.ts";
 import { syncAndVerify } from "./sync.ts";
 import { isSourcePath } from "./tree.ts";
+import { createEngineUpdates, type EngineUpdates } from "./updates.ts";
 import { startWatcherIfEnabled, type WatcherController } from "./watcher.ts";
 
 /** How long the session must stay quiet after a run ends before an automatic sync starts. */
@@ -21,6 +22,7 @@ export function installFreshness(pi: ExtensionAPI, current: CurrentSession) {
   let quietTimer: NodeJS.Timeout | undefined;
   let syncing: Promise<string> | undefined;
   let watcher: WatcherController | undefined;
+  let updates: EngineUpdates | undefined;
 
   // While a verified watcher keeps the graph, the tracker does not look: when the watcher dies, its
   // next look reports everything changed since the graph was last verified without it.
@@ -28,13 +30,18 @@ export function installFreshness(pi: ExtensionAPI, current: CurrentSession) {
     if (watcher?.active) return;
     const inside = paths.filter((path) => isWithin(session.root, path) && isSourcePath(path));
     session.tracker.observed(inside);
-    if (inside.length > 0) session.store.apply((state) => changesObserved(state, inside));
+    changed(session, inside);
   };
 
   const checkFiles = (session: CgcSession) => {
     if (watcher?.active) return;
-    const changed = session.tracker.check();
-    if (changed.length > 0) session.store.apply((state) => changesObserved(state, changed));
+    changed(session, session.tracker.check());
+  };
+
+  const changed = (session: CgcSession, paths: string[]) => {
+    if (paths.length === 0) return;
+    session.store.apply((state) => changesObserved(state, paths));
+    updates?.schedule();
   };
 
   const cancelQuietSync = () => {
@@ -45,6 +52,8 @@ export function installFreshness(pi: ExtensionAPI, current: CurrentSession) {
   /** One sync at a time; concurrent requests share it. */
   const sync = (session: CgcSession, automatic: boolean): Promise<string> => {
     syncing ??= (async () => {
+      const updated = await updates?.run();
+      if (updated !== undefined) return updated;
       if (automatic) session.store.apply(autoSyncCounted);
       const outcome = await syncAndVerify(session);
       if (outcome.result.code !== "OK") return `Sync ended ${outcome.result.code}: ${outcome.result.reason}`;
@@ -69,6 +78,7 @@ export function installFreshness(pi: ExtensionAPI, current: CurrentSession) {
     const config = session.config();
     if (session.disposed || !config["freshness.autoSync"] || watcher?.active) return;
     if (state.readiness !== "ready" || state.freshness !== "possibly-stale" || state.activity !== "idle") return;
+    if (updates?.ready) return void sync(session, true); // an update costs about a second: no budget to spend
     if (state.autoSyncs >= config["freshness.maxSyncsPerSession"]) {
       session.notices.once(
         "sync-budget-spent",
@@ -95,7 +105,9 @@ export function installFreshness(pi: ExtensionAPI, current: CurrentSession) {
   pi.on("session_start", () => {
     const session = current();
     watcher = undefined;
+    updates = undefined;
     if (!session) return;
+    updates = createEngineUpdates(session);
     // The tree the graph reflects, remembered at each verified moment for the next session's start.
     session.store.subscribe((state, previous) => {
       if (state.freshness !== "fresh" || previous.freshness === "fresh") return;
@@ -110,11 +122,20 @@ export function installFreshness(pi: ExtensionAPI, current: CurrentSession) {
     session.onProbe((verdict) => {
       if (verdict.drift?.changed && session.config()["lifecycle.syncOnStart"] && !syncing) maybeAutoSync(session);
       // The watcher's gate needs the first verdict (auto asks the graph whether the workspace is indexed).
-      watcher ??= startWatcherIfEnabled(session, { worktreeGate: () => session.worktree.allowsWatcher() });
+      if (watcher) return;
+      const started = startWatcherIfEnabled(session, { worktreeGate: () => session.worktree.allowsWatcher() });
+      watcher = started;
+      // A watcher that keeps the graph is its only writer; otherwise the engine warms up for the first edit.
+      void started.started.then(() => {
+        if (!started.active && !session.disposed) updates?.prepare();
+      });
     });
   });
 
-  pi.on("session_shutdown", () => cancelQuietSync());
+  pi.on("session_shutdown", async () => {
+    cancelQuietSync();
+    await updates?.stop();
+  });
 
   pi.on("tool_result", (event, ctx) => {
     const session = current();
@@ -144,6 +165,10 @@ export function installFreshness(pi: ExtensionAPI, current: CurrentSession) {
   });
 
   return {
+    /** For a graph tool: wait (bounded) for a pending update; the changed paths still not in the graph. */
+    settle: (signal?: AbortSignal): Promise<string[]> => updates?.settle(signal) ?? Promise.resolve([]),
+    /** The engine's line in /cgc status. */
+    describeEngine: (): string => updates?.describe() ?? "no session",
     /** `/cgc sync`: not budgeted, and ends the episode like an automatic one. */
     async manualSync(_ctx: ExtensionCommandContext): Promise<string> {
       const session = current();

@@ -273,6 +273,8 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
   }
 
   return {
+    /** The environment this session's cgc children and records are keyed by. */
+    env,
     store,
     tracker,
     runner,

@@ -2,7 +2,7 @@
 // (pure functions). Chip, guidance, notes and commands read it; nothing else keeps its own copy.
 
 export type Readiness = "unavailable" | "unindexed" | "indexing" | "ready" | "busy" | "unknown" | "corrupt";
-export type Activity = "idle" | "indexing" | "syncing" | "rebuilding";
+export type Activity = "idle" | "indexing" | "syncing" | "rebuilding" | "updating";
 /** Seed 000: the literal set stays; "not verified" is possibly-stale plus lastError. */
 export type Freshness = "unknown" | "fresh" | "possibly-stale";
 

@@ -19,6 +19,7 @@ export type NoticeId =
   | "sync-budget-spent"
   | "budget-exceeded"
   | "sync-failed"
+  | "engine-fallback"
   | "config-warning"
   | "watcher-started"
   | "watcher-not-started-embedded"

@@ -7,8 +7,12 @@ import { agentDir } from "../config/load.ts";
 /** The database a workspace's graph lives in, as far as the environment names it. */
 const DATABASE_VARIABLES = ["HOME", "DEFAULT_DATABASE", "FALKORDB_HOST", "FALKORDB_PORT", "NEO4J_URI"];
 
-/** `kind` names the record: `runs` (an unfinished index or sync), `trees` (the tree the graph reflects). */
-export function graphRecordPath(env: NodeJS.ProcessEnv, root: string, kind: "runs" | "trees"): string {
+/**
+ * `kind` names the record: `runs` (an unfinished index or sync), `trees` (the tree the graph reflects), or
+ * `engine` (a folder: the engine's warm-start cache).
+ */
+export function graphRecordPath(env: NodeJS.ProcessEnv, root: string, kind: "runs" | "trees" | "engine"): string {
   const key = [root, ...DATABASE_VARIABLES.map((name) => env[name] ?? "")].join("\0");
-  return join(agentDir(env), "pi-cgc", kind, `${createHash("sha256").update(key).digest("hex").slice(0, 24)}.json`);
+  const name = createHash("sha256").update(key).digest("hex").slice(0, 24);
+  return join(agentDir(env), "pi-cgc", kind, kind === "engine" ? name : `${name}.json`);
 }

@@ -30,6 +30,8 @@ export interface CommandHooks {
   sync(ctx: ExtensionCommandContext): Promise<string>;
   /** Decorates output pi-cgc renders (result annotations when enabled). */
   annotate(text: string): string;
+  /** The incremental engine, one line: running, or why not. */
+  engine(): string;
 }
 
 export function registerCgcCommand(pi: ExtensionAPI, current: () => CgcSession | undefined, hooks: () => CommandHooks) {
@@ -69,6 +71,7 @@ export function registerCgcCommand(pi: ExtensionAPI, current: () => CgcSession |
               executable: session.runner.executable,
               maintenanceRunning: session.maintenanceRunning,
               watcher: describeWatcher(session.config()["freshness.watch"], watcherOf(session)),
+              engine: hooks().engine(),
               worktree: session.worktree.describe(),
             }),
           );

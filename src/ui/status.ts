@@ -13,6 +13,8 @@ export interface StatusInput {
   maintenanceRunning: boolean;
   /** The managed watcher, one line (src/freshness/watcher.ts describeWatcher). */
   watcher?: string;
+  /** pi-cgc's incremental engine, one line (src/freshness/updates.ts describe). */
+  engine?: string;
   /** Worktree isolation, one line (src/lifecycle/worktree-scope.ts describe); absent when it has nothing to say. */
   worktree?: string;
 }
@@ -24,6 +26,7 @@ export function renderStatus({
   executable,
   maintenanceRunning,
   watcher,
+  engine,
   worktree,
 }: StatusInput): string {
   const facts = state.facts;
@@ -56,6 +59,7 @@ export function renderStatus({
       `${state.freshness === "possibly-stale" && state.staleReason ? ` — ${state.staleReason}` : ""}` +
       `${state.verifiedAt ? `; last verified ${new Date(state.verifiedAt).toISOString()}` : ""}`,
   );
+  if (engine) lines.push(`engine:     ${engine}`);
   if (watcher) lines.push(`watcher:    ${watcher}`);
   if (state.lastError) lines.push(`last error: ${state.lastError}`);
   if (state.lastAction) {

@@ -19,7 +19,7 @@ const DOCS = ["skills/cgc-routing/SKILL.md", "docs/agent-guide.md"];
 type Schema = { properties?: Record<string, Schema>; enum?: string[]; items?: Schema };
 
 function vocabulary() {
-  const deps = { current: () => undefined, lease: () => undefined as never };
+  const deps = { current: () => undefined, lease: () => undefined as never, settle: async () => [] };
   const tools = [...Object.values(graphTools(deps)), ...gapTools(deps)];
   const names = new Set(tools.map((tool) => tool.name));
   const words = new Set<string>();

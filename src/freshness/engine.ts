@@ -1,0 +1,170 @@
+// The client of pi-cgc's incremental engine (engine/pi_cgc_engine.py, ADR 0011): a long-lived child run by
+// cgc's own Python through the one runner, that applies "these paths changed" to the graph with cgc's own
+// library and leaves it as a full index of the same tree would. JSON lines: one `ready` (or `refused`)
+// line first, then one answer per request, matched by id. The engine opens the database only to write
+// or read back, and lets go of it when idle, so cgc's own processes get in.
+import { existsSync, mkdirSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { LongLivedHandle, RunCode, Runner } from "../cgc/runner.ts";
+
+export const ENGINE_SCRIPT = resolve(dirname(fileURLToPath(import.meta.url)), "../../engine/pi_cgc_engine.py");
+
+/** The cgc versions the engine was proven on (parity with a full index): any other falls back to full rebuilds. */
+export const PROVEN_CGC_VERSIONS = ["0.6.13"];
+
+export interface EngineFacts {
+  cgcVersion: string;
+  backend: string;
+  files: number;
+  startMs: number;
+  warm: boolean;
+}
+
+export type EngineAnswer<T> = { ok: true; value: T } | { ok: false; code: RunCode | "DIVERGED"; reason: string };
+
+export interface UpdateResult {
+  written: string[];
+  removed: string[];
+  ms: number;
+  lockMs: number;
+  resolved: number;
+}
+
+export interface VerifyResult {
+  reflected: string[];
+  unreflected: string[];
+}
+
+export type EnginePhase =
+  | { phase: "starting" }
+  | { phase: "ready"; facts: EngineFacts }
+  | { phase: "refused" | "failed" | "stopped"; reason: string };
+
+export interface Engine {
+  readonly phase: EnginePhase;
+  /** Settles with the first line: ready, or why not. */
+  readonly started: Promise<EnginePhase>;
+  update(paths: readonly string[], budgetMs: number): Promise<EngineAnswer<UpdateResult>>;
+  verify(paths: readonly string[], budgetMs: number): Promise<EngineAnswer<VerifyResult>>;
+  stop(): Promise<void>;
+}
+
+export interface EngineOptions {
+  runner: Pick<Runner, "startLongLived">;
+  python: string;
+  root: string;
+  /** Outside the workspace: the engine's warm-start cache. */
+  cacheDir: string;
+  /** Budget of the start (parse of the tree, or the warm cache). */
+  startBudgetMs: number;
+  env?: Record<string, string>;
+}
+
+type Waiter = (answer: Record<string, unknown>) => void;
+
+export function startEngine(options: EngineOptions): Engine {
+  mkdirSync(options.cacheDir, { recursive: true });
+  let phase: EnginePhase = { phase: "starting" };
+  let nextId = 0;
+  const waiting = new Map<number, Waiter>();
+  let markStarted: (phase: EnginePhase) => void = () => {};
+  const started = new Promise<EnginePhase>((resolve_) => {
+    markStarted = resolve_;
+  });
+  const settleStart = (next: EnginePhase) => {
+    phase = next;
+    markStarted(next);
+  };
+
+  const onStdout = (line: string) => {
+    let message: Record<string, unknown>;
+    try {
+      message = JSON.parse(line) as Record<string, unknown>;
+    } catch {
+      return; // not ours: the engine writes nothing else to stdout, but a library might
+    }
+    if (message.event === "ready" && phase.phase === "starting") {
+      settleStart({ phase: "ready", facts: message as unknown as EngineFacts });
+    } else if (message.event === "refused" && phase.phase === "starting") {
+      settleStart({ phase: "refused", reason: String(message.reason ?? "refused") });
+    } else if (typeof message.id === "number") {
+      waiting.get(message.id)?.(message);
+      waiting.delete(message.id);
+    }
+  };
+
+  const handle: LongLivedHandle & { child: import("node:child_process").ChildProcess | undefined } =
+    options.runner.startLongLived([ENGINE_SCRIPT, "serve", "--root", options.root, "--cache-dir", options.cacheDir], {
+      cwd: options.root,
+      env: options.env,
+      stdin: true,
+      program: { path: options.python, name: "pi-cgc engine" },
+      onLine: (line, stream) => {
+        if (stream === "stdout") onStdout(line);
+      },
+    });
+
+  const startTimer = setTimeout(() => {
+    if (phase.phase !== "starting") return;
+    settleStart({ phase: "failed", reason: `the engine did not start within ${options.startBudgetMs} ms` });
+    void handle.stop();
+  }, options.startBudgetMs);
+  startTimer.unref();
+
+  void handle.exited.then((result) => {
+    clearTimeout(startTimer);
+    const reason = result.code === "CANCELLED" ? "stopped" : `the engine exited (${result.code}): ${result.reason}`;
+    if (phase.phase === "starting" || phase.phase === "ready") {
+      const refused = result.exitCode === 3;
+      settleStart({ phase: refused ? "refused" : result.code === "CANCELLED" ? "stopped" : "failed", reason });
+    }
+    for (const waiter of waiting.values()) waiter({ ok: false, code: "FAILED", reason });
+    waiting.clear();
+  });
+
+  function request<T>(op: string, body: Record<string, unknown>, budgetMs: number): Promise<EngineAnswer<T>> {
+    if (phase.phase !== "ready") {
+      const reason = phase.phase === "starting" ? "the engine has not started yet" : phase.reason;
+      return Promise.resolve({ ok: false, code: "UNAVAILABLE", reason });
+    }
+    const id = ++nextId;
+    return new Promise((resolve_) => {
+      const timer = setTimeout(() => {
+        waiting.delete(id);
+        // An update cut off half-way leaves the engine's memory and the graph unknown to each other.
+        phase = { phase: "failed", reason: `the engine's ${op} took longer than ${budgetMs} ms` };
+        void handle.stop();
+        resolve_({ ok: false, code: "TIMEOUT", reason: phase.reason });
+      }, budgetMs);
+      waiting.set(id, (answer) => {
+        clearTimeout(timer);
+        if (answer.ok === true) resolve_({ ok: true, value: answer as unknown as T });
+        else
+          resolve_({
+            ok: false,
+            code: (answer.code as RunCode | "DIVERGED") ?? "FAILED",
+            reason: String(answer.reason ?? "the engine failed"),
+          });
+      });
+      handle.child?.stdin?.write(`${JSON.stringify({ id, op, ...body })}\n`);
+    });
+  }
+
+  return {
+    get phase() {
+      return phase;
+    },
+    started,
+    update: (paths, budgetMs) => request<UpdateResult>("update", { paths }, budgetMs),
+    verify: (paths, budgetMs) => request<VerifyResult>("verify", { paths }, budgetMs),
+    async stop() {
+      clearTimeout(startTimer);
+      await handle.stop();
+    },
+  };
+}
+
+export function engineScriptPresent(): boolean {
+  return existsSync(ENGINE_SCRIPT);
+}

@@ -1,0 +1,226 @@
+// Incremental updates (ADR 0011): the session's edits reach the graph through pi-cgc's engine, debounced
+// and coalesced while the agent works, each one read back before the graph is called fresh. The engine
+// runs only where it was proven (a cgc version it was checked on, the workspace's default graph); anywhere
+// else, after a crash or when an update cannot be trusted, the caller falls back to a full rebuild and
+// the user is told once why.
+import { cgcInterpreter } from "../cgc/interpreter.ts";
+import { noteRunStarted, readRunNote } from "../lifecycle/interrupted.ts";
+import type { CgcSession } from "../lifecycle/session.ts";
+import { freshnessVerified, maintenanceSettled, maintenanceStarted } from "../state/model.ts";
+import { graphRecordPath } from "../state/records.ts";
+import { type Engine, engineScriptPresent, PROVEN_CGC_VERSIONS, startEngine } from "./engine.ts";
+
+/** Quiet time after the last observed change before an update starts: one update per burst of edits. */
+export const DEBOUNCE_MS = 300;
+/** Longest a graph tool waits for a pending update before it answers and names what is pending. */
+export const SETTLE_BOUND_MS = 5_000;
+/** Budget of the engine's start: a cold start parses the whole tree. */
+const START_BUDGET_MS = 600_000;
+
+export interface EngineUpdates {
+  /** The engine is ready: edits go through it, and the full-rebuild sync stands down. */
+  readonly ready: boolean;
+  /** Starts the engine (in the background) where it may run; records why not elsewhere. */
+  prepare(): void;
+  /** Whether it runs, or why not — one line for /cgc status. */
+  describe(): string;
+  /** An observed change: update once the burst is over. */
+  schedule(): void;
+  /** Applies every changed path now; undefined when the engine cannot (the caller rebuilds instead). */
+  run(): Promise<string | undefined>;
+  /** Waits (bounded) for a pending update; returns the changed paths it did not get to. */
+  settle(signal?: AbortSignal): Promise<string[]>;
+  stop(): Promise<void>;
+}
+
+export function createEngineUpdates(session: CgcSession): EngineUpdates {
+  let engine: Engine | undefined;
+  let why = "waiting for the first probe";
+  let last = "";
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<string | undefined> | undefined;
+  let again = false;
+
+  const ready = () => engine?.phase.phase === "ready";
+
+  /** Why the engine may not run here (`tell`: the user expected it and is told once), or "wait" for the probe. */
+  const refusal = (): { reason: string; tell: boolean } | "wait" | undefined => {
+    const state = session.store.get();
+    const version = state.facts?.cgcVersion;
+    if (!session.config()["freshness.engine"]) return { reason: "off (freshness.engine is false)", tell: false };
+    if (state.readiness !== "ready" || !version) return "wait";
+    if (!PROVEN_CGC_VERSIONS.includes(version))
+      return {
+        reason: `not used: it was proven on cgc ${PROVEN_CGC_VERSIONS.join(", ")}, this is cgc ${version}`,
+        tell: true,
+      };
+    if (session.worktree.subcommandArgs().length > 0)
+      return {
+        reason: "not used: this worktree's graph is a named context, which the engine does not open",
+        tell: false,
+      };
+    if (!engineScriptPresent()) return { reason: "not used: its script is missing from the package", tell: true };
+    return undefined;
+  };
+
+  /** Starts the engine once the probe has said what cgc this is; records why not otherwise. */
+  const consider = () => {
+    if (engine || session.disposed) return;
+    const refused = refusal();
+    if (refused === "wait") return;
+    const interpreter = refused ? undefined : cgcInterpreter(session.runner.executable, session.env);
+    if (refused || !interpreter?.ok) {
+      why = refused?.reason ?? `not used: ${interpreter && !interpreter.ok ? interpreter.reason : "no interpreter"}`;
+      if (refused?.tell !== false) fallBack(why);
+      return;
+    }
+    why = "starting";
+    engine = startEngine({
+      runner: session.runner,
+      python: interpreter.python,
+      root: session.root,
+      cacheDir: graphRecordPath(session.env, session.root, "engine"),
+      startBudgetMs: START_BUDGET_MS,
+    });
+    void engine.started.then((phase) => {
+      if (phase.phase === "ready") {
+        why = "";
+        if (session.store.get().changedPaths.length > 0) schedule();
+      } else if (!session.disposed) {
+        why = `not used: ${"reason" in phase ? phase.reason : "it did not start"}`;
+        fallBack(why);
+      }
+    });
+  };
+
+  const fallBack = (reason: string) => {
+    session.notices.once(
+      "engine-fallback",
+      `pi-cgc's incremental engine is ${reason}; each sync is a full rebuild (cgc index --force) instead.`,
+      "warning",
+    );
+  };
+
+  /** The engine broke mid-session: stop it and let the full rebuild take over. */
+  const retire = (reason: string) => {
+    why = `stopped after a failure: ${reason}`;
+    void engine?.stop();
+    fallBack(why);
+  };
+
+  const schedule = () => {
+    if (!ready() || !session.config()["freshness.autoSync"]) return;
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(() => {
+      timer = undefined;
+      void run();
+    }, DEBOUNCE_MS);
+    timer.unref();
+  };
+
+  const applyOnce = async (current: Engine): Promise<string | undefined> => {
+    const paths = session.store.get().changedPaths;
+    if (paths.length === 0) return "Nothing to update: no file changed since the graph was verified.";
+    // A previous run that never settled left a graph of unknown shape: only a full rebuild knows it.
+    if (readRunNote(session.env, session.root)) return undefined;
+    const budget = session.config()["timeouts.maintenanceMs"];
+    session.store.apply((state) => maintenanceStarted(state, "updating", "update"));
+    const settleNote = noteRunStarted(session.env, session.root, "update");
+    const updated = await current.update(paths, budget);
+    const checked = updated.ok ? await current.verify(paths, session.config()["timeouts.queryMs"]) : updated;
+    settleNote(updated.ok ? "OK" : updated.code === "BUSY" ? "BUSY" : "FAILED");
+    if (session.disposed) return "the session ended";
+    if (!updated.ok && updated.code === "BUSY") {
+      session.store.apply((state) => maintenanceSettled(state, "BUSY", `update: ${updated.reason}`));
+      session.notices.once(
+        "skipped-busy",
+        "cgc update skipped: another cgc process holds the database lock.",
+        "warning",
+      );
+      return `Update skipped: ${updated.reason}`;
+    }
+    if (!checked.ok) {
+      session.store.apply((state) => maintenanceSettled(state, "FAILED", `update: ${checked.reason}`));
+      retire(checked.reason);
+      return undefined;
+    }
+    session.store.apply((state) => maintenanceSettled(state, "OK"));
+    const reflected = updated.ok ? checked.value.reflected : [];
+    session.store.apply((state) => freshnessVerified(state, reflected));
+    if (updated.ok) {
+      const { ms, lockMs } = updated.value;
+      last = `last update: ${paths.length} file(s) in ${ms} ms (database held ${lockMs} ms)`;
+    }
+    const missing = paths.length - reflected.length;
+    return missing > 0
+      ? `Updated ${session.root}, but ${missing} changed file(s) are not reflected yet; the graph stays possibly stale.`
+      : `Updated ${session.root}: the graph reflects ${reflected.length} changed file(s).`;
+  };
+
+  /** One update at a time; a change observed meanwhile runs another right after. */
+  const run = (): Promise<string | undefined> => {
+    if (!engine || !ready()) return Promise.resolve(undefined);
+    if (running) {
+      again = true;
+      return running;
+    }
+    const current = engine;
+    running = (async () => {
+      let message: string | undefined;
+      do {
+        again = false;
+        message = await applyOnce(current);
+      } while (again && message !== undefined && ready() && !session.disposed);
+      return message;
+    })().finally(() => {
+      running = undefined;
+    });
+    return running;
+  };
+
+  return {
+    get ready() {
+      return ready();
+    },
+    prepare: consider,
+    describe() {
+      consider();
+      if (engine?.phase.phase === "ready") {
+        const { cgcVersion, backend, files, startMs, warm } = engine.phase.facts;
+        const started = `started in ${(startMs / 1000).toFixed(1)} s${warm ? " (warm)" : ""}`;
+        return `ready — cgc ${cgcVersion}, ${backend}, ${files} files, ${started}${last ? `; ${last}` : ""}`;
+      }
+      return why;
+    },
+    schedule() {
+      consider();
+      schedule();
+    },
+    run: () => {
+      consider();
+      return run();
+    },
+    async settle(signal) {
+      const bound = new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, SETTLE_BOUND_MS);
+        timer.unref();
+        signal?.addEventListener("abort", () => resolve(), { once: true });
+      });
+      // A cold engine still parsing the tree takes the changes as soon as it is up.
+      if (engine?.phase.phase === "starting") await Promise.race([engine.started, bound]);
+      if (engine?.phase.phase === "starting") return [...session.store.get().changedPaths];
+      if (!ready()) return [];
+      if (timer) {
+        clearTimeout(timer);
+        timer = undefined;
+        void run();
+      }
+      if (running) await Promise.race([running, bound]);
+      return running ? [...session.store.get().changedPaths] : [];
+    },
+    async stop() {
+      if (timer) clearTimeout(timer);
+      await engine?.stop();
+    },
+  };
+}

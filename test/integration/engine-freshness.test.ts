@@ -1,0 +1,141 @@
+// The incremental engine in a real session (real pi with the faux model, real cgc, the engine under cgc's
+// own Python): an edit reaches the graph while the agent works, a graph tool called in the same run sees
+// it, and the chip goes possibly stale → fresh without a full rebuild. Where the engine cannot be trusted
+// (another cgc version, a crash mid-update) the full rebuild takes over, with one notice, and nothing is
+// called fresh that is not.
+import { join } from "node:path";
+import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { type CgcHome, cgcBinary, cgcExec, makeCgcHome } from "../helpers/cgc-env.ts";
+import { type PiHarness, recordingUi, startPi, toolResults, waitFor } from "../helpers/pi-sdk.ts";
+import { type TinyRepo, tinyRepo } from "../helpers/repos.ts";
+import { FAKES, processesOf, until, writeSlowToIndexFile } from "../reliability/support.ts";
+
+let home: CgcHome;
+const harnesses: PiHarness[] = [];
+const repos: TinyRepo[] = [];
+
+beforeAll(() => {
+  home = makeCgcHome();
+  process.env.HOME = home.home;
+});
+afterEach(async () => {
+  for (const h of harnesses.splice(0)) await h.dispose();
+  for (const repo of repos.splice(0)) repo.cleanup();
+});
+afterAll(() => home.cleanup());
+
+async function indexedRepo(): Promise<TinyRepo> {
+  const repo = tinyRepo();
+  repos.push(repo);
+  const result = await cgcExec(["index", repo.path], { cwd: repo.path, env: home.env });
+  expect(result.code).toBe(0);
+  return repo;
+}
+
+async function readySession(repo: TinyRepo, executable = cgcBinary()) {
+  process.env.CGC_EXECUTABLE = executable;
+  const ui = recordingUi();
+  const h = await startPi({ cwd: repo.path, ui });
+  harnesses.push(h);
+  const chip = () => ui.statuses.get("cgc");
+  await waitFor(() => chip() === "cgc ready · fresh", "a fresh, ready graph");
+  const status = async () => {
+    const before = ui.notices.length;
+    await h.session.prompt("/cgc status");
+    return ui.notices
+      .slice(before)
+      .map((notice) => notice.message)
+      .join("\n");
+  };
+  return { h, ui, chip, status, notices: () => ui.notices.map((notice) => notice.message) };
+}
+
+async function functionNames(repo: TinyRepo, file: string): Promise<string[]> {
+  const result = await cgcExec(
+    ["query", `MATCH (f:Function) WHERE f.path = '${join(repo.path, file)}' RETURN f.name AS name`],
+    { cwd: repo.path, env: home.env },
+  );
+  return [...result.stdout.matchAll(/"name": "([^"]+)"/g)].map((match) => match[1] as string).sort();
+}
+
+const addCaller = fauxToolCall("edit", {
+  path: "pkg/text.py",
+  edits: [
+    {
+      oldText: "def orphan(value):",
+      newText: "def engine_caller(value):\n    return normalize(value)\n\n\ndef orphan(value):",
+    },
+  ],
+});
+
+describe("the incremental engine", () => {
+  it("an edit, then a graph tool in the same run: the answer has the edit; fresh without a full rebuild", async () => {
+    const repo = await indexedRepo();
+    const s = await readySession(repo);
+    await until(async () => /engine: {5}ready/.test(await s.status()), "the engine to start", 120_000);
+    s.h.faux.setResponses([
+      fauxAssistantMessage(addCaller, { stopReason: "toolUse" }),
+      fauxAssistantMessage(fauxToolCall("cgc_relations", { relation: "callers", target: "normalize" }), {
+        stopReason: "toolUse",
+      }),
+      fauxAssistantMessage("done"),
+    ]);
+    const from = s.h.session.messages.length;
+    await s.h.session.prompt("add a caller of normalize, then list its callers");
+    const answer = toolResults(s.h, from).find((result) => result.name === "cgc_relations");
+    expect(answer?.isError).toBe(false);
+    expect(answer?.text).toMatch(/engine_caller/);
+    expect(answer?.text).not.toMatch(/Not in this answer yet/);
+    await waitFor(() => s.chip() === "cgc ready · fresh", "fresh after the update", 30_000);
+    expect(s.ui.statusHistory).toContain("cgc ready · possibly stale");
+    expect(s.ui.statusHistory.filter((text) => /^cgc (syncing|rebuilding|indexing)…/.test(text ?? ""))).toEqual([]);
+    expect(await s.status()).toMatch(
+      /engine: {5}ready — cgc 0\.6\.13, kuzudb, \d+ files, .*last update: 1 file\(s\) in \d+ ms/,
+    );
+    expect(s.notices().filter((message) => /incremental engine/.test(message))).toEqual([]);
+    expect(await functionNames(repo, "pkg/text.py")).toContain("engine_caller");
+  });
+
+  it("a cgc version the engine was not proven on: one notice, then full rebuilds keep the graph honest", async () => {
+    const repo = await indexedRepo();
+    const s = await readySession(repo, join(FAKES, "cgc-other-version"));
+    s.h.faux.setResponses([fauxAssistantMessage(addCaller, { stopReason: "toolUse" }), fauxAssistantMessage("done")]);
+    await s.h.session.prompt("add a caller");
+    expect(s.chip()).toBe("cgc ready · possibly stale");
+    await waitFor(() => s.chip() === "cgc ready · fresh", "fresh after the full rebuild", 120_000);
+    expect(s.ui.statusHistory).toContainEqual(expect.stringMatching(/^cgc syncing…/));
+    expect(s.notices().filter((message) => /incremental engine/.test(message))).toEqual([
+      expect.stringMatching(
+        /engine is not used: it was proven on cgc 0\.6\.13, this is cgc 0\.7\.0; each sync is a full rebuild/,
+      ),
+    ]);
+    expect(await s.status()).toMatch(/engine: {5}not used: it was proven on cgc 0\.6\.13, this is cgc 0\.7\.0/);
+    expect(await functionNames(repo, "pkg/text.py")).toContain("engine_caller");
+  });
+
+  it("the engine killed mid-update: one notice, nothing fresh until the full rebuild, then a right graph", async () => {
+    const repo = await indexedRepo();
+    const s = await readySession(repo);
+    await until(async () => /engine: {5}ready/.test(await s.status()), "the engine to start", 120_000);
+    // A file the engine needs seconds for keeps the update running long enough to kill it.
+    writeSlowToIndexFile(join(repo.path, "pkg", "generated.py"));
+    s.h.faux.setResponses([fauxAssistantMessage("first")]);
+    const prompt = s.h.session.prompt("look around"); // the turn-boundary check sees the new file
+    await waitFor(() => s.chip()?.startsWith("cgc updating…"), "the update to start", 30_000);
+    const [engine] = processesOf(home.home, /pi_cgc_engine\.py serve/);
+    expect(engine).toBeDefined();
+    process.kill(engine?.pid as number, "SIGKILL");
+    await prompt;
+    await waitFor(() => s.chip() === "cgc ready · fresh", "fresh after the full rebuild", 180_000);
+    const fromKill = s.ui.statusHistory.findLastIndex((text) => text?.startsWith("cgc updating…"));
+    const afterKill = s.ui.statusHistory.slice(fromKill);
+    expect(afterKill.findIndex((text) => text?.startsWith("cgc syncing…"))).toBeLessThan(
+      afterKill.indexOf("cgc ready · fresh"),
+    );
+    expect(s.notices().filter((message) => /incremental engine/.test(message))).toEqual([
+      expect.stringMatching(/engine is stopped after a failure: .*; each sync is a full rebuild/),
+    ]);
+    expect((await functionNames(repo, "pkg/generated.py")).length).toBe(1_501);
+  });
+});
