@@ -430,18 +430,26 @@ def module_import_rows(data: Dict[str, Any]) -> List[Dict[str, Any]]:
     return sort_import_rows_for_metadata(rows)
 
 
-def module_metadata(files: Dict[str, FileEntry], names: Set[str]) -> Dict[str, Tuple[Any, Any]]:
-    """What a full index leaves on each Module: the first non-null value in path order."""
+def module_metadata(files: Dict[str, FileEntry], names: Set[str], row_by_row: bool) -> Dict[str, Tuple[Any, Any]]:
+    """What a full index leaves on each Module: files are written in path order, and the first file
+    that sets a value keeps it (coalesce). Within one file it depends on the backend: cgc's Kùzu
+    adapter runs that UNWIND row by row, so the file's first row wins; FalkorDB evaluates the batch
+    against the value before the query, so the file's last row wins."""
     result: Dict[str, List[Any]] = {name: [None, None] for name in names}
     for path in sorted(files):
         data = files[path].data
         if "error" in data:
             continue
+        before = {name: list(slot) for name, slot in result.items()}
         for row in module_import_rows(data):
             slot = result.get(row["name"])
-            if slot is not None:
-                slot[0] = slot[0] if slot[0] is not None else row["lang"]
-                slot[1] = slot[1] if slot[1] is not None else row["full_import_name"]
+            if slot is None:
+                continue
+            for index, key in ((0, "lang"), (1, "full_import_name")):
+                if row_by_row:
+                    slot[index] = slot[index] if slot[index] is not None else row[key]
+                elif before[row["name"]][index] is None:
+                    slot[index] = row[key]
     return {name: (v[0], v[1]) for name, v in result.items()}
 
 
@@ -548,7 +556,7 @@ class Engine:
             for entry in (self.state.files.get(path), new.files.get(path)):
                 if entry is not None and "error" not in entry.data:
                     names.update(row["name"] for row in module_import_rows(entry.data))
-        metadata = module_metadata(new.files, names)
+        metadata = module_metadata(new.files, names, row_by_row=self.db.embedded)
         repo_name = self.root.name
         root_str = self.root.as_posix()
 
@@ -576,6 +584,8 @@ class Engine:
                 writer.write_cpp_class_function_links(root_str)
             if any(Path(p).suffix == ".java" for p in changed):
                 self.rewrite_java_passes(writer, new)
+
+        def purge(writer: Any) -> None:
             writer._purge_dangling_pathless_nodes()
 
         try:
@@ -585,6 +595,10 @@ class Engine:
         lock_start = time.monotonic()
         try:
             info = self.db.write_transaction(work)
+            # cgc's purge of unreferenced Module/ExternalClass nodes runs in its own transaction: inside
+            # the one that deleted and re-created their incoming edges, Kùzu 0.11.3's
+            # `NOT ()-[]->(n)` still saw them as unreferenced and deleted live nodes.
+            self.db.write_transaction(purge)
         except Exception as error:  # noqa: BLE001 - answered, and the state says what it knows
             if not self.db.embedded:
                 self.diverged = True
@@ -687,53 +701,37 @@ def _props(value: Any) -> Tuple[str, Dict[str, Any]]:
     return str(label), {k: v for k, v in (value.properties or {}).items() if k not in VOLATILE and v is not None}
 
 
-def _kuzu_id(value: Any) -> str:
-    return f"{value['table']}:{value['offset']}"
-
-
 def canonical_dump(db: Database, root: Path) -> List[str]:
+    """Nodes and edges are rendered from their properties only. Internal ids are not used even to
+    join: right after a write transaction Kùzu 0.11.3 answered `MATCH (n) RETURN n` and
+    `MATCH (a)-[e]->(b)` with ids that did not agree, in the same process."""
     root_str = root.as_posix()
 
-    def rel(text: str) -> str:
-        return text.replace(root_str, "<root>")
-
     def render(props: Dict[str, Any]) -> str:
-        return rel(json.dumps(props, sort_keys=True, default=str, ensure_ascii=False))
+        return json.dumps(props, sort_keys=True, default=str, ensure_ascii=False).replace(root_str, "<root>")
 
-    nodes: Dict[Any, Tuple[str, Dict[str, Any]]] = {}
-    if db.embedded:
-        for record in db.read("MATCH (n) RETURN n"):
-            value = record["n"]
-            nodes[_kuzu_id(value["_id"])] = _props(value)
-        edges = []
-        for record in db.read("MATCH ()-[e]->() RETURN e"):
-            value = record["e"]
-            edges.append((_kuzu_id(value["_src"]), *_props(value), _kuzu_id(value["_dst"])))
-    else:
-        for record in db.read("MATCH (n) RETURN id(n) AS i, n"):
-            nodes[record["i"]] = _props(record["n"])
-        edges = []
-        for record in db.read("MATCH (a)-[e]->(b) RETURN id(a) AS s, e, id(b) AS t"):
-            edges.append((record["s"], *_props(record["e"]), record["t"]))
-
-    def in_repo(key: Any) -> bool:
-        path = nodes[key][1].get("path")
+    def in_repo(props: Dict[str, Any]) -> bool:
+        path = props.get("path")
         return isinstance(path, str) and (path == root_str or path.startswith(root_str + "/"))
 
-    def ident(key: Any) -> str:
-        label, props = nodes[key]
+    def ident(label: str, props: Dict[str, Any]) -> str:
         return f"{label}{render({k: props[k] for k in IDENTITY if k in props})}"
 
     lines: List[str] = []
-    shown: Set[Any] = {k for k in nodes if in_repo(k)}
-    for src, rel_type, props, dst in edges:
-        if in_repo(src) or in_repo(dst):
-            lines.append(f"E {rel_type} {ident(src)} -> {ident(dst)} {render(props)}")
-            shown.update((src, dst))
-    for key in shown:
-        label, props = nodes[key]
-        lines.append(f"N {label} {render(props)}")
-    return sorted(lines)
+    for record in db.read("MATCH (n) RETURN n"):
+        label, props = _props(record["n"])
+        if in_repo(props):
+            lines.append(f"N {label} {render(props)}")
+    pathless: Set[str] = set()
+    for record in db.read("MATCH (a)-[e]->(b) RETURN a, e, b"):
+        (a_label, a), (e_label, e), (b_label, b) = _props(record["a"]), _props(record["e"]), _props(record["b"])
+        if not (in_repo(a) or in_repo(b)):
+            continue
+        lines.append(f"E {e_label} {ident(a_label, a)} -> {ident(b_label, b)} {render(e)}")
+        for label, props in ((a_label, a), (b_label, b)):
+            if "path" not in props:
+                pathless.add(f"N {label} {render(props)}")
+    return sorted(lines + sorted(pathless))
 
 
 def write_dump(db: Database, root: Path, out: Optional[str]) -> int:
