@@ -466,6 +466,7 @@ class Engine:
         self.state = TreeState()
         self.cache_file = (cache_dir / (hashlib.sha1(root.as_posix().encode()).hexdigest() + ".pickle")) if cache_dir else None
         self.diverged = False
+        self.pending: Set[str] = set()
 
     # -- start --------------------------------------------------------------------------------
     def start(self) -> Dict[str, Any]:
@@ -538,6 +539,14 @@ class Engine:
         return TreeState(files, imports_map, self.tree.resolve(files, imports_map)), changed, removed, added
 
     def update(self, paths: List[str]) -> Dict[str, Any]:
+        # Paths of an update that did not commit (BUSY, FAILED) are kept and tried again with the next.
+        self.pending.update(paths)
+        answer = self.apply_update(sorted(self.pending))
+        if answer.get("ok"):
+            self.pending.clear()
+        return answer
+
+    def apply_update(self, paths: List[str]) -> Dict[str, Any]:
         if self.diverged:
             return {"ok": False, "code": "DIVERGED", "reason": "an earlier update left the graph unknown; rebuild"}
         start = time.monotonic()

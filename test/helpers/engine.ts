@@ -1,0 +1,72 @@
+// Test-side access to pi-cgc's incremental graph engine (engine/pi_cgc_engine.py) and its parity
+// harness (engine/parity.py), both run by the project venv's python: the interpreter that owns cgc.
+import { spawn } from "node:child_process";
+import { join } from "node:path";
+import { childEnv, PROJECT_ROOT } from "./cgc-env.ts";
+
+export function venvPython(): string {
+  return join(PROJECT_ROOT, ".venv", "bin", "python");
+}
+
+export interface ParityStep {
+  step: number;
+  name: string;
+  ok: boolean;
+  code: string | null;
+  ms: number;
+  lockMs: number;
+  differing: number;
+  onlyEngine: string[];
+  onlyFresh: string[];
+}
+
+export interface ParitySummary {
+  scenario: string;
+  steps: number;
+  failedSteps: number;
+  differingLines: number;
+  engineExit: number;
+  seconds: number;
+}
+
+export interface ParityRun {
+  code: number | null;
+  ready: Record<string, unknown>;
+  steps: ParityStep[];
+  summary?: ParitySummary;
+  stderr: string;
+}
+
+/** Replays a scenario (`kuzu` or `falkor`) and collects its JSON lines; `env` adds e.g. nothing, or the switch. */
+export function runParity(args: string[], env: Record<string, string> = {}): Promise<ParityRun> {
+  const child = spawn(venvPython(), [join(PROJECT_ROOT, "engine", "parity.py"), ...args], {
+    cwd: PROJECT_ROOT,
+    env: childEnv(env),
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk: Buffer) => {
+    stdout += chunk.toString("utf8");
+  });
+  child.stderr.on("data", (chunk: Buffer) => {
+    // cgc and the engine log a lot; the tail is enough to explain a failure.
+    stderr = (stderr + chunk.toString("utf8")).slice(-20_000);
+  });
+  return new Promise((resolve, reject) => {
+    child.on("error", reject);
+    child.on("close", (code) => {
+      const lines = stdout
+        .split("\n")
+        .filter((line) => line.trim() !== "")
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+      resolve({
+        code,
+        ready: lines.find((line) => line.event === "ready") ?? {},
+        steps: lines.filter((line) => typeof line.step === "number") as unknown as ParityStep[],
+        summary: lines.find((line) => line.event === "summary") as unknown as ParitySummary | undefined,
+        stderr,
+      });
+    });
+  });
+}

@@ -1,0 +1,46 @@
+// Parity of the incremental engine with a full index (issue 12, ADR 0001): real changes nobody here
+// wrote are replayed into a workspace, the engine applies each one, and after every step its graph's
+// canonical dump must equal that of a fresh `cgc index --force` of an identical copy: 0 lines apart.
+// KùzuDB full indexes are slow (about 2 s per file), so its tree is small (wsgiref, 3.10 → 3.13, and
+// mechanical renames, moves, deletions, a colliding file, .cgcignore, JS and TS); the long replay
+// (importlib 3.10 → 3.13, a new folder, JS, TS, Rust, C, C++, Go) runs on a FalkorDB server.
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ParityRun, runParity } from "../helpers/engine.ts";
+import { type FalkorServer, startFalkorDB } from "../helpers/falkordb.ts";
+
+function expectParity(run: ParityRun): void {
+  const failed = run.steps.filter((step) => !step.ok || step.differing !== 0);
+  expect(failed, `${JSON.stringify(failed, null, 1)}\n${run.stderr.slice(-4000)}`).toEqual([]);
+  expect(run.summary, run.stderr.slice(-4000)).toMatchObject({ failedSteps: 0, differingLines: 0, engineExit: 0 });
+  expect(run.steps.length).toBe(run.summary?.steps);
+  expect(run.code).toBe(0);
+}
+
+describe("engine parity with a fresh full index", () => {
+  let falkor: FalkorServer;
+  beforeAll(async () => {
+    falkor = await startFalkorDB();
+  });
+  afterAll(async () => {
+    await falkor?.stop();
+  });
+
+  it("KùzuDB: every step of the replay leaves the graph a full index would build", async () => {
+    const work = mkdtempSync(join(tmpdir(), "pi-cgc-parity-kuzu-"));
+    const run = await runParity(["--scenario", "kuzu", "--work", work]);
+    expect(run.ready).toMatchObject({ backend: "kuzudb", cgcVersion: "0.6.13" });
+    expect(run.steps.length).toBeGreaterThanOrEqual(15);
+    expectParity(run);
+  }, 420_000);
+
+  it("FalkorDB server: every step of the long replay leaves the graph a full index would build", async () => {
+    const work = mkdtempSync(join(tmpdir(), "pi-cgc-parity-falkor-"));
+    const run = await runParity(["--scenario", "falkor", "--work", work, "--falkor-port", String(falkor.port)]);
+    expect(run.ready).toMatchObject({ backend: "falkordb-remote", cgcVersion: "0.6.13" });
+    expect(run.steps.length).toBeGreaterThanOrEqual(50);
+    expectParity(run);
+  }, 420_000);
+});
