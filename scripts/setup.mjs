@@ -8,11 +8,14 @@
 //      (without them cgc indexes files but finds no functions);
 //   4. a second venv `.venv-lite/` with the same pinned codegraphcontext on a Python >= 3.12, where cgc's
 //      default backend is FalkorDB Lite (an embedded redis-server), as most users get it; same grammars;
-//   5. compat runtimes in `.cache/compat/`: Node 22 and the newest pi line, for the compatibility test.
+//   5. compat runtimes in `.cache/compat/`: Node 22 and the newest pi line, for the compatibility test;
+//   6. Neo4j's test harness (a real Neo4j server in one JVM) in `.cache/neo4j/`, resolved with Maven from
+//      test/neo4j/pom.xml, and test/neo4j/Neo4jLauncher.java compiled against it: the `neo4j` backend tests.
 // Each step is checked against a stamp plus the files it produced, so a run with nothing missing only reads
 // a few files. Work that is needed runs under a lock, so concurrent `npm test` runs do not collide.
 
 import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
 import {
   existsSync,
   mkdirSync,
@@ -64,6 +67,9 @@ const LITE_MIN_PYTHON = [3, 12];
 const COMPAT = join(ROOT, ".cache", "compat");
 const COMPAT_STAMP = join(COMPAT, ".pi-cgc-setup.json");
 const LOCK = join(ROOT, ".cache", "setup.lock");
+const NEO4J = join(ROOT, ".cache", "neo4j");
+const NEO4J_STAMP = join(NEO4J, ".pi-cgc-setup.json");
+const NEO4J_SOURCES = ["pom.xml", "Neo4jLauncher.java"].map((file) => join(ROOT, "test", "neo4j", file));
 
 const log = (message) => console.log(`[setup] ${message}`);
 
@@ -172,6 +178,21 @@ function compatMissing() {
   );
 }
 
+// The launcher is rebuilt when its pom or its source changes (a hash of both in the stamp).
+const neo4jSourceHash = () => {
+  const hash = createHash("sha256");
+  for (const file of NEO4J_SOURCES) hash.update(readFileSync(file));
+  return hash.digest("hex");
+};
+
+function neo4jMissing() {
+  return !(
+    readJson(NEO4J_STAMP)?.sources === neo4jSourceHash() &&
+    existsSync(join(NEO4J, "classpath.txt")) &&
+    existsSync(join(NEO4J, "classes", "Neo4jLauncher.class"))
+  );
+}
+
 function pendingWork() {
   const venv = venvWork();
   const work = [];
@@ -182,6 +203,7 @@ function pendingWork() {
   if (!venv.pthCurrent || !venv.verified || venv.grammars.length > 0) work.push("venv-config");
   if (liteVenvMissing()) work.push("venv-lite");
   if (compatMissing()) work.push("compat");
+  if (neo4jMissing()) work.push("neo4j");
   return work;
 }
 
@@ -385,6 +407,39 @@ async function installCompat() {
   log(`verified: compat node ${version}`);
 }
 
+async function installNeo4j() {
+  rmSync(NEO4J_STAMP, { force: true });
+  mkdirSync(NEO4J, { recursive: true });
+  const requirement = "the neo4j backend tests need a JDK >= 17 (javac) and Maven (mvn)";
+  for (const tool of ["javac", "mvn"]) {
+    await run(tool, ["-version"], { capture: true }).catch((error) => {
+      throw new SetupError(`${error.message}: ${requirement} (e.g. apt-get install openjdk-17-jdk-headless maven)`);
+    });
+  }
+  log("resolving Neo4j's test harness into .cache/neo4j with Maven (about 175 MB, a few minutes on a cold cache)");
+  const classpath = join(NEO4J, "classpath.txt");
+  await run("mvn", [
+    "-q",
+    "-B",
+    "-Dstyle.color=never",
+    "-f",
+    join(ROOT, "test", "neo4j", "pom.xml"),
+    `-Dmaven.repo.local=${join(NEO4J, "m2")}`,
+    "dependency:build-classpath",
+    `-Dmdep.outputFile=${classpath}`,
+  ]);
+  rmSync(join(NEO4J, "classes"), { recursive: true, force: true });
+  await run("javac", [
+    "-d",
+    join(NEO4J, "classes"),
+    "-cp",
+    readFileSync(classpath, "utf8").trim(),
+    join(ROOT, "test", "neo4j", "Neo4jLauncher.java"),
+  ]);
+  writeFileSync(NEO4J_STAMP, `${JSON.stringify({ sources: neo4jSourceHash() }, null, 2)}\n`);
+  log("verified: Neo4jLauncher compiled against the harness");
+}
+
 // ---- lock: one setup at a time; a lock whose owner is gone is taken over ----
 
 function ownerAlive(pid) {
@@ -441,6 +496,7 @@ async function main() {
     if (work.includes("venv-config") || work.includes("cgc") || grammars.length > 0) await configureVenv();
     if (work.includes("venv-lite")) await installLiteVenv();
     if (work.includes("compat")) await installCompat();
+    if (work.includes("neo4j")) await installNeo4j();
   });
   log(`done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 }

@@ -49,6 +49,8 @@ export function childEnv(env: Record<string, string>): Record<string, string> {
 export interface CgcExecOptions {
   cwd: string;
   env: Record<string, string>;
+  /** The cgc executable; `.venv/bin/cgc` by default (test/helpers/backends.ts names one per backend). */
+  cgc?: string;
   timeoutMs?: number;
 }
 
@@ -133,7 +135,7 @@ export function cgcStart(args: string[], options: Omit<CgcExecOptions, "timeoutM
 
 function spawnCgc(args: string[], options: Omit<CgcExecOptions, "timeoutMs">, stdin: "ignore" | "pipe") {
   // Own process group, so a kill reaches anything cgc starts (Kùzu migration, FalkorDB workers).
-  return spawn(cgcBinary(), args, {
+  return spawn(options.cgc ?? cgcBinary(), args, {
     cwd: options.cwd,
     env: childEnv(options.env),
     stdio: [stdin, "pipe", "pipe"],

@@ -1,0 +1,75 @@
+// Each backend of the matrix (test/helpers/backends.ts) with the real cgc: `cgc index` and `cgc query` work,
+// every call names the backend on stderr, and what FalkorDB Lite leaves running is what
+// docs/cgc-compat.md says. Servers (FalkorDB, Neo4j) are started here on 127.0.0.1 and stopped here.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  BACKEND_NAMES,
+  falkordbLiteDaemons,
+  startBackend,
+  stopFalkordbLiteDaemons,
+  type TestBackend,
+} from "../helpers/backends.ts";
+import { cgcExec, cgcStart } from "../helpers/cgc-env.ts";
+import { tinyRepo } from "../helpers/repos.ts";
+
+const FUNCTIONS = "MATCH (f:Function) WHERE f.name <> '<module>' RETURN f.name AS name ORDER BY name";
+
+function names(stdout: string): string[] {
+  return [...stdout.matchAll(/"name": "([^"]+)"/g)].map((match) => match[1] as string);
+}
+
+describe.each(BACKEND_NAMES)("backend %s", (name) => {
+  let backend: TestBackend;
+  beforeAll(async () => {
+    backend = await startBackend(name);
+  }, 300_000);
+  afterAll(async () => {
+    await backend?.stop();
+  }, 120_000);
+
+  it("cgc index and cgc query work, and every call names the backend", async () => {
+    const repo = tinyRepo();
+    const run = (args: string[]) =>
+      cgcExec(args, { cwd: repo.path, env: backend.env, cgc: backend.cgc, timeoutMs: 240_000 });
+    const index = await run(["index", repo.path]);
+    expect(index.code, index.stdout + index.stderr).toBe(0);
+    const query = await run(["query", FUNCTIONS]);
+    expect(query.code, query.stderr).toBe(0);
+    expect(names(query.stdout)).toEqual(expect.arrayContaining(["alpha", "beta", "main", "normalize", "orphan"]));
+    expect(index.stderr.split("\n")).toContain(backend.banner);
+    expect(query.stderr.split("\n")).toContain(backend.banner);
+  });
+
+  if (name === "falkordb") {
+    it("the daemon lives as long as the cgc that started it; one killed leaves redis-server, stopped with a save", async () => {
+      const repo = tinyRepo();
+      const options = { cwd: repo.path, env: backend.env, cgc: backend.cgc, timeoutMs: 240_000 };
+      expect((await cgcExec(["index", repo.path], options)).code).toBe(0);
+      // A short call started the daemon and stopped it at its exit (SHUTDOWN SAVE, then the worker).
+      expect(falkordbLiteDaemons(backend.home.home)).toEqual([]);
+
+      const watch = cgcStart(["watch", repo.path], options);
+      await watch.waitForLine("stdout", /Monitoring for file changes/);
+      const running = falkordbLiteDaemons(backend.home.home);
+      expect(running.map((daemon) => daemon.kind).sort()).toEqual(["falkor_worker", "redis-server"]);
+      // FALKORDB_PORT=0: the redis-server names only its unix socket, no TCP address.
+      expect(running.find((daemon) => daemon.kind === "redis-server")?.command).toMatch(/ unixsocket:/);
+
+      // SIGKILL to the watcher's process group: the worker dies with it, redis-server (daemonized into its
+      // own session) is left behind, and later cgc calls use it without owning it.
+      await watch.stop("SIGKILL");
+      expect(falkordbLiteDaemons(backend.home.home).map((daemon) => daemon.kind)).toEqual(["redis-server"]);
+      const query = await cgcExec(["query", FUNCTIONS], options);
+      expect(names(query.stdout)).toContain("alpha");
+      expect(falkordbLiteDaemons(backend.home.home).map((daemon) => daemon.kind)).toEqual(["redis-server"]);
+
+      // The helper's stop (SIGTERM: redis saves and exits) ends it; the graph survives in the dump.
+      const stopped = await stopFalkordbLiteDaemons(backend.home.home);
+      expect(stopped.map((daemon) => daemon.kind)).toEqual(["redis-server"]);
+      expect(falkordbLiteDaemons(backend.home.home)).toEqual([]);
+      const after = await cgcExec(["query", FUNCTIONS], options);
+      expect(names(after.stdout)).toContain("alpha");
+      expect(falkordbLiteDaemons(backend.home.home)).toEqual([]);
+    });
+  }
+});
