@@ -16,7 +16,7 @@ serve speaks JSON lines (stdout: protocol only; logs go to stderr).
 from __future__ import annotations
 
 import argparse
-import asyncio
+import functools
 import hashlib
 import json
 import os
@@ -270,6 +270,7 @@ class TreeState:
     files: Dict[str, FileEntry] = field(default_factory=dict)
     imports_map: Dict[str, List[str]] = field(default_factory=dict)
     links: Dict[str, Any] = field(default_factory=dict)
+    owned: Dict[str, List[str]] = field(default_factory=dict)  # link rows by owner file, for diffs
 
 
 class _NoDatabase:
@@ -359,8 +360,13 @@ class Tree:
         }
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _resolved(path: str) -> str:
+    return Path(path).resolve().as_posix()
+
+
 def norm(path: Any) -> str:
-    return Path(str(path)).resolve().as_posix() if path else ""
+    return _resolved(str(path)) if path else ""
 
 
 def link_rows(links: Dict[str, Any]) -> Iterable[Tuple[str, int, Dict[str, Any]]]:
@@ -483,7 +489,8 @@ class Engine:
             else:
                 files[path.as_posix()] = self.tree.parse(path, known)
         imports_map = self.tree.merge_imports(files)
-        self.state = TreeState(files, imports_map, self.tree.resolve(files, imports_map))
+        links = self.tree.resolve(files, imports_map)
+        self.state = TreeState(files, imports_map, links, rows_by_owner(links))
         self.save_cache()
         return {"files": len(files), "startMs": ms_since(start), "warm": hits > 0, "cached": hits}
 
@@ -534,9 +541,10 @@ class Engine:
             files[path] = self.tree.parse(current[path], digest_of(current[path]))
         changed = removed | added | modified
         if not changed:
-            return TreeState(files, self.state.imports_map, self.state.links), changed, removed, added
+            return TreeState(files, self.state.imports_map, self.state.links, self.state.owned), changed, removed, added
         imports_map = self.tree.merge_imports(files)
-        return TreeState(files, imports_map, self.tree.resolve(files, imports_map)), changed, removed, added
+        links = self.tree.resolve(files, imports_map)
+        return TreeState(files, imports_map, links, rows_by_owner(links)), changed, removed, added
 
     def update(self, paths: List[str]) -> Dict[str, Any]:
         # Paths of an update that did not commit (BUSY, FAILED) are kept and tried again with the next.
@@ -556,8 +564,7 @@ class Engine:
             self.state = new
             return {"ok": True, "written": [], "removed": [], "ms": ms_since(start), "lockMs": 0, "openMs": 0,
                     "resolveMs": resolve_ms, "resolved": 0}
-        old_owned = rows_by_owner(self.state.links)
-        new_owned = rows_by_owner(new.links)
+        old_owned, new_owned = self.state.owned, new.owned
         rewritten = {f for f in new.files if f not in changed and old_owned.get(f) != new_owned.get(f)}
         present_changed = sorted(changed & set(new.files))
         names: Set[str] = set()
