@@ -4,6 +4,8 @@
 //   npm run fixtures            (= node --import tsx scripts/capture-fixtures.ts)
 //   npm run fixtures contexts   (only the named-context captures; the other fixtures stay as they are)
 //   npm run fixtures faults     (only the reliability faults: a damaged database, a watch whose server stopped)
+//   npm run fixtures backends   (only `banner-*`: the `Using database:` line on each backend of
+//                                test/helpers/backends.ts; starts FalkorDB and Neo4j servers, about two minutes)
 //
 // Needs the project's cgc (.venv/bin/cgc, made by `npm run setup`) with its tree-sitter grammars.
 // Runs in throw-away CGC homes (HOME=<temp>) on fixture repositories made by test/helpers/repos.ts,
@@ -15,6 +17,8 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseVersion } from "../src/cgc/parse.ts";
+import { REPOSITORIES_QUERY as PROBE_QUERY } from "../src/lifecycle/probe.ts";
+import { BACKEND_NAMES, startBackend } from "../test/helpers/backends.ts";
 import {
   type CgcExecResult,
   cgcExec,
@@ -98,14 +102,20 @@ async function capture(
   name: string,
   description: string,
   args: string[],
-  where: { cwd: string; cwd_kind: CwdKind; env: Record<string, string> },
+  where: {
+    cwd: string;
+    cwd_kind: CwdKind;
+    env: Record<string, string>;
+    cgc?: string;
+    recorded?: Record<string, string>;
+  },
 ): Promise<CgcExecResult> {
-  const result = await cgcExec(args, { cwd: where.cwd, env: where.env, timeoutMs: 600_000 });
+  const result = await cgcExec(args, { cwd: where.cwd, env: where.env, cgc: where.cgc, timeoutMs: 600_000 });
   if (result.timedOut) throw new Error(`${name}: cgc ${args.join(" ")} timed out`);
   save(name, {
     description,
     argv: ["cgc", ...args],
-    env: recordedEnv(where.env),
+    env: where.recorded ?? recordedEnv(where.env),
     cwd_kind: where.cwd_kind,
     exitCode: result.code,
     stdout: result.stdout,
@@ -129,6 +139,13 @@ async function main(): Promise<void> {
   if (process.argv[2] === "contexts") {
     await readVersion(envFor(makeCgcHome(join(work, "version")).home));
     await captureContexts(tinyRepo({ parent: join(work, "repos") }));
+    rmSync(work, { recursive: true, force: true });
+    console.log(`wrote ${written.length} fixtures to ${OUT}`);
+    return;
+  }
+  if (process.argv[2] === "backends") {
+    await readVersion(envFor(makeCgcHome(join(work, "version")).home));
+    await captureBackends(join(work, "repos"));
     rmSync(work, { recursive: true, force: true });
     console.log(`wrote ${written.length} fixtures to ${OUT}`);
     return;
@@ -273,6 +290,7 @@ async function main(): Promise<void> {
   await capture("doctor-after-index", "cgc doctor in the home with indexed repositories", ["doctor"], inWork);
   await capture("list-after-doctor", "cgc list after doctor wrote DEFAULT_DATABASE=falkordb", ["list"], inWork);
   await captureFaults(repos);
+  await captureBackends(repos);
 
   rmSync(work, { recursive: true, force: true });
   console.log(`wrote ${written.length} fixtures to ${OUT}`);
@@ -334,6 +352,39 @@ async function captureFaults(repos: string): Promise<void> {
     });
   } finally {
     await server.stop();
+  }
+}
+
+// The readiness probe's graph query on each backend of the test matrix, for the `Using database:` line on
+// stderr (parseDatabaseBanner). Each backend has its own home and, for the servers, its own server.
+async function captureBackends(repos: string): Promise<void> {
+  const repo = tinyRepo({ parent: repos, name: "tiny-backends" });
+  for (const name of BACKEND_NAMES) {
+    const backend = await startBackend(name);
+    try {
+      const env = envFor(backend.home.home, backend.env);
+      const index = await cgcExec(["index", repo.path], { cwd: repo.path, env, cgc: backend.cgc, timeoutMs: 600_000 });
+      if (index.code !== 0) throw new Error(`banner-${name}: the index failed:\n${index.stdout}${index.stderr}`);
+      const venv = backend.cgc.includes(".venv-lite") ? ".venv-lite" : ".venv";
+      const recorded = Object.fromEntries(
+        Object.entries({ ...recordedEnv(env), PATH: `<PROJECT>/${venv}/bin:$PATH` }).map(([key, value]) => [
+          key,
+          value
+            .split(backend.home.home)
+            .join("<HOME>")
+            .replace(/127\.0\.0\.1:\d+/, "127.0.0.1:<PORT>")
+            .replace(/^[1-9]\d*$/, key.endsWith("_PORT") ? "<PORT>" : value),
+        ]),
+      );
+      await capture(
+        `banner-${name}`,
+        `the readiness probe's graph query with ${venv}/bin/cgc on the ${name} backend (test/helpers/backends.ts): stderr names the backend`,
+        ["query", PROBE_QUERY],
+        { cwd: repo.path, cwd_kind: "repo", env, cgc: backend.cgc, recorded },
+      );
+    } finally {
+      await backend.stop();
+    }
   }
 }
 

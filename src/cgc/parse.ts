@@ -67,6 +67,44 @@ export function parseDoctorDefaultDatabase(text: string): Parsed<DefaultDatabase
   return unknown("no `Default database:` line");
 }
 
+// ---------------------------------------------------------------------------------------------
+// Every command that opens the database (stderr), before the database opens, so also on a lock failure:
+//   Using database: falkordb (source: auto-detect)
+//   Using database: kuzudb (source: environment (DEFAULT_DATABASE))
+//   Using database: falkordb-remote (source: environment (DEFAULT_DATABASE), host: 127.0.0.1)
+//   Using database: neo4j (source: <HOME>/.codegraphcontext/.env, database: neo4j)   (with NEO4J_DATABASE)
+// On `auto-detect` cgc asked its factory, so the name is the backend the command uses. A name chosen by an
+// environment variable or a config file is the one asked for: `falkordb` from a .env on a Python without
+// FalkorDB Lite is printed as falkordb while the factory falls back to KùzuDB (docs/cgc-compat.md).
+// No line when a neo4j or falkordb-remote choice lacks its settings (cgc prints a ⚠ warning instead).
+
+export interface DatabaseBanner {
+  /** Backend name, lowercased. */
+  name: string;
+  /** Where cgc took it from, as printed: `auto-detect`, `environment (DEFAULT_DATABASE)`, a file path, `context (NAME)`. */
+  source: string;
+  /** falkordb-remote: FALKORDB_HOST. */
+  host?: string;
+  /** neo4j: NEO4J_DATABASE, when set. */
+  database?: string;
+}
+
+export function parseDatabaseBanner(text: string): Parsed<DatabaseBanner> {
+  for (const line of completeLines(text)) {
+    const match = /^Using database: (\S+) \(source: (.*)\)\s*$/.exec(line);
+    if (!match) continue;
+    const [, name, inner] = match as unknown as [string, string, string];
+    const detail = /^(.*), (host|database): ([^,()]*)$/.exec(inner);
+    const source = detail?.[1] ?? inner;
+    if (count(source, "(") !== count(source, ")")) return unknown(`unbalanced source: ${line.trim()}`);
+    const banner: DatabaseBanner = { name: name.toLowerCase(), source };
+    if (detail?.[2] === "host") banner.host = detail[3];
+    if (detail?.[2] === "database") banner.database = detail[3];
+    return ok(banner);
+  }
+  return unknown("no `Using database:` line");
+}
+
 function count(text: string, char: string): number {
   return text.split(char).length - 1;
 }
