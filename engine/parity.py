@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import hashlib
 import json
 import os
 import shutil
@@ -151,9 +152,17 @@ def other_language_steps() -> List[Step]:
     return steps
 
 
+APPENDED = "\n\ndef pi_cgc_appended(value):\n    return repr(value)\n"
+
+
 def scenario(name: str) -> tuple[Dict[str, Path], List[Step]]:
+    # "falkor" stops at 3.12 to keep the vitest case within CI's budget; "falkor-long" goes to 3.13.
+    versions = ["3.10", "3.11", "3.12", "3.13"] if name == "falkor-long" else ["3.10", "3.11", "3.12"]
     if name == "kuzu":
         initial, steps = version_steps("wsgiref", ["3.10", "3.11", "3.12", "3.13"], "wsgiref")
+        # First, the agent's most common edit: a file others call gains a function at its end, so
+        # every row pointing into it is unchanged and only the restore of incoming edges writes it.
+        steps.insert(0, Step("append a function to a file others call", append_line("wsgiref/util.py", APPENDED)))
         steps += [
             Step("rename a function other files call", rename_symbol("wsgiref/util.py", "guess_scheme", "guess_url_scheme")),
             Step("move a module into a new folder", move("wsgiref/headers.py", "wsgiref/extra/headers.py")),
@@ -164,7 +173,8 @@ def scenario(name: str) -> tuple[Dict[str, Path], List[Step]]:
             Step("ts: a file", copy_in(NODE_MODULES / "@mistralai/mistralai/src/types/rfcdate.ts", "ts/rfcdate.ts")),
         ]
         return initial, steps
-    initial, steps = version_steps("importlib", ["3.10", "3.11", "3.12", "3.13"], "importlib")
+    initial, steps = version_steps("importlib", versions, "importlib")
+    steps.insert(0, Step("append a function to a file others call", append_line("importlib/_bootstrap.py", APPENDED)))
     steps += [
         Step("rename a function other files call", rename_symbol("importlib/_bootstrap.py", "_call_with_frames_removed", "_call_frames_removed")),
         Step("move a module into a new folder", move("importlib/machinery.py", "importlib/moved/machinery.py")),
@@ -223,7 +233,7 @@ def differing(a: List[str], b: List[str]) -> tuple[List[str], List[str]]:
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--scenario", choices=["kuzu", "falkor"], required=True)
+    parser.add_argument("--scenario", choices=["kuzu", "falkor", "falkor-long"], required=True)
     parser.add_argument("--work", required=True)
     parser.add_argument("--falkor-port", type=int)
     parser.add_argument("--max-steps", type=int, help="replay only the first N steps")
@@ -239,9 +249,9 @@ def main() -> int:
         home = work / f"home-{side}"
         home.mkdir(parents=True)
         env = dict(base, HOME=str(home))
-        if args.scenario == "falkor":
+        if args.scenario.startswith("falkor"):
             env.update(FALKORDB_HOST="127.0.0.1", FALKORDB_PORT=str(args.falkor_port),
-                       DEFAULT_DATABASE="falkordb-remote", FALKORDB_GRAPH_NAME=f"parity_{side}")
+                       DEFAULT_DATABASE="falkordb-remote", FALKORDB_GRAPH_NAME=f"parity_{side}_{hashlib.sha1(str(work).encode()).hexdigest()[:8]}")
         envs[side] = env
 
     initial, steps = scenario(args.scenario)
@@ -268,7 +278,7 @@ def main() -> int:
             run([str(CGC), "index", "--force", str(fresh_root)], fresh_root, envs["fresh"])
             index_ms = round((time.monotonic() - index_start) * 1000)
             fresh_dump = work / "fresh.dump"
-            if args.scenario == "falkor":
+            if args.scenario.startswith("falkor"):
                 # A server has no lock: one long-lived reader saves a Python start per step.
                 fresh_reader = fresh_reader or Engine(fresh_root, envs["fresh"], work / "cache-fresh")
                 assert fresh_reader.ask("dump", out=str(fresh_dump)).get("ok")

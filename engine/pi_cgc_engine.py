@@ -31,6 +31,9 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Set, Tuple
 
 PROVEN_VERSIONS = {"0.6.13"}
+# Backends the parity harness ran on (FalkorDB Lite shares the server's engine and writer path).
+# Neo4j, Nornic and LadybugDB are refused: their write semantics were never compared.
+PROVEN_BACKENDS = {"kuzudb", "falkordb", "falkordb-remote"}
 REFUSED_EXIT = 3
 # The real lock messages of cgc 0.6.13 on KùzuDB (kuzu's own text, and cgc's CLI hint).
 LOCK_MESSAGES = ("Could not set lock on file", "Another CGC process already has this embedded database open")
@@ -772,6 +775,8 @@ class Stop(Exception):
 def serve(args: argparse.Namespace, version: str) -> int:
     root = Path(args.root).resolve()
     engine = Engine(root, Path(args.cache_dir).resolve() if args.cache_dir else None, args.context, version)
+    if engine.db.backend not in PROVEN_BACKENDS:
+        refuse(f"backend {engine.db.backend} is not one the engine was proven on ({', '.join(sorted(PROVEN_BACKENDS))})")
     facts = engine.start()
     emit({"event": "ready", "cgcVersion": version, "backend": engine.db.backend, **facts})
 
