@@ -1,5 +1,8 @@
 // Issue 5: from an edit to the moment a graph query reflects it, on `scaledRepo` code bases, for
-//   sync     the chosen sync path: src/freshness/sync.ts `syncAndVerify` on a real session core
+//   engine   pi-cgc's incremental engine (src/freshness/engine.ts, engine/pi_cgc_engine.py) already running:
+//            edit → `update` → `verify` read-back, the product's own path; ENGINE_EDITS edits of three kinds
+//            per round (a function replaced, a new file calling it, that file deleted);
+//   sync     the full-rebuild sync: src/freshness/sync.ts `syncAndVerify` on a real session core
 //            (`cgc index --force <root>`, the re-probe that every maintenance run ends with, the read-back);
 //   rebuild  a full index into an empty graph (a fresh CGC home; on falkordb-remote a fresh server too) and one query;
 //   watch    `cgc watch` already running: edit → the watcher's update is over (its CPU time stops moving;
@@ -13,9 +16,12 @@
 // Every edit replaces the function the previous edit added (`bench_fresh_<k-1>` → `bench_fresh_<k>`)
 // in one file, so each variant is checked for the new symbol present AND the old one gone.
 import { type ChildProcess, spawn } from "node:child_process";
-import { cpSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { cgcInterpreter } from "../src/cgc/interpreter.ts";
+import { type Engine, startEngine } from "../src/freshness/engine.ts";
 import { syncAndVerify } from "../src/freshness/sync.ts";
 import { createCgcSession } from "../src/lifecycle/session.ts";
 import { changesObserved } from "../src/state/model.ts";
@@ -39,7 +45,9 @@ export const backends = BACKENDS;
 
 const DEFAULT_SIZES = [10, 100];
 const TARGET = "_compression.py";
-const VARIANTS = ["sync", "rebuild", "watch", "mcp", "file"] as const;
+const VARIANTS = ["engine", "sync", "rebuild", "watch", "mcp", "file"] as const;
+/** Edits per round for the engine: each is about a second, so it can afford the median of many. */
+const ENGINE_EDITS = 12;
 type Variant = (typeof VARIANTS)[number];
 
 const marker = (k: number) => `bench_fresh_${k}`;
@@ -73,6 +81,13 @@ function edit(repo: FixtureRepo, from: number, to: number): () => void {
   if (after === before) throw new Error(`${marker(from)} is not in ${TARGET}`);
   writeFileSync(path, after);
   return () => writeFileSync(path, before);
+}
+
+/** A process's resident memory in MB (VmRSS). */
+function residentMb(pid: number | undefined): number {
+  if (pid === undefined) return Number.NaN;
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? Number.NaN) / 1024;
 }
 
 /** User + system CPU ticks of one process (all its threads). */
@@ -204,6 +219,8 @@ interface SizeResult {
   samples: Record<Variant, Sample[]>;
   watchStartMs: number[];
   mcpStartMs: number[];
+  /** The engine's start: cold (parse the tree), then warm (from its cache), and its resident memory. */
+  engineStart: { coldMs: number; warmMs: number; rssMb: number } | undefined;
 }
 
 /** The variants to run: those asked for, of those the backend can run (`file` copies the embedded database). */
@@ -262,6 +279,33 @@ async function measureSize(size: number, rounds: number, backend: Backend, varia
     if (session.store.get().readiness !== "ready") throw new Error(`session not ready: ${session.store.get().reason}`);
 
     const samples = Object.fromEntries(VARIANTS.map((v) => [v, [] as Sample[]])) as Record<Variant, Sample[]>;
+    let engine: Engine | undefined;
+    let engineStart: SizeResult["engineStart"];
+    const cacheDir = mkdtempSync(join(tmpdir(), "pi-cgc-bench-engine-"));
+    const launchEngine = async (): Promise<{ engine: Engine; ms: number }> => {
+      const interpreter = cgcInterpreter(cgcBinary(), process.env);
+      if (!interpreter.ok) throw new Error(interpreter.reason);
+      const started = performance.now();
+      const launched = startEngine({
+        runner: session.runner,
+        python: interpreter.python,
+        root: repo.path,
+        cacheDir,
+        startBudgetMs: 1_800_000,
+      });
+      const phase = await launched.started;
+      if (phase.phase !== "ready") throw new Error(`the engine did not start: ${JSON.stringify(phase)}`);
+      return { engine: launched, ms: performance.now() - started };
+    };
+    if (variants.includes("engine")) {
+      log(`edit-to-fresh: ${size} files — starting the engine cold, then warm`);
+      const cold = await launchEngine();
+      await cold.engine.stop();
+      const warm = await launchEngine();
+      engine = warm.engine;
+      engineStart = { coldMs: cold.ms, warmMs: warm.ms, rssMb: Number.NaN };
+    }
+    let newFile: string | undefined;
     const watchStartMs: number[] = [];
     const mcpStartMs: number[] = [];
     const check = async (graphEnv: Record<string, string>, from: number, to: number) => {
@@ -285,6 +329,50 @@ async function measureSize(size: number, rounds: number, backend: Backend, varia
     };
 
     const measure: Record<Variant, () => Promise<Sample>> = {
+      engine: async () => {
+        const running = engine as Engine;
+        const one = async (paths: string[], check: () => Promise<{ added: boolean; removed: boolean }>) => {
+          const started = performance.now();
+          const updated = await running.update(paths, 600_000);
+          const verified = await running.verify(paths, 600_000);
+          const elapsed = performance.now() - started;
+          if (!updated.ok || !verified.ok || verified.value.unreflected.length > 0) {
+            throw new Error(`the engine did not verify: ${JSON.stringify({ updated, verified })}`);
+          }
+          return { elapsed, lockMs: updated.value.lockMs, ...(await check()) };
+        };
+        const results = [];
+        for (let i = 0; i < ENGINE_EDITS; i++) {
+          if (i % 3 === 0) {
+            const { from, to } = next();
+            onDisk = to;
+            results.push(await one([target], () => check(graph.env, from, to)));
+          } else if (i % 3 === 1) {
+            newFile = join(repo.path, `bench_new_${k}.py`);
+            writeFileSync(
+              newFile,
+              `from _compression import *\n\n\ndef caller_${k}():\n    return ${marker(onDisk)}()\n`,
+            );
+            results.push(await one([newFile], async () => ({ added: true, removed: true })));
+          } else {
+            const gone = newFile as string;
+            rmSync(gone);
+            results.push(await one([gone], async () => ({ added: true, removed: true })));
+          }
+        }
+        const sorted = results.map((r) => r.elapsed).sort((a, b) => a - b);
+        const median = sorted[Math.floor(sorted.length / 2)] as number;
+        const lock = results.map((r) => r.lockMs).sort((a, b) => a - b);
+        return {
+          ms: median,
+          parts: {
+            [`median of ${ENGINE_EDITS} edits, slowest`]: sorted.at(-1) as number,
+            "database held (median)": lock[Math.floor(lock.length / 2)] as number,
+          },
+          added: results.every((r) => r.added),
+          removed: results.every((r) => r.removed),
+        };
+      },
       sync: async () => {
         const { from, to } = next();
         onDisk = to;
@@ -401,8 +489,14 @@ async function measureSize(size: number, rounds: number, backend: Backend, varia
         log(`edit-to-fresh: ${size} files, round ${round + 1}/${rounds}, ${variant}: ${ms(sample.ms)}`);
       }
     }
+    if (engine && engineStart) {
+      engineStart.rssMb = residentMb(engine.pid);
+      await engine.stop();
+    }
+    rmSync(cacheDir, { recursive: true, force: true });
     await session.dispose();
     return {
+      engineStart,
       size,
       functions: typeof functions === "number" ? functions : Number.NaN,
       initialIndexMs: initial.ms,
@@ -430,7 +524,8 @@ export async function run(options: BenchOptions): Promise<BenchReport> {
   for (const size of sizes) results.push(await measureSize(size, roundsFor(size), options.backend, variants));
 
   const label: Record<Variant, string> = {
-    sync: "chosen sync (`index --force` + re-probe + read-back)",
+    engine: "pi-cgc engine (update + read-back), median per round",
+    sync: "full-rebuild sync (`index --force` + re-probe + read-back)",
     rebuild: "full rebuild into an empty graph + query",
     watch:
       options.backend === "embedded"
@@ -468,12 +563,21 @@ export async function run(options: BenchOptions): Promise<BenchReport> {
     (r) =>
       `- ${r.size} files: initial \`cgc index\` ${ms(r.initialIndexMs)}` +
       (ran("watch") ? `; \`cgc watch\` start (to "Monitoring") ${spread(r.watchStartMs)}` : "") +
+      (r.engineStart
+        ? `; engine start cold ${ms(r.engineStart.coldMs)}, warm ${ms(r.engineStart.warmMs)}, resident ${r.engineStart.rssMb.toFixed(0)} MB`
+        : "") +
       (ran("mcp")
         ? `; \`cgc mcp start\` + \`watch_directory\` (it re-reads every file: sync on start) ${spread(r.mcpStartMs)}`
         : "") +
       ".",
   );
   const described: Record<Variant, string[]> = {
+    engine: [
+      `- *engine*: pi-cgc's engine already running (started once per size, cold then warm), through the product's`,
+      `  client: \`update\` then the \`verify\` read-back, ${ENGINE_EDITS} edits per round cycling through a function`,
+      "  replaced in the target file (checked by a query: new present, old gone), a new file calling it, and that",
+      "  file deleted; the figure is the round's median, the slowest edit and the database-held time beside it.",
+    ],
     sync: [
       "- *chosen sync*: src/freshness/sync.ts `syncAndVerify` on the product's session core (headless), timed",
       "  from the edit to its verified answer — three spawns: `cgc index --force <root>`, the re-probe every",

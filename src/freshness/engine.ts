@@ -43,6 +43,7 @@ export type EnginePhase =
 
 export interface Engine {
   readonly phase: EnginePhase;
+  readonly pid: number | undefined;
   /** Settles with the first line: ready, or why not. */
   readonly started: Promise<EnginePhase>;
   update(paths: readonly string[], budgetMs: number): Promise<EngineAnswer<UpdateResult>>;
@@ -154,6 +155,9 @@ export function startEngine(options: EngineOptions): Engine {
   return {
     get phase() {
       return phase;
+    },
+    get pid() {
+      return handle.pid;
     },
     started,
     update: (paths, budgetMs) => request<UpdateResult>("update", { paths }, budgetMs),
