@@ -3,7 +3,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { parseDoctorDefaultDatabase } from "./parse.ts";
+import { parseDatabaseBanner, parseDoctorDefaultDatabase } from "./parse.ts";
 import type { Runner } from "./runner.ts";
 
 export const DOCTOR_BUDGET_MS = 5_000;
@@ -29,6 +29,33 @@ export function isServerBackend(name: string | null | undefined): boolean {
 /** Embedded KùzuDB (and a backend not known, treated like it): one process may open the database at a time. */
 export function holdsExclusiveLock(name: string | null | undefined): boolean {
   return !isServerBackend(name) && name !== "falkordb";
+}
+
+/**
+ * The backend cgc itself named on one call's stderr (`Using database: falkordb (source: auto-detect)`,
+ * printed by every command that opens the database, lock failures included), for display: what the user,
+ * the notices and the coverage note are told. Undefined when the call printed no such line (`--version`,
+ * a neo4j choice without credentials). The watcher's gating keeps using detectCgcBackend.
+ */
+export function reportedBackend(stderr: string): Backend | undefined {
+  const parsed = parseDatabaseBanner(stderr);
+  if (parsed.kind !== "ok") return undefined;
+  const { name, source, host, database } = parsed.value;
+  const detail = `${host ? `, host ${host}` : ""}${database ? `, database ${database}` : ""}`;
+  return { name, source: `cgc's own report (${source}${detail})` };
+}
+
+/** The backend to name to the user and the agent: cgc's own report when there is one, else the detection's. */
+export function shownBackend(reported: Backend | undefined, detected: Backend | null | undefined): Backend | undefined {
+  return reported ?? detected ?? undefined;
+}
+
+/** `/cgc status`'s backend line: what cgc reports, and what the watcher's gating reads when that differs. */
+export function describeBackend(reported: Backend | undefined, detected: Backend | null | undefined): string {
+  const gating = detected ? `${detected.name} from ${detected.source}` : "no configured backend (treated as embedded)";
+  if (!reported) return detected ? `${detected.name} — from ${detected.source}` : "unknown (treated as embedded)";
+  const same = detected?.name === reported.name;
+  return `${reported.name} — from ${reported.source}${same ? "" : `; the watcher's auto mode reads ${gating}`}`;
 }
 
 export async function detectCgcBackend(seams: BackendDetectionSeams): Promise<Backend | null> {

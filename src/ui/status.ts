@@ -1,5 +1,5 @@
 // `/cgc status`: everything pi-cgc knows, from the state and the cached probe facts. Spawns nothing.
-import type { Backend } from "../cgc/backend.ts";
+import { type Backend, describeBackend } from "../cgc/backend.ts";
 import { CONFIG_KEY_NAMES, CONFIG_KEYS, type Config, type ConfigKey } from "../config/keys.ts";
 import { describeSource, type Source } from "../config/load.ts";
 import type { State } from "../state/model.ts";
@@ -8,7 +8,10 @@ import { chipText } from "./chip.ts";
 export interface StatusInput {
   state: State;
   root: string;
+  /** The backend detectCgcBackend found (the watcher's gating). */
   backend: Backend | null | undefined;
+  /** The backend cgc named on the probe's own call (src/cgc/backend.ts reportedBackend); preferred for display. */
+  reportedBackend?: Backend;
   executable: string;
   maintenanceRunning: boolean;
   /** The managed watcher, one line (src/freshness/watcher.ts describeWatcher). */
@@ -23,6 +26,7 @@ export function renderStatus({
   state,
   root,
   backend,
+  reportedBackend,
   executable,
   maintenanceRunning,
   watcher,
@@ -39,7 +43,7 @@ export function renderStatus({
     `workspace:  ${root}`,
     ...(worktree ? [`worktree:   ${worktree}`] : []),
     `cgc:        ${executable}${facts?.cgcVersion ? ` (${facts.cgcVersion})` : ""}`,
-    `backend:    ${backend ? `${backend.name} — from ${backend.source}` : "unknown (treated as embedded)"}`,
+    `backend:    ${describeBackend(reportedBackend, backend)}`,
     `readiness:  ${state.readiness} — ${state.reason}`,
   ];
   if (repo) {
