@@ -495,7 +495,13 @@ class Engine:
         links = self.tree.resolve(files, imports_map)
         self.state = TreeState(files, imports_map, links, rows_by_owner(links))
         self.save_cache()
-        return {"files": len(files), "startMs": ms_since(start), "warm": hits > 0, "cached": hits}
+        marker = self.dirty_marker()
+        self.diverged = marker is not None and marker.exists()
+        return {"files": len(files), "startMs": ms_since(start), "warm": hits > 0, "cached": hits,
+                "diverged": self.diverged}
+
+    def dirty_marker(self) -> Optional[Path]:
+        return self.cache_file.with_suffix(".dirty") if self.cache_file else None
 
     def load_cache(self) -> Dict[str, FileEntry]:
         if self.cache_file is None or not self.cache_file.exists():
@@ -612,6 +618,12 @@ class Engine:
         except Busy as error:
             return {"ok": False, "code": "BUSY", "reason": str(error)[:500]}
         lock_start = time.monotonic()
+        # Without transactions (FalkorDB) an update stopped halfway leaves the graph unknown; the
+        # marker outlives this process so the next session says so ("diverged" in its ready line).
+        marker = self.dirty_marker()
+        if marker is not None and not self.db.embedded:
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            marker.write_text("an update did not finish\n", encoding="utf-8")
         try:
             info = self.db.write_transaction(work)
             # cgc's purge of unreferenced Module/ExternalClass nodes runs in its own transaction: inside
@@ -624,6 +636,8 @@ class Engine:
                 return {"ok": False, "code": "DIVERGED", "reason": f"{error}"[:500]}
             return {"ok": False, "code": "FAILED", "reason": f"{error}"[:500]}
         lock_ms = ms_since(lock_start)
+        if marker is not None and not self.db.embedded:
+            marker.unlink(missing_ok=True)
         self.state = new
         return {
             "ok": True,
@@ -835,6 +849,13 @@ def handle(engine: Engine, line: bytes) -> Optional[str]:
                 answer = {"ok": True, "lines": write_dump(engine.db, engine.root, request["out"])}
             except Busy as error:
                 answer = {"ok": False, "code": "BUSY", "reason": str(error)[:500]}
+        elif op == "rebuilt":
+            # The caller rebuilt the graph with a full index: the tree on disk is the truth again.
+            marker = engine.dirty_marker()
+            if marker is not None:
+                marker.unlink(missing_ok=True)
+            engine.pending.clear()
+            answer = {"ok": True, **engine.start()}
         elif op == "shutdown":
             emit({"id": request.get("id"), "ok": True})
             return "shutdown"

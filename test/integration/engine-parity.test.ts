@@ -34,7 +34,7 @@ describe("engine parity with a fresh full index", () => {
     expect(run.ready).toMatchObject({ backend: "kuzudb", cgcVersion: "0.6.13" });
     expect(run.steps.length).toBeGreaterThanOrEqual(15);
     expectParity(run);
-  }, 420_000);
+  }, 900_000);
 
   it("FalkorDB server: every step of the long replay leaves the graph a full index would build", async () => {
     const work = mkdtempSync(join(tmpdir(), "pi-cgc-parity-falkor-"));
@@ -42,5 +42,5 @@ describe("engine parity with a fresh full index", () => {
     expect(run.ready).toMatchObject({ backend: "falkordb-remote", cgcVersion: "0.6.13" });
     expect(run.steps.length).toBeGreaterThanOrEqual(50);
     expectParity(run);
-  }, 420_000);
+  }, 900_000);
 });
