@@ -57,7 +57,8 @@ LINK_KEYS: Dict[str, Tuple[str, str]] = {
     "previews": ("preview_path", "composable_path"),
     "calls": ("caller_file_path", "called_file_path"),
 }
-CPP_FAMILY = {".cpp", ".cc", ".cxx", ".c++", ".C", ".h", ".hpp", ".hh"}
+# The extensions write_cpp_class_function_links links functions of.
+CPP_SOURCES = {".cpp", ".cc", ".cxx", ".c++", ".C"}
 SKIP_INCOMING = os.environ.get("PI_CGC_ENGINE_SKIP_INCOMING") == "1"
 
 # The protocol owns the real stdout; cgc's library may print, so fd 1 is pointed at stderr.
@@ -605,9 +606,11 @@ class Engine:
             self.delete_outgoing_links(writer, sorted(rewritten))
             write_links(writer, new.links, new.imports_map, keep)
             self.reset_modules(writer, metadata)
-            if any(Path(p).suffix in CPP_FAMILY for p in changed):
+            # These repo-wide passes match classes by name in any file, so any change can add an
+            # edge to them: they run again whenever the tree has what they link (MERGE, idempotent).
+            if any(Path(p).suffix in CPP_SOURCES for p in new.files):
                 writer.write_cpp_class_function_links(root_str)
-            if any(Path(p).suffix == ".java" for p in changed):
+            if any(Path(p).suffix == ".java" for p in new.files):
                 self.rewrite_java_passes(writer, new)
 
         def purge(writer: Any) -> None:
