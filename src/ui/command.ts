@@ -111,7 +111,9 @@ async function indexVerb(session: CgcSession, ctx: ExtensionCommandContext, forc
   // Whether a worktree's context exists (and so what the confirmation must name) is known after the first probe.
   if (!session.store.get().probed) await session.refresh();
   const state = session.store.get();
-  const backend = session.backend?.name ?? "its configured backend";
+  const backend = session.backend?.name;
+  // Without a known name, "the its configured backend backend" was what users read.
+  const into = backend ? `the ${backend} backend` : "cgc's configured backend";
   if (state.readiness === "unavailable") return show(`cgc is not available: ${state.reason}`, "warning");
   if (session.maintenanceRunning) return show(`cgc is already ${state.activity}; wait for it to finish.`, "warning");
   if (!force && state.readiness === "ready") {
@@ -123,16 +125,16 @@ async function indexVerb(session: CgcSession, ctx: ExtensionCommandContext, forc
     scope.kind === "pending"
       ? await ctx.ui.confirm(
           "Build a code graph?",
-          `pi-cgc will create the CGC named context ${scope.name} for this worktree, then run cgc index on ${session.root} in it, writing a new graph into the ${backend} backend.${cgcignoreNote(session.root)}`,
+          `pi-cgc will create the CGC named context ${scope.name} for this worktree, then run cgc index on ${session.root} in it, writing a new graph into ${into}.${cgcignoreNote(session.root)}`,
         )
       : force
         ? await ctx.ui.confirm(
             "Replace the code graph?",
-            `cgc index --force deletes the existing graph of ${session.root}${inContext} (${backend}) and rebuilds it from scratch.`,
+            `cgc index --force deletes the existing graph of ${session.root}${inContext} (${backend ? `${backend} backend` : "cgc's configured backend"}) and rebuilds it from scratch.`,
           )
         : await ctx.ui.confirm(
             "Build a code graph?",
-            `pi-cgc will run cgc index on ${session.root}${inContext}, writing a new graph into the ${backend} backend.${cgcignoreNote(session.root)}`,
+            `pi-cgc will run cgc index on ${session.root}${inContext}, writing a new graph into ${into}.${cgcignoreNote(session.root)}`,
           );
   if (!confirmed) return show("Not indexed: the confirmation was declined.");
   const result = await session.runMaintenance(
