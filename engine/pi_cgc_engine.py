@@ -477,6 +477,7 @@ class Engine:
         self.cache_file = (cache_dir / (hashlib.sha1(root.as_posix().encode()).hexdigest() + ".pickle")) if cache_dir else None
         self.diverged = False
         self.pending: Set[str] = set()
+        self.cache_dirty = False
 
     # -- start --------------------------------------------------------------------------------
     def start(self) -> Dict[str, Any]:
@@ -518,6 +519,7 @@ class Engine:
         return {}
 
     def save_cache(self) -> None:
+        self.cache_dirty = False
         if self.cache_file is None:
             return
         self.cache_file.parent.mkdir(parents=True, exist_ok=True)
@@ -812,6 +814,8 @@ def serve(args: argparse.Namespace, version: str) -> int:
             if not ready:
                 engine.db.close()
                 close_at = None
+                if engine.cache_dirty:
+                    engine.save_cache()
                 continue
             chunk = os.read(stdin.fileno(), 1 << 16)
             if not chunk:
@@ -842,8 +846,8 @@ def handle(engine: Engine, line: bytes) -> Optional[str]:
         op = request.get("op")
         if op == "update":
             answer = engine.update(list(request.get("paths") or []))
-            if answer.get("ok"):
-                engine.save_cache()
+            # Saved when idle, not before answering: pickling a large tree costs time the caller waits.
+            engine.cache_dirty = engine.cache_dirty or bool(answer.get("ok"))
         elif op == "verify":
             answer = engine.verify(list(request.get("paths") or []))
         elif op == "dump":
