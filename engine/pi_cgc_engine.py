@@ -631,19 +631,23 @@ class Engine:
             marker.write_text("an update did not finish\n", encoding="utf-8")
         try:
             info = self.db.write_transaction(work)
-            # cgc's purge of unreferenced Module/ExternalClass nodes runs in its own transaction: inside
-            # the one that deleted and re-created their incoming edges, Kùzu 0.11.3's
-            # `NOT ()-[]->(n)` still saw them as unreferenced and deleted live nodes.
-            self.db.write_transaction(purge)
         except Exception as error:  # noqa: BLE001 - answered, and the state says what it knows
             if not self.db.embedded:
                 self.diverged = True
                 return {"ok": False, "code": "DIVERGED", "reason": f"{error}"[:500]}
-            return {"ok": False, "code": "FAILED", "reason": f"{error}"[:500]}
+            return {"ok": False, "code": "FAILED", "reason": f"{error}"[:500]}  # rolled back
+        self.state = new
+        try:
+            # cgc's purge of unreferenced Module/ExternalClass nodes runs in its own transaction: inside
+            # the one that deleted and re-created their incoming edges, Kùzu 0.11.3's
+            # `NOT ()-[]->(n)` still saw them as unreferenced and deleted live nodes.
+            self.db.write_transaction(purge)
+        except Exception as error:  # noqa: BLE001 - the update is in; what is left over is not known
+            self.diverged = True
+            return {"ok": False, "code": "DIVERGED", "reason": f"purge failed: {error}"[:500]}
         lock_ms = ms_since(lock_start)
         if marker is not None and not self.db.embedded:
             marker.unlink(missing_ok=True)
-        self.state = new
         return {
             "ok": True,
             "written": present_changed,
