@@ -10,7 +10,19 @@ into replaced files, whose incoming edges the delete detached — are written ag
   python pi_cgc_engine.py serve --root R [--cache-dir D] [--hold-ms N] [--context NAME]
   python pi_cgc_engine.py dump  --root R [--out FILE] [--context NAME]
 
-serve speaks JSON lines (stdout: protocol only; logs go to stderr).
+serve speaks JSON lines (stdout: protocol only; logs go to stderr). First line:
+  {"event":"ready","cgcVersion","backend","files","startMs","warm","cached","diverged"}
+  or {"event":"refused","reason"} and exit 3 (another cgc version, no importable cgc, unproven backend).
+Requests, one per line, each answered by one line with the same id:
+  {"id","op":"update","paths":[abs…]} → {"ok":true,"written","removed","ms","lockMs","openMs","resolveMs",
+      "resolved","rewritten","attempts"} | {"ok":false,"code":"BUSY"|"FAILED"|"DIVERGED","reason"}
+      (paths of an update that did not commit are retried with the next one)
+  {"id","op":"verify","paths":[…]} → {"ok":true,"reflected":[…],"unreflected":[…]}
+  {"id","op":"dump","out":"/abs/file"} → {"ok":true,"lines":N}
+  {"id","op":"rebuilt"} → the caller rebuilt the graph fully: re-read the tree, clear DIVERGED
+  {"id","op":"shutdown"} → {"ok":true}, exit 0. stdin EOF, SIGINT and SIGTERM also exit 0.
+PI_CGC_ENGINE_SKIP_INCOMING=1 switches off the restore of edges coming into replaced files (to show
+that the parity harness catches it).
 """
 
 from __future__ import annotations
