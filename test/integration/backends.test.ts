@@ -9,10 +9,28 @@ import {
   stopFalkordbLiteDaemons,
   type TestBackend,
 } from "../helpers/backends.ts";
-import { cgcExec, cgcStart } from "../helpers/cgc-env.ts";
+import { cgcExec, cgcStart, type LongLivedCgc } from "../helpers/cgc-env.ts";
 import { tinyRepo } from "../helpers/repos.ts";
 
 const FUNCTIONS = "MATCH (f:Function) WHERE f.name <> '<module>' RETURN f.name AS name ORDER BY name";
+
+/** One JSON-RPC request to a `cgc mcp start` child; resolves with the response line. */
+async function rpc(server: LongLivedCgc, id: number, method: string, params: Record<string, unknown>): Promise<string> {
+  server.child.stdin?.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`);
+  return server.waitForLine("stdout", new RegExp(`^\\{"jsonrpc": "2.0", "id": ${id}[,}]`));
+}
+
+async function mcpServer(options: { cwd: string; env: Record<string, string>; cgc: string }): Promise<LongLivedCgc> {
+  const server = cgcStart(["mcp", "start"], options);
+  await server.waitForLine("stderr", /MCP Server is running/);
+  await rpc(server, 1, "initialize", {
+    protocolVersion: "2025-03-26",
+    capabilities: {},
+    clientInfo: { name: "pi-cgc-tests", version: "0" },
+  });
+  server.child.stdin?.write(`${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n`);
+  return server;
+}
 
 function names(stdout: string): string[] {
   return [...stdout.matchAll(/"name": "([^"]+)"/g)].map((match) => match[1] as string);
@@ -69,6 +87,34 @@ describe.each(BACKEND_NAMES)("backend %s", (name) => {
       expect(falkordbLiteDaemons(backend.home.home)).toEqual([]);
       const after = await cgcExec(["query", FUNCTIONS], options);
       expect(names(after.stdout)).toContain("alpha");
+      expect(falkordbLiteDaemons(backend.home.home)).toEqual([]);
+    });
+
+    it("the daemon belongs to the cgc that started it: when that one ends, a cgc that only connected loses the graph", async () => {
+      const repo = tinyRepo();
+      const options = { cwd: repo.path, env: backend.env, cgc: backend.cgc, timeoutMs: 240_000 };
+      expect((await cgcExec(["index", repo.path], options)).code).toBe(0);
+      const query = { name: "execute_cypher_query", arguments: { cypher_query: FUNCTIONS } };
+
+      const owner = await mcpServer(options);
+      const guest = await mcpServer(options);
+      // One daemon: the second server connected to the first one's socket.
+      expect(
+        falkordbLiteDaemons(backend.home.home)
+          .map((daemon) => daemon.kind)
+          .sort(),
+      ).toEqual(["falkor_worker", "redis-server"]);
+      expect(await rpc(guest, 2, "tools/call", query)).toContain("alpha");
+
+      // The owner ends cleanly (stdin closed): its exit handler saves and stops the daemon under the guest.
+      owner.child.stdin?.end();
+      await owner.exited;
+      expect(falkordbLiteDaemons(backend.home.home)).toEqual([]);
+      const orphaned = await rpc(guest, 3, "tools/call", query);
+      expect(orphaned).not.toContain("alpha");
+      expect(orphaned).toMatch(/error/i);
+      guest.child.stdin?.end();
+      await guest.exited;
       expect(falkordbLiteDaemons(backend.home.home)).toEqual([]);
     });
   }
