@@ -122,13 +122,7 @@ export function installFreshness(pi: ExtensionAPI, current: CurrentSession) {
     session.onProbe((verdict) => {
       if (verdict.drift?.changed && session.config()["lifecycle.syncOnStart"] && !syncing) maybeAutoSync(session);
       // The watcher's gate needs the first verdict (auto asks the graph whether the workspace is indexed).
-      if (watcher) return;
-      const started = startWatcherIfEnabled(session, { worktreeGate: () => session.worktree.allowsWatcher() });
-      watcher = started;
-      // A watcher that keeps the graph is its only writer; otherwise the engine warms up for the first edit.
-      void started.started.then(() => {
-        if (!started.active && !session.disposed) updates?.prepare();
-      });
+      watcher ??= startWatcherIfEnabled(session, { worktreeGate: () => session.worktree.allowsWatcher() });
     });
   });
 

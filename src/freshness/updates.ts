@@ -14,14 +14,14 @@ import { type Engine, engineScriptPresent, PROVEN_CGC_VERSIONS, startEngine } fr
 export const DEBOUNCE_MS = 300;
 /** Longest a graph tool waits for a pending update before it answers and names what is pending. */
 export const SETTLE_BOUND_MS = 5_000;
+/** Longest it waits for the engine's start (a warm start reads its cache; a cold one parses the tree). */
+const SETTLE_START_MS = 30_000;
 /** Budget of the engine's start: a cold start parses the whole tree. */
 const START_BUDGET_MS = 600_000;
 
 export interface EngineUpdates {
-  /** The engine is ready: edits go through it, and the full-rebuild sync stands down. */
+  /** The engine is ready or starting: edits go through it, and the full-rebuild sync stands down. */
   readonly ready: boolean;
-  /** Starts the engine (in the background) where it may run; records why not elsewhere. */
-  prepare(): void;
   /** Whether it runs, or why not — one line for /cgc status. */
   describe(): string;
   /** An observed change: update once the burst is over. */
@@ -137,6 +137,7 @@ export function createEngineUpdates(session: CgcSession): EngineUpdates {
         "cgc update skipped: another cgc process holds the database lock.",
         "warning",
       );
+      await session.refresh(); // readiness is re-derived after every settled run: busy, as the lock says
       return `Update skipped: ${updated.reason}`;
     }
     if (!checked.ok) {
@@ -158,8 +159,10 @@ export function createEngineUpdates(session: CgcSession): EngineUpdates {
   };
 
   /** One update at a time; a change observed meanwhile runs another right after. */
-  const run = (): Promise<string | undefined> => {
-    if (!engine || !ready()) return Promise.resolve(undefined);
+  const run = async (): Promise<string | undefined> => {
+    // The first change starts the engine: its updates wait for the start rather than fall back.
+    if (engine?.phase.phase === "starting") await engine.started;
+    if (!engine || !ready()) return undefined;
     if (running) {
       again = true;
       return running;
@@ -180,17 +183,18 @@ export function createEngineUpdates(session: CgcSession): EngineUpdates {
 
   return {
     get ready() {
-      return ready();
+      return ready() || engine?.phase.phase === "starting";
     },
-    prepare: consider,
     describe() {
-      consider();
       if (engine?.phase.phase === "ready") {
         const { cgcVersion, backend, files, startMs, warm } = engine.phase.facts;
         const started = `started in ${(startMs / 1000).toFixed(1)} s${warm ? " (warm)" : ""}`;
         return `ready — cgc ${cgcVersion}, ${backend}, ${files} files, ${started}${last ? `; ${last}` : ""}`;
       }
-      return why;
+      if (engine) return why;
+      const refused = refusal();
+      if (refused === "wait") return why;
+      return refused ? refused.reason : "not started yet: it starts at the first change, applies it and stays";
     },
     schedule() {
       consider();
@@ -201,13 +205,13 @@ export function createEngineUpdates(session: CgcSession): EngineUpdates {
       return run();
     },
     async settle(signal) {
-      const bound = new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, SETTLE_BOUND_MS);
-        timer.unref();
-        signal?.addEventListener("abort", () => resolve(), { once: true });
-      });
-      // A cold engine still parsing the tree takes the changes as soon as it is up.
-      if (engine?.phase.phase === "starting") await Promise.race([engine.started, bound]);
+      const bound = (ms: number) =>
+        new Promise<void>((resolve) => {
+          setTimeout(resolve, ms).unref();
+          signal?.addEventListener("abort", () => resolve(), { once: true });
+        });
+      // An engine still starting takes the changes as soon as it is up.
+      if (engine?.phase.phase === "starting") await Promise.race([engine.started, bound(SETTLE_START_MS)]);
       if (engine?.phase.phase === "starting") return [...session.store.get().changedPaths];
       if (!ready()) return [];
       if (timer) {
@@ -215,7 +219,7 @@ export function createEngineUpdates(session: CgcSession): EngineUpdates {
         timer = undefined;
         void run();
       }
-      if (running) await Promise.race([running, bound]);
+      if (running) await Promise.race([running, bound(SETTLE_BOUND_MS)]);
       return running ? [...session.store.get().changedPaths] : [];
     },
     async stop() {

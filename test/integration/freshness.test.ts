@@ -23,6 +23,7 @@ afterEach(async () => {
   delete process.env.CGC_TIMEOUTS_MAINTENANCE_MS;
   delete process.env.CGC_LIFECYCLE_AUTO_CREATE;
   delete process.env.CGC_LIFECYCLE_SYNC_ON_START;
+  delete process.env.CGC_FRESHNESS_ENGINE;
 });
 afterAll(() => home.cleanup());
 
@@ -62,7 +63,7 @@ function twoRunsWritingNewFiles() {
 }
 
 describe("freshness", () => {
-  it("an edit through the agent's edit tool: possibly stale, synced when the run ends, then fresh", async () => {
+  it("an edit through the agent's edit tool: possibly stale, applied by the engine, then fresh", async () => {
     const repo = await indexedRepo();
     const { h, chip } = await readySession(repo);
     h.faux.setResponses([
@@ -83,7 +84,7 @@ describe("freshness", () => {
     await h.session.prompt("add a helper");
     expect(chip()).toBe("cgc ready · possibly stale");
     await waitFor(() => chip() === "cgc ready · fresh", "fresh after the sync", 120_000);
-    expect(h.ui?.statusHistory).toContainEqual(expect.stringMatching(/^cgc syncing…/));
+    expect(h.ui?.statusHistory).toContainEqual(expect.stringMatching(/^cgc updating…/));
     expect(await functionNames(repo, "pkg/text.py")).toContain("added_helper");
   });
 
@@ -120,6 +121,7 @@ describe("freshness", () => {
   });
 
   it("after the automatic sync budget is spent, the state stays possibly stale; /cgc sync still runs", async () => {
+    process.env.CGC_FRESHNESS_ENGINE = "false"; // the budget counts full rebuilds, the engine's fallback
     process.env.CGC_FRESHNESS_MAX_SYNCS_PER_SESSION = "1";
     const repo = await indexedRepo();
     const { h, ui, chip } = await readySession(repo);
@@ -138,6 +140,7 @@ describe("freshness", () => {
 describe("a sync that runs out of its time budget", () => {
   it("is not started again automatically; with a larger budget the next session rebuilds the graph", async () => {
     const repo = await indexedRepo();
+    process.env.CGC_FRESHNESS_ENGINE = "false"; // a full rebuild stopped by its budget, the engine's fallback
     // One second is less than cgc needs to rebuild even this tiny repository here (bench/RESULTS.md:
     // 1.06 s for `cgc --version` alone), so the real `cgc index --force` is stopped by the budget.
     process.env.CGC_TIMEOUTS_MAINTENANCE_MS = "1000";

@@ -101,7 +101,9 @@ describe("readiness at session start", () => {
     commitAll(repo.path, "later");
     const { ui, chip } = await start(repo.path);
     await waitFor(() => chip() === "cgc ready · possibly stale", "chip possibly stale");
-    expect(noticeTexts(ui)).toEqual([expect.stringMatching(/possibly stale: HEAD moved .*1 file\(s\) modified/)]);
+    expect(noticeTexts(ui)).toEqual([
+      expect.stringMatching(/possibly stale: HEAD moved .*1 file\(s\) written after indexing/),
+    ]);
   });
 
   it("changed since, syncOnStart on: the start-time sync runs and ends fresh", async () => {

@@ -396,7 +396,7 @@ describe("the embedded lock held by another real process", () => {
       expect(busy?.text).toMatch(/^BUSY: .*\nRemedy: another cgc process holds the graph database/s);
 
       await agentAddsFunction(h, "while_locked");
-      await waitFor(() => notices(ui).some((text) => text.startsWith("cgc sync skipped")), "skipped-busy", 60_000);
+      await waitFor(() => notices(ui).some((text) => /^cgc (sync|update) skipped/.test(text)), "skipped-busy", 60_000);
       await waitFor(() => chip() === "cgc busy", "the re-derived busy verdict", 60_000);
       expect(ui.statusHistory.slice(from)).not.toContain("cgc ready · fresh");
       expect(ui.statusHistory).not.toContain("cgc corrupt");
@@ -406,7 +406,7 @@ describe("the embedded lock held by another real process", () => {
     // The lock is gone: /cgc status re-checks a busy verdict, then a sync brings the graph up to date.
     await h.session.prompt("/cgc status");
     // Ready again; the drift it finds (the new file) may start a sync at once, which /cgc sync then joins.
-    expect(chip()).toMatch(/^cgc (ready · possibly stale|syncing…)/);
+    expect(chip()).toMatch(/^cgc (ready · possibly stale|syncing…|updating…)/);
     await h.session.prompt("/cgc sync");
     expect(chip()).toBe("cgc ready · fresh");
     expect((await graphRecord(home.env, repo.path)).functions).toContain("while_locked");

@@ -5,7 +5,8 @@
 // cgc child SIGKILLed, the session replaced mid-sync). Each run checks at its end, and the fresh claim after
 // every prompt:
 //   - no orphaned process: no cgc process of the run's home once the session has ended;
-//   - no false fresh claim: whenever the chip says fresh, the graph's functions per file are the files' own;
+//   - no false fresh claim: whenever the chip says fresh, the graph's functions per file are the files' own,
+//     and at the end of a run the whole graph equals a full index of the same tree (canonical dumps);
 //   - no unconfirmed destructive action: every rebuild, index and report follows a yes to its confirmation,
 //     and no file appears in the workspace that neither the agent nor a confirmed step wrote;
 //   - no lost user file: every file holds what the user, the agent and the run wrote, nothing else;
@@ -14,7 +15,10 @@
 //   npm run soak -- --runs 20 --seed 7 [--steps 10] [--first-run 0] [--actions v2]
 //
 // Prints the figures (runs, steps, faults injected by kind, invariant violations) and exits 1 on a violation.
+
+import { execFile as execFileCallback } from "node:child_process";
 import {
+  cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -25,13 +29,24 @@ import {
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, relative } from "node:path";
+import { basename, dirname, join, relative } from "node:path";
+import { promisify } from "node:util";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { liveGroups } from "../../src/cgc/children.ts";
-import { type CgcHome, cgcBinary, cgcExec, cgcStart, type LongLivedCgc, makeCgcHome } from "../helpers/cgc-env.ts";
+import { ENGINE_SCRIPT } from "../../src/freshness/engine.ts";
+import {
+  type CgcHome,
+  cgcBinary,
+  cgcExec,
+  cgcStart,
+  childEnv,
+  type LongLivedCgc,
+  makeCgcHome,
+} from "../helpers/cgc-env.ts";
+import { venvPython } from "../helpers/engine.ts";
 import { type PiHarness, type RecordingUi, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
 import { type TinyRepo, tinyRepo } from "../helpers/repos.ts";
-import { cgcProcesses, kuzuPath, stopOwnCgc, until, writeSlowToIndexFile } from "./support.ts";
+import { cgcProcesses, kuzuPath, processesOf, stopOwnCgc, until, writeSlowToIndexFile } from "./support.ts";
 
 export interface SoakOptions {
   runs: number;
@@ -53,6 +68,8 @@ export interface SoakReport {
   faults: Record<string, number>;
   /** Fresh claims checked against the graph. */
   freshChecks: number;
+  /** Ends of runs whose graph was compared line for line with a full index of the same tree. */
+  parityChecks: number;
   violations: string[];
   durationMs: number;
 }
@@ -149,6 +166,7 @@ const FAULTS = ACTION_NAMES.filter((action) => action.startsWith("fault:"));
 
 const COMMANDS = ["/cgc status", "/cgc sync", "/cgc doctor", "/cgc index", "/cgc index --force", "/cgc report"];
 const SETTINGS = `${JSON.stringify({ lifecycle: { syncOnStart: true }, freshness: { maxSyncsPerSession: 50 }, theirs: { kept: true } }, null, 2)}\n`;
+const execFile = promisify(execFileCallback);
 const BUSY_CHIP = /^cgc (syncing|indexing|rebuilding|updating|checking)…/;
 
 interface Run {
@@ -180,6 +198,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     actions: {},
     faults: {},
     freshChecks: 0,
+    parityChecks: 0,
     violations: [],
     durationMs: 0,
   };
@@ -260,6 +279,7 @@ async function soakRun(index: number, rng: Rng, options: SoakOptions, report: So
     await prompt(run, [fauxAssistantMessage("all done")], "wrap up");
     await quiet(run, true);
     await checkFreshClaim(run, "at the end");
+    await checkParity(run);
   } finally {
     if (holder) await stopOwnCgc(holder);
     await run.h?.dispose();
@@ -300,7 +320,12 @@ const chip = (run: Run) => run.ui.statuses.get("cgc");
  * After an agent's run, the quiet timer (1.5 s) may start an automatic sync first: give it that chance.
  */
 async function quiet(run: Run, afterAgentRun: boolean): Promise<void> {
-  const idle = () => !BUSY_CHIP.test(chip(run) ?? "") && liveGroups().length === 0;
+  // The engine lives as long as the session: idle means no other child of pi-cgc's runs.
+  const working = () => {
+    const engines = new Set(processesOf(run.home.home, /pi_cgc_engine\.py serve/).map((engine) => engine.pid));
+    return liveGroups().filter((group) => !engines.has(group));
+  };
+  const idle = () => !BUSY_CHIP.test(chip(run) ?? "") && working().length === 0;
   if (afterAgentRun && chip(run) === "cgc ready · possibly stale") {
     // Possibly stale at the end of a run: the automatic sync is due once the quiet timer fires.
     const armedUntil = Date.now() + 3_000;
@@ -559,6 +584,55 @@ async function checkFreshClaim(run: Run, when: string): Promise<void> {
   }
 }
 
+/**
+ * At the end of a run whose chip says fresh: the graph equals, line for line, what a full index of the same
+ * tree holds (the engine's canonical dump of both: every node and every edge).
+ */
+async function checkParity(run: Run): Promise<void> {
+  if (chip(run) !== "cgc ready · fresh") return;
+  run.report.parityChecks++;
+  const copyHome = makeCgcHome();
+  const copy = mkdtempSync(join(tmpdir(), "pi-cgc-soak-parity-"));
+  try {
+    // The same tree under the same folder name (the Repository node's name); the dump's paths are relative.
+    const tree = join(copy, basename(run.repo.path));
+    cpSync(run.repo.path, tree, { recursive: true, filter: (source) => !source.includes("/.git") });
+    const fresh = await cgcExec(["index", tree], { cwd: tree, env: copyHome.env });
+    if (fresh.code !== 0) throw new Error(`the parity index failed: ${fresh.stderr}`);
+    const ours = await dump(run.repo.path, run.home.env);
+    const theirs = (await dump(tree, copyHome.env)).map((line) => line.split(tree).join(run.repo.path));
+    const missing = theirs.filter((line) => !ours.includes(line));
+    const extra = ours.filter((line) => !theirs.includes(line));
+    if (missing.length + extra.length > 0) {
+      run.violations.push(
+        `fresh at the end, yet the graph differs from a full index: ${missing.length} line(s) missing ` +
+          `(${missing.slice(0, 3).join(" | ")}), ${extra.length} extra (${extra.slice(0, 3).join(" | ")})`,
+      );
+    }
+  } finally {
+    copyHome.cleanup();
+    rmSync(copy, { recursive: true, force: true });
+  }
+}
+
+/** The canonical dump of the graph of `root` that `env` points cgc at (engine/pi_cgc_engine.py dump). */
+async function dump(root: string, env: Record<string, string>): Promise<string[]> {
+  const out = join(mkdtempSync(join(tmpdir(), "pi-cgc-soak-dump-")), "dump.txt");
+  try {
+    for (let attempt = 0; ; attempt++) {
+      const result = await execFile(venvPython(), [ENGINE_SCRIPT, "dump", "--root", root, "--out", out], {
+        cwd: root,
+        env: childEnv(env),
+      }).catch((error: { stderr?: string }) => ({ stderr: error.stderr ?? String(error), failed: true }));
+      if (!("failed" in result)) return readFileSync(out, "utf8").split("\n").filter(Boolean);
+      // Retried while another process holds the embedded database (the session's lease letting go).
+      if (attempt >= 3) throw new Error(`the soak's dump failed: ${result.stderr.slice(-2000)}`);
+    }
+  } finally {
+    rmSync(dirname(out), { recursive: true, force: true });
+  }
+}
+
 /** Functions per file from the real graph (retried while another process holds the database). */
 async function graphFunctions(run: Run): Promise<Map<string, string[]>> {
   const query =
@@ -678,7 +752,7 @@ if (process.argv[1]?.endsWith("soak.ts")) {
   console.log(JSON.stringify(report, null, 2));
   console.log(
     `soak: ${report.runs} runs, ${report.steps} steps, ${Object.values(report.faults).reduce((a, b) => a + b, 0)} faults injected, ` +
-      `${report.freshChecks} fresh claims checked, ${report.violations.length} invariant violations, ${Math.round(report.durationMs / 1000)} s ` +
+      `${report.freshChecks} fresh claims checked, ${report.parityChecks} parity checks, ${report.violations.length} invariant violations, ${Math.round(report.durationMs / 1000)} s ` +
       `(npm run soak -- --runs ${options.runs} --seed ${options.seed} --steps ${options.steps} --first-run ${options.firstRun} --actions ${options.actions})`,
   );
   process.exit(report.violations.length === 0 ? 0 : 1);
