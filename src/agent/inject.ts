@@ -4,6 +4,7 @@
 // possibly-stale episode. Tier 2b, result annotations (opt-in): one delimited line on pi-cgc's own
 // outputs only. Content classes: coverage and staleness facts here, routing rules in the card — never both.
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+import { shownBackend } from "../cgc/backend.ts";
 import type { CurrentSession } from "../index.ts";
 import type { CgcSession } from "../lifecycle/session.ts";
 import { isReady, type State } from "../state/model.ts";
@@ -18,7 +19,8 @@ export function coverageNote(state: State, root: string): string | undefined {
   if (!isReady(state) || !facts) return undefined;
   const repo = facts.repository;
   const taken = new Date(facts.takenAt).toISOString().replace(/\.\d+Z$/, "Z");
-  const scope = `CodeGraphContext ${facts.cgcVersion ?? "(version unknown)"}${facts.backend ? `, ${facts.backend.name} backend` : ""}`;
+  const named = shownBackend(facts.reportedBackend, facts.backend);
+  const scope = `CodeGraphContext ${facts.cgcVersion ?? "(version unknown)"}${named ? `, ${named.name} backend` : ""}`;
   const counts =
     repo && repo.files !== undefined && repo.functions !== undefined
       ? `${repo.files} files${repo.languages?.length ? ` (${repo.languages.join(", ")})` : ""}, ${repo.functions} functions, ${repo.classes ?? "?"} classes`

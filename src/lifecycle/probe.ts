@@ -1,7 +1,7 @@
 // The readiness probe: runs in the background at session start and after every maintenance run, with
 // as few cgc spawns as the facts allow (version and backend in parallel, then one graph query that
 // answers both "is this workspace indexed?" and the coverage facts).
-import { type Backend, detectCgcBackend } from "../cgc/backend.ts";
+import { type Backend, detectCgcBackend, reportedBackend } from "../cgc/backend.ts";
 import { detectDamagedDatabase, parseQueryJson, parseVersion, richPrinted } from "../cgc/parse.ts";
 import type { Runner } from "../cgc/runner.ts";
 import type { StartDrift } from "../freshness/tracker.ts";
@@ -75,6 +75,7 @@ export async function probeReadiness(input: ProbeInput): Promise<ProbeOutcome> {
   const facts = (repository?: RepositoryFacts, repositoryCount?: number) => ({
     cgcVersion,
     backend: backend ?? undefined,
+    reportedBackend: query ? reportedBackend(query.stderr) : undefined,
     repository,
     repositoryCount,
     takenAt: Date.now(),

@@ -2,7 +2,7 @@
 // readiness verdict honest. Created on session_start (returns at once), disposed on session_shutdown.
 import { writeSync } from "node:fs";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
-import type { Backend } from "../cgc/backend.ts";
+import { type Backend, shownBackend } from "../cgc/backend.ts";
 import { applyOutputPolicy, createSpillDir, type PolicyResult } from "../cgc/output.ts";
 import { createRunner, type RunResult } from "../cgc/runner.ts";
 import type { Config } from "../config/keys.ts";
@@ -165,7 +165,7 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
         const wasIndexing = previous.readiness === "indexing" || previous.lastAction?.what === "index";
         notices.once(
           "indexed",
-          `${wasIndexing ? "Indexed" : "cgc ready"}: ${root} — ${repo?.files ?? "?"} files, ${repo?.functions ?? "?"} functions (${backend?.name ?? "backend unknown"}).`,
+          `${wasIndexing ? "Indexed" : "cgc ready"}: ${root} — ${repo?.files ?? "?"} files, ${repo?.functions ?? "?"} functions (${shownBackend(state.facts?.reportedBackend, backend)?.name ?? "backend unknown"}).`,
         );
         return;
       }

@@ -21,6 +21,8 @@ export interface RepositoryFacts {
 export interface ProbeFacts {
   cgcVersion?: string;
   backend?: { name: string; source: string };
+  /** The backend cgc named on the probe's graph query (`Using database: …`): what the user and the agent are told. */
+  reportedBackend?: { name: string; source: string };
   repository?: RepositoryFacts;
   repositoryCount?: number;
   takenAt: number;

@@ -3,6 +3,7 @@
 import { existsSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
+import { shownBackend } from "../cgc/backend.ts";
 import { describeWatcher, watcherOf } from "../freshness/watcher.ts";
 import type { CgcSession } from "../lifecycle/session.ts";
 import type { State } from "../state/model.ts";
@@ -68,6 +69,7 @@ export function registerCgcCommand(pi: ExtensionAPI, current: () => CgcSession |
               state: session.store.get(),
               root: session.root,
               backend: session.backend,
+              reportedBackend: session.store.get().facts?.reportedBackend,
               executable: session.runner.executable,
               maintenanceRunning: session.maintenanceRunning,
               watcher: describeWatcher(session.config()["freshness.watch"], watcherOf(session)),
@@ -111,7 +113,7 @@ async function indexVerb(session: CgcSession, ctx: ExtensionCommandContext, forc
   // Whether a worktree's context exists (and so what the confirmation must name) is known after the first probe.
   if (!session.store.get().probed) await session.refresh();
   const state = session.store.get();
-  const backend = session.backend?.name;
+  const backend = shownBackend(state.facts?.reportedBackend, session.backend)?.name;
   // Without a known name, "the its configured backend backend" was what users read.
   const into = backend ? `the ${backend} backend` : "cgc's configured backend";
   if (state.readiness === "unavailable") return show(`cgc is not available: ${state.reason}`, "warning");

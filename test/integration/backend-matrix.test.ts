@@ -41,7 +41,7 @@ describe.each(BACKEND_NAMES)("readiness on %s", (name) => {
     const ui = recordingUi();
     const h = await startPi({ cwd, ui });
     harnesses.push(h);
-    return { ui, chip: () => ui.statuses.get("cgc") };
+    return { h, ui, chip: () => ui.statuses.get("cgc") };
   }
 
   it("an indexed repository: cgc ready · fresh", async () => {
@@ -53,11 +53,21 @@ describe.each(BACKEND_NAMES)("readiness on %s", (name) => {
       timeoutMs: 240_000,
     });
     expect(index.code, index.stdout + index.stderr).toBe(0);
-    const { ui, chip } = await start(repo.path);
+    const { h, ui, chip } = await start(repo.path);
     await waitFor(() => chip() === "cgc ready · fresh", `chip ready on ${name} (was ${chip()})`, 150_000);
+    // The backend named is the one cgc reported on the probe's own call.
     expect(ui.notices.map((notice) => notice.message)).toEqual([
-      expect.stringMatching(/cgc ready: .* — 6 files, \d+ functions/),
+      expect.stringMatching(new RegExp(`^cgc ready: .* — 6 files, \\d+ functions \\(${backend.reported.name}\\)\\.$`)),
     ]);
+    const before = ui.notices.length;
+    await h.session.prompt("/cgc status");
+    const status = ui.notices
+      .slice(before)
+      .map((notice) => notice.message)
+      .join("\n");
+    expect(status).toContain(
+      `backend:    ${backend.reported.name} — from cgc's own report (${backend.reported.source}`,
+    );
   });
 
   it("an unindexed repository: cgc unindexed", async () => {
