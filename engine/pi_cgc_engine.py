@@ -490,6 +490,7 @@ class Engine:
         self.diverged = False
         self.pending: Set[str] = set()
         self.cache_dirty = False
+        self.cached_state: Optional[TreeState] = None
 
     # -- start --------------------------------------------------------------------------------
     def start(self) -> Dict[str, Any]:
@@ -505,9 +506,16 @@ class Engine:
                 hits += 1
             else:
                 files[path.as_posix()] = self.tree.parse(path, known)
-        imports_map = self.tree.merge_imports(files)
-        links = self.tree.resolve(files, imports_map)
-        self.state = TreeState(files, imports_map, links, rows_by_owner(links))
+        if self.cached_state is not None and self.cached_state.files.keys() == files.keys() and all(
+            self.cached_state.files[p].digest == e.digest for p, e in files.items()
+        ):
+            # Same tree, same contents: the resolved rows saved with it are what resolving would give.
+            self.state = TreeState(files, self.cached_state.imports_map, self.cached_state.links, self.cached_state.owned)
+        else:
+            imports_map = self.tree.merge_imports(files)
+            links = self.tree.resolve(files, imports_map)
+            self.state = TreeState(files, imports_map, links, rows_by_owner(links))
+        self.cached_state = None
         self.save_cache()
         marker = self.dirty_marker()
         self.diverged = marker is not None and marker.exists()
@@ -525,7 +533,8 @@ class Engine:
                 blob = pickle.load(handle)
             if blob.get("cgc") == self.version and blob.get("root") == self.root.as_posix():
                 self.db.binder_failures.update(blob.get("binder_failures", {}))
-                return blob["files"]
+                self.cached_state = blob.get("state")
+                return blob["state"].files
         except Exception as error:  # noqa: BLE001 - a bad cache is a cold start, never a failure
             log(f"cache ignored: {error}")
         return {}
@@ -537,7 +546,7 @@ class Engine:
         self.cache_file.parent.mkdir(parents=True, exist_ok=True)
         temp = self.cache_file.with_suffix(".tmp")
         with temp.open("wb") as handle:
-            pickle.dump({"cgc": self.version, "root": self.root.as_posix(), "files": self.state.files,
+            pickle.dump({"cgc": self.version, "root": self.root.as_posix(), "state": self.state,
                          "binder_failures": self.db.binder_failures}, handle, protocol=pickle.HIGHEST_PROTOCOL)
         temp.replace(self.cache_file)
 
@@ -552,15 +561,20 @@ class Engine:
         added = set(current) - set(old)
         modified: Set[str] = set()
         files = {p: e for p, e in old.items() if p in current}
+        # A requested path is rewritten even when its content equals what the engine holds: the engine may
+        # have read it after the change (it started after it, or the change raced its start), so what it
+        # holds says nothing about what the graph holds.
         for path in set(current) & set(old):
             if path in requested or any(path.startswith(d + "/") for d in dirs):
                 known = digest_of(current[path])
                 entry = old[path]
+                modified.add(path)
                 if known[2] != entry.digest:
-                    modified.add(path)
                     files[path] = self.tree.parse(current[path], known)
                 elif known[:2] != (entry.size, entry.mtime_ns):
                     files[path] = FileEntry(known[0], known[1], known[2], entry.data, entry.imports)
+        # Likewise a requested path gone from the disk that the engine never held: the graph may still have it.
+        removed |= {p for p in requested if p not in current and p not in old and not Path(p).is_dir()}
         for path in added:
             files[path] = self.tree.parse(current[path], digest_of(current[path]))
         changed = removed | added | modified
@@ -609,7 +623,10 @@ class Engine:
 
         def work(writer: Any) -> None:
             writer.add_repository_to_graph(self.root, False)
-            for path in sorted(changed & set(self.state.files)):
+            # Files whose link edges in the graph point into a changed file: their rows may have pointed
+            # there before and point elsewhere now, which the rows the engine holds cannot tell.
+            rewritten.update(self.linked_into(writer, sorted(changed), set(new.files)) - changed)
+            for path in sorted(changed & (set(self.state.files) | removed)):
                 writer.delete_file_from_graph(path)
             for path in present_changed:
                 data = new.files[path].data
@@ -672,6 +689,25 @@ class Engine:
             "rewritten": len(rewritten),
             "attempts": info.get("attempts", 1),
         }
+
+    @staticmethod
+    def linked_into(writer: Any, paths: List[str], known: Set[str]) -> Set[str]:
+        """Files owning a link edge (CALLS, INHERITS, ...) that ends in one of `paths`, as the graph has them."""
+        owners: Set[str] = set()
+        if not paths:
+            return owners
+        with writer.driver.session() as session:
+            for rel in LINK_TYPES:
+                try:
+                    rows = session.run(
+                        f"UNWIND $paths AS p MATCH (a)-[r:{rel}]->(b) WHERE b.path = p RETURN DISTINCT a.path AS owner",
+                        paths=paths,
+                    )
+                    owners.update(norm(row["owner"]) for row in rows if row["owner"])
+                except Exception as error:  # noqa: BLE001 - a type the schema lacks has no such edges
+                    if "not exist" not in str(error) and "Binder" not in str(error):
+                        raise
+        return owners & known
 
     @staticmethod
     def delete_outgoing_links(writer: Any, paths: List[str]) -> None:
