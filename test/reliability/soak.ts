@@ -596,7 +596,7 @@ async function checkParity(run: Run): Promise<void> {
   try {
     // The same tree under the same folder name (the Repository node's name); the dump's paths are relative.
     const tree = join(copy, basename(run.repo.path));
-    cpSync(run.repo.path, tree, { recursive: true, filter: (source) => !source.includes("/.git") });
+    cpSync(run.repo.path, tree, { recursive: true }); // .git too: the Repository node records HEAD
     const fresh = await cgcExec(["index", tree], { cwd: tree, env: copyHome.env });
     if (fresh.code !== 0) throw new Error(`the parity index failed: ${fresh.stderr}`);
     const ours = await dump(run.repo.path, run.home.env);
