@@ -152,3 +152,15 @@ export function toolResults(h: PiHarness, from = 0): Array<{ name: string; text:
       : [],
   );
 }
+
+/** `/cgc status` as the user reads it: the text of the notices the command adds. */
+export async function cgcStatus(h: PiHarness): Promise<string> {
+  const ui = h.ui;
+  if (!ui) throw new Error("cgcStatus needs a recording UI");
+  const before = ui.notices.length;
+  await h.session.prompt("/cgc status");
+  return ui.notices
+    .slice(before)
+    .map((notice) => notice.message)
+    .join("\n");
+}

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type CgcHome, cgcBinary, cgcExec, makeCgcHome } from "../helpers/cgc-env.ts";
-import { type PiHarness, recordingUi, startPi, toolResults, waitFor } from "../helpers/pi-sdk.ts";
+import { cgcStatus, type PiHarness, recordingUi, startPi, toolResults, waitFor } from "../helpers/pi-sdk.ts";
 import { type TinyRepo, tinyRepo } from "../helpers/repos.ts";
 import { FAKES, processesOf, writeSlowToIndexFile } from "../reliability/support.ts";
 
@@ -40,14 +40,7 @@ async function readySession(repo: TinyRepo, executable = cgcBinary()) {
   harnesses.push(h);
   const chip = () => ui.statuses.get("cgc");
   await waitFor(() => chip() === "cgc ready · fresh", "a fresh, ready graph");
-  const status = async () => {
-    const before = ui.notices.length;
-    await h.session.prompt("/cgc status");
-    return ui.notices
-      .slice(before)
-      .map((notice) => notice.message)
-      .join("\n");
-  };
+  const status = () => cgcStatus(h);
   return { h, ui, chip, status, notices: () => ui.notices.map((notice) => notice.message) };
 }
 

@@ -6,7 +6,7 @@ import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { noteRunStarted } from "../../src/lifecycle/interrupted.ts";
 import { type CgcHome, cgcBinary, cgcExec, makeCgcHome } from "../helpers/cgc-env.ts";
-import { type PiHarness, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
+import { cgcStatus, type PiHarness, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
 import { type TinyRepo, tinyRepo } from "../helpers/repos.ts";
 
 let home: CgcHome;
@@ -193,14 +193,7 @@ describe("a session started while a previous session's sync never finished", () 
     harnesses.push(h);
     const chip = () => ui.statuses.get("cgc");
     const notices = () => ui.notices.map((notice) => notice.message);
-    const status = async () => {
-      const before = ui.notices.length;
-      await h.session.prompt("/cgc status");
-      return ui.notices
-        .slice(before)
-        .map((notice) => notice.message)
-        .join("\n");
-    };
+    const status = () => cgcStatus(h);
     await waitFor(() => chip()?.startsWith("cgc ready"), "the first verdict");
     const unfinished = /a pi-cgc sync started \S+ has not finished/;
     expect(chip()).toBe("cgc ready · possibly stale");
