@@ -119,10 +119,14 @@ export function createEngineUpdates(session: CgcSession): EngineUpdates {
   };
 
   const applyOnce = async (current: Engine): Promise<string | undefined> => {
-    const paths = session.store.get().changedPaths;
-    if (paths.length === 0) return "Nothing to update: no file changed since the graph was verified.";
     // A previous run that never settled left a graph of unknown shape: only a full rebuild knows it.
     if (readRunNote(session.env, session.root)) return undefined;
+    const { changedPaths: paths, freshness } = session.store.get();
+    // Stale for a reason no path names (a moved HEAD with no file changed, say): the full rebuild decides.
+    if (paths.length === 0)
+      return freshness === "possibly-stale"
+        ? undefined
+        : "Nothing to update: no file changed since the graph was verified.";
     const budget = session.config()["timeouts.maintenanceMs"];
     session.store.apply((state) => maintenanceStarted(state, "updating", "update"));
     const settleNote = noteRunStarted(session.env, session.root, "update");
