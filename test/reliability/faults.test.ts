@@ -218,7 +218,8 @@ describe("a sync that never settles", () => {
     "%s while a sync runs: the next session does not call the graph fresh before it verified it",
     async (how) => {
       const repo = await indexedRepo();
-      const env = rpcEnv({});
+      // The full-rebuild sync, interrupted (an engine killed mid-update: test/integration/engine-freshness.test.ts).
+      const env = rpcEnv({ CGC_FRESHNESS_ENGINE: "false" });
       const args = ["--no-session", "--no-extensions", "-e", EXTENSION];
       const onUiRequest = () => ({ confirmed: true });
       let pi = startPiRpc({ cli: PI_CLI, cwd: repo.path, args, env, onUiRequest });
