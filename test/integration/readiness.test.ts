@@ -113,7 +113,8 @@ describe("readiness at session start", () => {
     writeFileSync(file, `${readFileSync(file, "utf8")}\n\ndef synced_on_start():\n    return 3\n`);
     const { ui, chip } = await start(repo.path);
     await waitFor(
-      () => chip() === "cgc ready · fresh" && ui.statusHistory.some((s) => s?.startsWith("cgc syncing…")),
+      // The engine's update (the default) or, without it, a full-rebuild sync.
+      () => chip() === "cgc ready · fresh" && ui.statusHistory.some((s) => /^cgc (syncing|updating)…/.test(s ?? "")),
       "synced",
       120_000,
     );

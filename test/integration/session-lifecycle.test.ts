@@ -60,7 +60,13 @@ function env() {
 
 describe("session replacement and quit (RPC mode)", () => {
   it("three new sessions, then quit: one /cgc command, one answer per command, no cgc process left", async () => {
-    const pi = startPiRpc({ cli: PI_CLI, args: ["--no-session", "-e", EXTENSION], cwd: repo.path, env: env() });
+    // The rebuild in flight below is the full-rebuild sync (with nothing changed the engine has nothing to do).
+    const pi = startPiRpc({
+      cli: PI_CLI,
+      args: ["--no-session", "-e", EXTENSION],
+      cwd: repo.path,
+      env: { ...env(), CGC_FRESHNESS_ENGINE: "false" },
+    });
     try {
       await pi.waitFor((frame) => statusOf(frame) === "cgc ready · fresh", 60_000);
       for (let i = 0; i < 3; i++) {
