@@ -48,6 +48,8 @@ export interface Engine {
   readonly started: Promise<EnginePhase>;
   update(paths: readonly string[], budgetMs: number): Promise<EngineAnswer<UpdateResult>>;
   verify(paths: readonly string[], budgetMs: number): Promise<EngineAnswer<VerifyResult>>;
+  /** The graph was rebuilt by a full index: the engine reads the tree again (what the graph now holds). */
+  rebuilt(budgetMs: number): Promise<EngineAnswer<unknown>>;
   stop(): Promise<void>;
 }
 
@@ -162,6 +164,7 @@ export function startEngine(options: EngineOptions): Engine {
     started,
     update: (paths, budgetMs) => request<UpdateResult>("update", { paths }, budgetMs),
     verify: (paths, budgetMs) => request<VerifyResult>("verify", { paths }, budgetMs),
+    rebuilt: (budgetMs) => request<unknown>("rebuilt", {}, budgetMs),
     async stop() {
       clearTimeout(startTimer);
       await handle.stop();

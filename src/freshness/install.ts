@@ -110,6 +110,9 @@ export function installFreshness(pi: ExtensionAPI, current: CurrentSession) {
     updates = createEngineUpdates(session);
     // The tree the graph reflects, remembered at each verified moment for the next session's start.
     session.store.subscribe((state, previous) => {
+      // A full index or rebuild rewrote the graph from the tree: a running engine must read the tree again.
+      const rebuilt = previous.activity !== "idle" && previous.activity !== "updating" && state.activity === "idle";
+      if (rebuilt && state.lastAction?.outcome === "OK") updates?.rebuilt();
       if (state.freshness !== "fresh" || previous.freshness === "fresh") return;
       session.tracker.remember();
       // The user was told at start that the graph was possibly stale: the last word must not stay that.

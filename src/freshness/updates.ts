@@ -28,6 +28,8 @@ export interface EngineUpdates {
   schedule(): void;
   /** Applies every changed path now; undefined when the engine cannot (the caller rebuilds instead). */
   run(): Promise<string | undefined>;
+  /** A full index or rebuild completed: a running engine re-reads the tree the graph now reflects. */
+  rebuilt(): void;
   /** Waits (bounded) for a pending update; returns the changed paths it did not get to. */
   settle(signal?: AbortSignal): Promise<string[]>;
   stop(): Promise<void>;
@@ -207,6 +209,12 @@ export function createEngineUpdates(session: CgcSession): EngineUpdates {
     run: () => {
       consider();
       return run();
+    },
+    rebuilt() {
+      if (!engine || !ready()) return;
+      void engine.rebuilt(session.config()["timeouts.maintenanceMs"]).then((answer) => {
+        if (!answer.ok) retire(answer.reason);
+      });
     },
     async settle(signal) {
       const bound = (ms: number) =>
