@@ -78,7 +78,8 @@ export function installFreshness(pi: ExtensionAPI, current: CurrentSession) {
     const config = session.config();
     if (session.disposed || !config["freshness.autoSync"] || watcher?.active) return;
     if (state.readiness !== "ready" || state.freshness !== "possibly-stale" || state.activity !== "idle") return;
-    if (updates?.ready) return void sync(session, true); // an update costs about a second: no budget to spend
+    // The budget below exists because a full rebuild costs what indexing costs; an engine update does not.
+    if (updates?.ready) return void sync(session, true);
     if (state.autoSyncs >= config["freshness.maxSyncsPerSession"]) {
       session.notices.once(
         "sync-budget-spent",
@@ -107,13 +108,14 @@ export function installFreshness(pi: ExtensionAPI, current: CurrentSession) {
     watcher = undefined;
     updates = undefined;
     if (!session) return;
-    updates = createEngineUpdates(session);
-    // The tree the graph reflects, remembered at each verified moment for the next session's start.
+    const sessionUpdates = createEngineUpdates(session);
+    updates = sessionUpdates;
     session.store.subscribe((state, previous) => {
       // A full index or rebuild rewrote the graph from the tree: a running engine must read the tree again.
       const rebuilt = previous.activity !== "idle" && previous.activity !== "updating" && state.activity === "idle";
-      if (rebuilt && state.lastAction?.outcome === "OK") updates?.rebuilt();
+      if (rebuilt && state.lastAction?.outcome === "OK") sessionUpdates.rebuilt();
       if (state.freshness !== "fresh" || previous.freshness === "fresh") return;
+      // The tree the graph reflects, remembered at each verified moment for the next session's start.
       session.tracker.remember();
       // The user was told at start that the graph was possibly stale: the last word must not stay that.
       if (session.notices.has("drift-detected"))
