@@ -16,7 +16,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, relative, sep } from "node:path";
-import { PROJECT_ROOT } from "./cgc-env.ts";
+import { cgcExec, PROJECT_ROOT } from "./cgc-env.ts";
 
 /** Spaces, a Rich markup tag (`[id]`) and non-ASCII letters: what real users' paths contain. */
 export const AWKWARD_SEGMENT = join("dir with spaces", "[id] ünïcødé (x)");
@@ -231,6 +231,17 @@ export function tinyRepo(options: RepoOptions = {}): TinyRepo {
     }
   });
   return { ...repo, facts: TINY_FACTS };
+}
+
+/** A tiny repository indexed by the real cgc into the graph `env` points at (its HOME, a server's address). */
+export async function indexedTinyRepo(env: Record<string, string>): Promise<TinyRepo> {
+  const repo = tinyRepo();
+  const result = await cgcExec(["index", repo.path], { cwd: repo.path, env });
+  if (result.code !== 0) {
+    repo.cleanup();
+    throw new Error(`cgc index of the tiny repository failed (${result.code}): ${result.stderr.slice(-2000)}`);
+  }
+  return repo;
 }
 
 /** Commits every change in `repoPath` with the fixed identity; returns the new HEAD. */

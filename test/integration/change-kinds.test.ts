@@ -9,7 +9,7 @@ import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type CgcHome, cgcBinary, cgcExec, makeCgcHome } from "../helpers/cgc-env.ts";
 import { type PiHarness, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
-import { type TinyRepo, tinyRepo } from "../helpers/repos.ts";
+import { indexedTinyRepo, type TinyRepo } from "../helpers/repos.ts";
 
 let home: CgcHome;
 const harnesses: PiHarness[] = [];
@@ -27,10 +27,8 @@ afterEach(async () => {
 afterAll(() => home.cleanup());
 
 async function indexedRepo(): Promise<TinyRepo> {
-  const repo = tinyRepo();
+  const repo = await indexedTinyRepo(home.env);
   repos.push(repo);
-  const result = await cgcExec(["index", repo.path], { cwd: repo.path, env: home.env });
-  expect(result.code).toBe(0);
   return repo;
 }
 

@@ -8,7 +8,7 @@ import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type CgcHome, cgcBinary, cgcExec, makeCgcHome } from "../helpers/cgc-env.ts";
 import { cgcStatus, type PiHarness, recordingUi, startPi, toolResults, waitFor } from "../helpers/pi-sdk.ts";
-import { type TinyRepo, tinyRepo } from "../helpers/repos.ts";
+import { indexedTinyRepo, type TinyRepo } from "../helpers/repos.ts";
 import { FAKES, processesOf, writeSlowToIndexFile } from "../reliability/support.ts";
 
 let home: CgcHome;
@@ -26,10 +26,8 @@ afterEach(async () => {
 afterAll(() => home.cleanup());
 
 async function indexedRepo(): Promise<TinyRepo> {
-  const repo = tinyRepo();
+  const repo = await indexedTinyRepo(home.env);
   repos.push(repo);
-  const result = await cgcExec(["index", repo.path], { cwd: repo.path, env: home.env });
-  expect(result.code).toBe(0);
   return repo;
 }
 
