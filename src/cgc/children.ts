@@ -96,11 +96,17 @@ function reapAll(reg: Registry): void {
   reaper.unref();
 }
 
-function signalGroup(pid: number, signal: NodeJS.Signals): void {
+/**
+ * Sends `signal` to the whole process group `pid` leads (every cgc child leads its own). A group that is
+ * already gone, or no pid at all, is what a stop wanted: never an error. The one copy of this for src/ and
+ * test/; the reaper and the guardian below do the same in their own processes.
+ */
+export function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {
+  if (pid === undefined) return;
   try {
     process.kill(-pid, signal);
   } catch {
-    // ESRCH: already gone.
+    // ESRCH: already gone (EPERM: the id now names another user's group, which is not ours to stop).
   }
 }
 

@@ -4,7 +4,7 @@
 // cleanup runs, then escalate.
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { registerChild, unregisterChild } from "./children.ts";
+import { registerChild, signalGroup, unregisterChild } from "./children.ts";
 import { detectBusy, detectCgcFailure } from "./parse.ts";
 
 export type CallKind = "probe" | "query" | "maintenance" | "longLived";
@@ -152,15 +152,8 @@ export function createRunner(options: RunnerOptions) {
     const program = spec.program?.path ?? options.executable;
     const what = spec.program?.name ?? `cgc ${argv[0] ?? ""}`;
     const done = (code: RunCode, reason: string, partial?: Partial<RunResult>): RunResult => ({
-      code,
-      argv: [program, ...argv],
-      exitCode: null,
-      signal: null,
-      stdout: "",
-      stderr: "",
-      truncated: false,
+      ...notRun([program, ...argv], code, reason),
       durationMs: Date.now() - started,
-      reason,
       ...partial,
     });
     if (closed) return Promise.resolve(done("CANCELLED", "the session ended"));
@@ -230,7 +223,7 @@ export function createRunner(options: RunnerOptions) {
   function run(args: string[], runOptions: RunOptions): Promise<RunResult> {
     const argv = argvFor(args);
     const refused = refusalFor(args);
-    if (refused) return Promise.resolve(refusedResult([options.executable, ...argv], refused));
+    if (refused) return Promise.resolve(notRun([options.executable, ...argv], "UNAVAILABLE", refused));
     const env = envFor(runOptions.env, args);
     const budget = runOptions.budgetMs ?? options.budgets[runOptions.kind];
     const key = JSON.stringify([argv, runOptions.cwd, runOptions.env ?? {}]);
@@ -268,7 +261,7 @@ export function createRunner(options: RunnerOptions) {
     };
     const refused = refusalFor(args);
     const exited = refused
-      ? Promise.resolve(refusedResult([options.executable, ...argv], refused))
+      ? Promise.resolve(notRun([options.executable, ...argv], "UNAVAILABLE", refused))
       : execute(argv, {
           cwd: opts.cwd,
           env: envFor(opts.env, args),
@@ -315,9 +308,13 @@ export function createRunner(options: RunnerOptions) {
   };
 }
 
-function refusedResult(argv: string[], reason: string): RunResult {
-  const base = { argv, exitCode: null, signal: null, stdout: "", stderr: "", truncated: false, durationMs: 0 };
-  return { ...base, code: "UNAVAILABLE", reason };
+/**
+ * A result with nothing captured: a call refused before a spawn, one that failed before cgc was asked (a
+ * record pi-cgc could not write), and the base every spawned call's result is built on. `argv` starts
+ * with the program, as in every result.
+ */
+export function notRun(argv: string[], code: RunCode, reason: string): RunResult {
+  return { code, argv, exitCode: null, signal: null, stdout: "", stderr: "", truncated: false, durationMs: 0, reason };
 }
 
 function classify(
@@ -393,7 +390,7 @@ function shareCall(start: (signal: AbortSignal) => Promise<RunResult>): SharedCa
 /** SIGINT to the group, then SIGTERM, then SIGKILL, each after a grace period; resolves when the child is gone. */
 export function stopGroup(child: ChildProcess, graceMs: number): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) {
-    killGroup(child.pid, "SIGKILL"); // helpers left in the group
+    signalGroup(child.pid, "SIGKILL"); // helpers left in the group
     return Promise.resolve();
   }
   const pid = child.pid;
@@ -401,22 +398,13 @@ export function stopGroup(child: ChildProcess, graceMs: number): Promise<void> {
     const timers: NodeJS.Timeout[] = [];
     child.once("close", () => {
       for (const timer of timers) clearTimeout(timer);
-      killGroup(pid, "SIGKILL"); // the leader is gone; reap anything it left behind
+      signalGroup(pid, "SIGKILL"); // the leader is gone; reap anything it left behind
       resolve();
     });
-    killGroup(pid, "SIGINT");
-    timers.push(setTimeout(() => killGroup(pid, "SIGTERM"), graceMs));
-    timers.push(setTimeout(() => killGroup(pid, "SIGKILL"), graceMs * 2));
+    signalGroup(pid, "SIGINT");
+    timers.push(setTimeout(() => signalGroup(pid, "SIGTERM"), graceMs));
+    timers.push(setTimeout(() => signalGroup(pid, "SIGKILL"), graceMs * 2));
   });
-}
-
-export function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
-  if (pid === undefined) return;
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // ESRCH: the group is already gone.
-  }
 }
 
 /** Keeps the first and last `limit` bytes of a stream and reports complete lines as they arrive. */

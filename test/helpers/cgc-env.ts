@@ -6,6 +6,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { signalGroup } from "../../src/cgc/children.ts";
 
 export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -69,7 +70,7 @@ export function cgcExec(args: string[], options: CgcExecOptions): Promise<CgcExe
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
-    killGroup(child, "SIGKILL");
+    signalGroup(child.pid, "SIGKILL");
   }, timeoutMs);
   return collect(child).then((result) => {
     clearTimeout(timer);
@@ -126,7 +127,7 @@ export function cgcStart(args: string[], options: Omit<CgcExecOptions, "timeoutM
       });
     },
     stop(signal = "SIGINT") {
-      killGroup(child, signal);
+      signalGroup(child.pid, signal);
       return exited;
     },
     exited,
@@ -154,14 +155,4 @@ function collect(child: ChildProcess): Promise<Omit<CgcExecResult, "timedOut">> 
       done({ code, stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8") }),
     );
   });
-}
-
-function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
-  try {
-    process.kill(-child.pid, signal);
-  } catch (error) {
-    // The group can be gone between the check above and the kill; that is what we wanted.
-    if ((error as NodeJS.ErrnoException).code !== "ESRCH") throw error;
-  }
 }

@@ -2,6 +2,7 @@
 // Frames are split on "\n" only (pi's framing; readline would also split on U+2028/U+2029 inside JSON).
 // pi runs in its own process group, so stop() ends pi and anything it spawned.
 import { type ChildProcess, spawn } from "node:child_process";
+import { signalGroup } from "../../src/cgc/children.ts";
 
 export type Frame = { type: string; [key: string]: unknown };
 export type UiRequest = Frame & { type: "extension_ui_request"; id: string; method: string };
@@ -125,23 +126,16 @@ export function startPiRpc(options: PiRpcOptions): PiRpc {
     return response;
   };
 
-  const killGroup = (signal: NodeJS.Signals) => {
-    try {
-      if (child.pid !== undefined) process.kill(-child.pid, signal);
-    } catch {
-      // group already gone
-    }
-  };
   const stop = async (timeoutMs = 5_000) => {
     child.stdin?.end();
-    killGroup("SIGTERM");
+    signalGroup(child.pid, "SIGTERM");
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<false>((r) => {
       timer = setTimeout(() => r(false), timeoutMs);
     });
     const gone = await Promise.race([exited.then(() => true), deadline]);
     clearTimeout(timer);
-    killGroup("SIGKILL"); // also reaches children that outlived pi in its group
+    signalGroup(child.pid, "SIGKILL"); // also reaches children that outlived pi in its group
     if (!gone) await exited;
   };
 

@@ -2,6 +2,7 @@
 // isolated CGC home in their environment), pi's CLI, and small polling helpers. Linux /proc only.
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { signalGroup } from "../../src/cgc/children.ts";
 import { cgcExec, type LongLivedCgc, PROJECT_ROOT } from "../helpers/cgc-env.ts";
 
 export const PI_CLI = join(PROJECT_ROOT, "node_modules", "@mariozechner", "pi-coding-agent", "dist", "cli.js");
@@ -69,13 +70,7 @@ export async function expectNoCgcLeft(home: string, graceMs = 15_000): Promise<v
     await until(() => cgcProcesses(home).length === 0, "no cgc process left", graceMs);
   } catch (error) {
     const left = cgcProcesses(home);
-    for (const process_ of left) {
-      try {
-        process.kill(-process_.pgid, "SIGKILL");
-      } catch {
-        // gone meanwhile
-      }
-    }
+    for (const process_ of left) signalGroup(process_.pgid, "SIGKILL");
     throw new Error(`${(error as Error).message}: ${left.map((p) => `${p.pid} ${p.args}`).join("; ")}`);
   }
 }
@@ -142,11 +137,6 @@ export async function stopOwnCgc(holder: LongLivedCgc, graceMs = 5_000): Promise
     }),
   ]);
   clearTimeout(timer);
-  if (gone || holder.child.pid === undefined) return;
-  try {
-    process.kill(-holder.child.pid, "SIGKILL");
-  } catch {
-    // gone meanwhile
-  }
+  if (!gone) signalGroup(holder.child.pid, "SIGKILL");
   await holder.exited;
 }
