@@ -149,7 +149,16 @@ export function writeRecord(dir: string, name: string, record: ContextRecord, cl
     }
     return { ok: false, error: `${path} could not be written: ${(error as Error).message}` };
   } finally {
+    removeAside(aside);
+  }
+}
+
+/** The temporary file goes whatever happened; a folder that is not one (ENOTDIR) holds none to remove. */
+function removeAside(aside: string): void {
+  try {
     rmSync(aside, { force: true });
+  } catch {
+    // nothing was written there
   }
 }
 
