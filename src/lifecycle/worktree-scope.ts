@@ -6,7 +6,7 @@ import { existsSync } from "node:fs";
 import { dirname } from "node:path";
 import { type Backend, isServerBackend } from "../cgc/backend.ts";
 import { type ContextList, parseContextCreate, parseContextList } from "../cgc/parse.ts";
-import type { Runner, RunResult } from "../cgc/runner.ts";
+import { notRun, type Runner, type RunResult } from "../cgc/runner.ts";
 import type { WorktreeMode } from "../config/keys.ts";
 import { agentDir } from "../config/load.ts";
 import type { ProbeVerdict } from "../state/model.ts";
@@ -221,7 +221,7 @@ export function createWorktreeScope(options: WorktreeScopeOptions) {
     const claimed = writeRecord(records, name, { ...identity, path: root, createdAt: new Date().toISOString() }, true);
     if (!claimed.ok) {
       state = { kind: "checking", name }; // the next probe says why
-      return failed(["context", "create", name], claimed.error);
+      return notRun([runner.executable, "context", "create", name], "FAILED", claimed.error);
     }
     const database = backend && !isServerBackend(backend.name) ? ["--database", backend.name] : [];
     const args = ["context", "create", name, ...database];
@@ -232,7 +232,11 @@ export function createWorktreeScope(options: WorktreeScopeOptions) {
     if (created.kind !== "ok") return { ...result, code: "FAILED", reason: created.reason };
     const settled = await resolve(runner);
     if ((state as ScopeState).kind !== "active")
-      return failed(args, settled.verdict?.reason ?? `the context ${name} is not usable`);
+      return notRun(
+        [runner.executable, ...args],
+        "FAILED",
+        settled.verdict?.reason ?? `the context ${name} is not usable`,
+      );
     return undefined;
   }
 
@@ -275,14 +279,6 @@ export function createWorktreeScope(options: WorktreeScopeOptions) {
     get state(): ScopeState {
       return state;
     },
-    /** The context every database-backed call carries (isolate mode, linked worktree), whatever its state. */
-    get contextName(): string | undefined {
-      return linked()?.name;
-    },
-    /** Where the records live: one file per context. */
-    get recordDir(): string {
-      return records;
-    },
     /** The git toplevel of the session's folder (the worktree's root), when there is one. */
     get root(): string | undefined {
       const found = worktree();
@@ -322,9 +318,4 @@ export function createWorktreeScope(options: WorktreeScopeOptions) {
       return !linked() || state.kind === "active";
     },
   };
-}
-
-function failed(args: string[], reason: string): RunResult {
-  const base = { exitCode: null, signal: null, stdout: "", stderr: "", truncated: false, durationMs: 0 };
-  return { ...base, argv: ["cgc", ...args], code: "FAILED", reason };
 }

@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import type { Runner } from "../../src/cgc/runner.ts";
+import { notRun, type Runner } from "../../src/cgc/runner.ts";
 import { createWorktreeScope } from "../../src/lifecycle/worktree-scope.ts";
 import { createNoticeLedger } from "../../src/state/notices.ts";
 import {
@@ -279,5 +279,36 @@ describe("the session's worktree scope, where no cgc is needed", () => {
     expect(isolated.databaseRefusal()).toMatch(/has not been checked yet/);
     expect(isolated.serverEnv()).toEqual({});
     expect(isolated.allowsWatcher()).toBe(false);
+  });
+
+  it("a context it cannot record is not created, and the failure names the configured cgc", async () => {
+    const { common } = mainCheckout();
+    const worktree = linkedWorktree(common, "feature", "absolute");
+    const agent = dir(`agent-${++counter}`);
+    const notices = createNoticeLedger({ hasUI: true, notify: () => {}, stderr: () => {} });
+    const isolated = createWorktreeScope({
+      cwd: worktree,
+      env: { PI_CODING_AGENT_DIR: agent },
+      mode: "isolate",
+      notices,
+    });
+    const executable = "/opt/cgc/bin/cgc";
+    const asked: string[][] = [];
+    const runner = {
+      executable,
+      run: async (args: string[]) => {
+        asked.push(args);
+        const listed = "\nCurrent Mode: global\n\nNo custom contexts defined. Using global default.\n";
+        return { ...notRun([executable, ...args], "OK", ""), stderr: listed };
+      },
+    } as unknown as Runner;
+    expect(await isolated.resolve(runner)).toEqual({ noGraph: expect.stringMatching(/does not exist yet/) });
+    writeFileSync(worktreeRecordDir(agent), "a file where the records' folder belongs\n");
+    const name = contextNameFor({ commonDir: common, worktreeId: "feature" });
+    expect(await isolated.createContext(runner, undefined)).toMatchObject({
+      code: "FAILED",
+      argv: [executable, "context", "create", name],
+    });
+    expect(asked).toEqual([["context", "list"]]);
   });
 });
