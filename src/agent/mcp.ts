@@ -4,6 +4,7 @@
 // the database's exclusive lock for its whole life, so the lease is short: it ends IDLE_MS after the last
 // call, when the agent's run ends, when pi-cgc's own maintenance starts, and with the session. Any other
 // cgc that meets the lock meanwhile is covered by cgc's own open retries (5 tries over ~7.5 s in 0.6.13).
+import { parseJson } from "../cgc/parse.ts";
 import type { RunCode, Runner } from "../cgc/runner.ts";
 
 /** Ends the lease this long after the last call settles; well inside cgc's ~7.5 s lock-retry window. */
@@ -190,12 +191,4 @@ function toolJson(result: unknown): unknown {
   const text = content?.find((part) => part.type === "text")?.text;
   if (text === undefined) return result;
   return parseJson(text) ?? text;
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }

@@ -395,7 +395,8 @@ export function parseQueryJson(stdout: string): Parsed<QueryRow[]> {
   return unknown(tried === 0 ? "no JSON in query output" : "query output is not complete JSON");
 }
 
-function parseJson(text: string): unknown {
+/** JSON.parse that answers `undefined` for text that is not JSON (cgc's output, its MCP server's lines). */
+export function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
