@@ -3,9 +3,10 @@
 // private file outside the workspace, removed at session end. Parsing happens before, on raw text.
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, relative, resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { stripVTControlCharacters } from "node:util";
 import { formatSize, truncateHead, truncateTail } from "@mariozechner/pi-coding-agent";
+import { isWithin } from "../workspace/root.ts";
 
 export interface OutputLimits {
   maxBytes: number;
@@ -83,15 +84,10 @@ export type SpillDir = ReturnType<typeof createSpillDir>;
 function makePrivateDir(workspace: string): string {
   const dir = mkdtempSync(join(tmpdir(), "pi-cgc-"));
   chmodSync(dir, 0o700);
-  if (isInside(resolve(workspace), dir)) {
+  if (isWithin(resolve(workspace), dir)) {
     throw new Error(`refusing to spill cgc output inside the workspace (${dir}); set TMPDIR elsewhere`);
   }
   return dir;
-}
-
-function isInside(parent: string, child: string): boolean {
-  const rel = relative(parent, child);
-  return rel === "" || (!rel.startsWith("..") && !rel.startsWith("/"));
 }
 
 /** strip → redact → cap head and tail → spill. */

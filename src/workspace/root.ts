@@ -1,7 +1,7 @@
 // From the session's cwd to the root the graph knows: an indexed ancestor, else the git toplevel,
 // else the cwd itself. Reads the file system only; never spawns.
-import { existsSync, realpathSync, statSync } from "node:fs";
-import { dirname, join, relative, resolve, sep } from "node:path";
+import { existsSync, realpathSync } from "node:fs";
+import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 
 export function canonical(path: string): string {
   try {
@@ -22,9 +22,13 @@ export function gitToplevel(cwd: string): string | undefined {
   }
 }
 
+/**
+ * Whether `child` is `parent` or below it, by their paths (no links followed). A name that merely begins
+ * with two dots (`..foo`) is inside; `..` and `../x` are not, nor is another drive (an absolute relative).
+ */
 export function isWithin(parent: string, child: string): boolean {
   const rel = relative(parent, child);
-  return rel === "" || (!rel.startsWith(`..${sep}`) && rel !== ".." && !rel.startsWith(sep));
+  return rel === "" || (rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
 }
 
 /**
@@ -45,12 +49,4 @@ export function resolveWorkspaceRoot(
     if (dirname(dir) === dir) break;
   }
   return gitToplevel(here) ?? here;
-}
-
-export function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
 }

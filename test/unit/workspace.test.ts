@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { richPrinted } from "../../src/cgc/parse.ts";
-import { canonical, resolveWorkspaceRoot } from "../../src/workspace/root.ts";
+import { canonical, isWithin, resolveWorkspaceRoot } from "../../src/workspace/root.ts";
 
 describe("richPrinted", () => {
   it.each([
@@ -16,6 +16,23 @@ describe("richPrinted", () => {
     ["esc\\[id]", "esc\\[id]"],
   ])("%s → %s", (input, printed) => {
     expect(richPrinted(input)).toBe(printed);
+  });
+});
+
+describe("isWithin", () => {
+  it.each([
+    ["/w", "/w", true],
+    ["/w", "/w/a/b", true],
+    ["/w", "/w/..foo", true],
+    ["/w", "/w/..foo/x", true],
+    ["/w", "/w/a/../b", true],
+    ["/w", "/", false],
+    ["/w", "/x", false],
+    ["/w", "/w/../x", false],
+    ["/w", "/wx", false],
+    ["/w/a", "/w", false],
+  ])("%s holds %s: %s", (parent, child, inside) => {
+    expect(isWithin(parent, child)).toBe(inside);
   });
 });
 
