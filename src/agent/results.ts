@@ -1,5 +1,5 @@
 // What every pi-cgc tool returns to the agent: text through the one output policy, then through
-// `finishToolText` (the hook result annotations plug into), and failures as a code with a one-line remedy.
+// `annotate` (result annotations, an opt-in tier of ADR 0009), and failures as a code with a one-line remedy.
 import { existsSync, realpathSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import type { AgentToolResult } from "@mariozechner/pi-coding-agent";
@@ -14,11 +14,6 @@ export interface ToolDetails {
   code: "OK" | ToolErrorCode;
   truncated?: boolean;
   spillPath?: string;
-}
-
-/** The last step of every tool's text. Result annotations (an opt-in tier) decorate it here. */
-export function finishToolText(session: CgcSession, text: string): string {
-  return annotate(session, text);
 }
 
 /** A failed call: pi marks a thrown error as an error result, and the agent reads code, cause and remedy. */
@@ -44,19 +39,19 @@ export function failureOf(code: Exclude<RunCode, "OK">, detail: string): ToolFai
   return new ToolFailure(code, detail, REMEDIES[code]);
 }
 
-/** Output policy, then the finishing hook; the result's details say whether the text was capped. */
+/** Output policy, then annotations; the result's details say whether the text was capped. */
 export function toolResult(session: CgcSession, raw: string): AgentToolResult<ToolDetails> {
   const shown = session.present(raw);
   return {
-    content: [{ type: "text", text: finishToolText(session, shown.text) }],
+    content: [{ type: "text", text: annotate(session, shown.text) }],
     details: { code: "OK", truncated: shown.truncated, spillPath: shown.spillPath },
   };
 }
 
-/** Throws the failure with its text through the output policy and the finishing hook. */
+/** Throws the failure with its text through the output policy and annotations. */
 export function fail(session: CgcSession, failure: ToolFailure): never {
   const shown = session.present(failure.message);
-  const error = new Error(finishToolText(session, shown.text));
+  const error = new Error(annotate(session, shown.text));
   error.name = failure.code;
   throw error;
 }
