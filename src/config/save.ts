@@ -1,14 +1,16 @@
 // Saving one key into a config file: the loader's own validator first, every other key (known or not)
 // kept as it was, and an atomic replace so that concurrent saves never leave a broken file. Saves of the
-// same file from several processes (two pi sessions) take turns under a lock, so none loses another's key.
+// same file from several processes (two pi sessions) take turns under a lock, so none loses another's key;
+// waiting for the lock is asynchronous, so pi's event loop (its UI, other sessions' work) never stops for it.
 import { existsSync, mkdirSync, readFileSync, renameSync, rmdirSync, statSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { CONFIG_KEYS, type ConfigKey } from "./keys.ts";
 import { isPlainObject } from "./load.ts";
 
 export type SaveResult = { ok: true; path: string } | { ok: false; error: string };
 
-export function saveConfigValue(path: string, name: ConfigKey, raw: unknown): SaveResult {
+export async function saveConfigValue(path: string, name: ConfigKey, raw: unknown): Promise<SaveResult> {
   const parsed = CONFIG_KEYS[name].type.parse(raw);
   if (!parsed.ok) return { ok: false, error: `${name}: ${parsed.error}` };
   mkdirSync(dirname(path), { recursive: true });
@@ -19,8 +21,12 @@ export function saveConfigValue(path: string, name: ConfigKey, raw: unknown): Sa
 const LOCK_WAIT_MS = 5_000;
 const LOCK_STALE_MS = 10_000;
 
-/** A directory next to the file as the lock: mkdir is atomic, and a saver that died leaves only a stale one. */
-function withFileLock(path: string, work: () => SaveResult): SaveResult {
+/**
+ * A directory next to the file as the lock: mkdir is atomic, and a saver that died leaves only a stale one.
+ * While another process holds it, this retries every few milliseconds on a timer, not in a blocking wait.
+ * The work itself is synchronous, so no other save in this process can run between taking and leaving it.
+ */
+async function withFileLock(path: string, work: () => SaveResult): Promise<SaveResult> {
   const lock = `${path}.lock`;
   const deadline = Date.now() + LOCK_WAIT_MS;
   for (;;) {
@@ -33,7 +39,7 @@ function withFileLock(path: string, work: () => SaveResult): SaveResult {
       }
       if (isStale(lock)) continue;
       if (Date.now() > deadline) return { ok: false, error: `${path} is being saved by another process; try again` };
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5 + Math.random() * 20);
+      await sleep(5 + Math.random() * 20);
     }
   }
   try {

@@ -106,7 +106,7 @@ export async function openSettings(ctx: ExtensionCommandContext, loaded: LoadedC
   if (!choice || choice === DISCARD) return "none";
   const path = choice.startsWith(SAVE_PROJECT) ? loaded.projectPath : loaded.globalPath;
   for (const [name, value] of pending) {
-    const result = saveConfigValue(path, name, value);
+    const result = await saveConfigValue(path, name, value);
     if (!result.ok) {
       ctx.ui.notify(`Not saved: ${result.error}`, "error");
       return "none";

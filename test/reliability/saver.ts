@@ -6,7 +6,7 @@ import { saveConfigValue } from "../../src/config/save.ts";
 
 const [path, key, rounds, first] = process.argv.slice(2);
 for (let round = 0; round < Number(rounds); round++) {
-  const saved = saveConfigValue(path as string, key as ConfigKey, String(Number(first) + round));
+  const saved = await saveConfigValue(path as string, key as ConfigKey, String(Number(first) + round));
   if (!saved.ok) {
     console.error(saved.error);
     process.exit(2);

@@ -182,12 +182,12 @@ describe("loadConfig layers", () => {
 });
 
 describe("saveConfigValue", () => {
-  it("writes the validated value, keeps every other key (known or not), and leaves no temp file", () => {
+  it("writes the validated value, keeps every other key (known or not), and leaves no temp file", async () => {
     const ws = workspace({
       project: { theirs: { keep: [1, 2] }, "lifecycle.autoCreate": true, freshness: { watch: "off" } },
     });
     const path = join(ws.cwd, ".pi", "cgc.json");
-    expect(saveConfigValue(path, "freshness.watch", "auto")).toEqual({ ok: true, path });
+    expect(await saveConfigValue(path, "freshness.watch", "auto")).toEqual({ ok: true, path });
     expect(JSON.parse(readFileSync(path, "utf8"))).toEqual({
       theirs: { keep: [1, 2] },
       "lifecycle.autoCreate": true,
@@ -196,11 +196,23 @@ describe("saveConfigValue", () => {
     expect(readdirSync(join(ws.cwd, ".pi"))).toEqual(["cgc.json"]);
   });
 
-  it("refuses an invalid value and a broken file, changing nothing", () => {
+  it("refuses an invalid value and a broken file, changing nothing", async () => {
     const ws = workspace({ rawProject: "{ broken" });
     const path = join(ws.cwd, ".pi", "cgc.json");
-    expect(saveConfigValue(path, "freshness.watcherLivenessMs", "0").ok).toBe(false);
-    expect(saveConfigValue(path, "freshness.watch", "on").ok).toBe(false);
+    expect((await saveConfigValue(path, "freshness.watcherLivenessMs", "0")).ok).toBe(false);
+    expect((await saveConfigValue(path, "freshness.watch", "on")).ok).toBe(false);
     expect(readFileSync(path, "utf8")).toBe("{ broken");
+  });
+
+  it("waits for another saver's lock without stopping this process, and saves once it is released", async () => {
+    const ws = workspace({ project: { theirs: 1 } });
+    const path = join(ws.cwd, ".pi", "cgc.json");
+    mkdirSync(`${path}.lock`); // another process is saving
+    // Released from a timer: a save that blocked the event loop would wait out its 5 s and give up.
+    const release = setTimeout(() => rmSync(`${path}.lock`, { recursive: true }), 50);
+    expect(await saveConfigValue(path, "freshness.watch", "auto")).toEqual({ ok: true, path });
+    clearTimeout(release);
+    expect(JSON.parse(readFileSync(path, "utf8"))).toEqual({ theirs: 1, freshness: { watch: "auto" } });
+    expect(readdirSync(join(ws.cwd, ".pi"))).toEqual(["cgc.json"]);
   });
 });
