@@ -9,7 +9,7 @@
 //   npm run bench -- --only query-latency [--quick] [--record]
 //   node --import tsx bench/query-latency.ts [--quick]
 import { pathToFileURL } from "node:url";
-import { buildCard, CARD_MAX_TOKENS, type CardTools, estimateTokens } from "../src/agent/card.ts";
+import { buildCard, CARD_MAX_TOKENS, type CardTools, estimateTextTokens } from "../src/agent/card.ts";
 import { INTENT_CATALOG, INTENTS } from "../src/agent/catalog.ts";
 import { createMcpLease } from "../src/agent/mcp.ts";
 import { createRunner } from "../src/cgc/runner.ts";
@@ -61,7 +61,7 @@ function cardRows(): string[][] {
   ];
   return cases.map(([name, tools]) => {
     const card = buildCard(tools);
-    return [name, String(card.length), String(Buffer.byteLength(card)), String(estimateTokens(card))];
+    return [name, String(card.length), String(Buffer.byteLength(card)), String(estimateTextTokens(card))];
   });
 }
 

@@ -4,7 +4,7 @@
 
 import type { Context } from "@mariozechner/pi-ai";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
-import { CARD_HEADING, estimateTokens } from "../src/agent/card.ts";
+import { CARD_HEADING, estimateTextTokens } from "../src/agent/card.ts";
 import { ANNOTATION_PREFIX, STEER_TYPE } from "../src/agent/inject.ts";
 import { cgcBinary, cgcExec, makeCgcHome } from "../test/helpers/cgc-env.ts";
 import { recordingUi, startPi, waitFor } from "../test/helpers/pi-sdk.ts";
@@ -79,7 +79,7 @@ export async function run(_options: BenchOptions): Promise<BenchReport> {
         ["tier 2b: result annotation (opt-in, per pi-cgc result while stale)", m.annotation],
       ] as const) {
         if (!text) throw new Error(`${tier} was not found in what the model received on ${repo.name}`);
-        rows.push([m.repo, tier, String(text.length), String(estimateTokens(text))]);
+        rows.push([m.repo, tier, String(text.length), String(estimateTextTokens(text))]);
       }
     }
     const markdown = [

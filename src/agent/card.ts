@@ -7,7 +7,12 @@ import type { Intent } from "./catalog.ts";
 /** Hard cap, in tokens counted as characters / 4 (the usual estimate for English and code). */
 export const CARD_MAX_TOKENS = 200;
 
-export function estimateTokens(text: string): number {
+/**
+ * Tokens of a plain string at characters / 4. pi's own `estimateTokens` takes a whole agent message (and
+ * counts a tool call's arguments or an image too); the card is one string, and its cap must not move
+ * with pi's estimate from one pi version to another.
+ */
+export function estimateTextTokens(text: string): number {
   return Math.ceil(text.length / 4);
 }
 
@@ -66,7 +71,7 @@ export function cardLines(tools: CardTools): string[] {
   const parts = cardParts(tools);
   if (!parts) return [];
   const routes = [...parts.routes];
-  const fits = (lines: string[]) => estimateTokens(lines.join("\n")) <= CARD_MAX_TOKENS;
+  const fits = (lines: string[]) => estimateTextTokens(lines.join("\n")) <= CARD_MAX_TOKENS;
   while (routes.length > 1 && !fits([...parts.head, ...routes, ...parts.exact])) routes.pop();
   const lines = [...parts.head, ...routes, ...parts.exact];
   if (!fits(lines)) return [];

@@ -7,7 +7,7 @@ import {
   CARD_MAX_TOKENS,
   type CardTools,
   cardLines,
-  estimateTokens,
+  estimateTextTokens,
 } from "../../src/agent/card.ts";
 import { INTENT_CATALOG, INTENTS } from "../../src/agent/catalog.ts";
 
@@ -45,11 +45,11 @@ describe("routing card", () => {
   it("stays within its cap, even with the longest MCP prefixes", () => {
     for (const tools of [own, prefixed("cgc_"), prefixed("mcp__codegraphcontext__"), prefixed("codegraphcontext_")]) {
       const card = buildCard(tools);
-      expect(estimateTokens(card)).toBeLessThanOrEqual(CARD_MAX_TOKENS);
+      expect(estimateTextTokens(card)).toBeLessThanOrEqual(CARD_MAX_TOKENS);
       expect(card).toContain("Exact text");
       expect(card).toMatch(/call chains, impact of a change.* → \S+analyze_code_relationships|→ cgc_relations/);
     }
-    expect(estimateTokens(buildCard(own))).toBeLessThan(CARD_MAX_TOKENS);
+    expect(estimateTextTokens(buildCard(own))).toBeLessThan(CARD_MAX_TOKENS);
   });
 
   it("names only the tools it is given", () => {
