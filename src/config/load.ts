@@ -28,7 +28,7 @@ export interface ConfigLocations {
 /**
  * pi's agent directory, expanded the way pi expands it (a leading ~ is the home directory). Not pi's own
  * `getAgentDir` (exported on 0.73 and 1.x alike) because that reads only `process.env`, and this one reads
- * the environment it is given: the session's, which tests and embedders set without touching the process.
+ * the environment it is given: the session's (`createCgcSession`'s `env` option), which tests set per session.
  */
 export function agentDir(env: NodeJS.ProcessEnv = process.env): string {
   const configured = env.PI_CODING_AGENT_DIR?.trim();
