@@ -1,4 +1,4 @@
-// DESIGN.md "Detection of changes made outside pi": the turn-boundary check (src/freshness/tracker.ts
+// Detection of changes made outside pi (ADR 0007): the turn-boundary check (src/freshness/tracker.ts
 // `check`, run at each prompt start and after each bash command) costs a directory walk, one stat per
 // source file and a comparison with the previous snapshot. Measured per 1 000 files on the 1 000- and 5 000-file repositories, warm cache,
 // next to `git status --porcelain` on the same trees for comparison.

@@ -1,4 +1,4 @@
-// DESIGN.md "Memory": pi-cgc's own footprint inside pi. The V8 heap in use (after a full GC) held by a
+// Memory: pi-cgc's own footprint inside pi. The V8 heap in use (after a full GC) held by a
 // live pi session with pi-cgc — settled on `cgc ready · fresh` — against a live pi session without it,
 // and against pi-cgc's modules loaded with nothing registered, interleaved in one process.
 

@@ -1,4 +1,4 @@
-// DESIGN.md "cgc spawns per session": every spawn costs a Python start-up (see spawn-cost) and, on the
+// cgc spawns per session (ADR 0001: every call is a spawn): every spawn costs a Python start-up (see spawn-cost) and, on the
 // embedded backend, the exclusive lock. Counts them over one scripted session with the real pi and the
 // faux model: start, three edits through pi's edit tool across two prompts, one bash command, the
 // quiet-time sync, end.

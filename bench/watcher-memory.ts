@@ -1,4 +1,4 @@
-// Seed 000 names the watcher "an unrequested ~108 MB resident daemon": this measures what `cgc watch`
+// ADR 0010 counts the watcher's memory among the reasons it is opt-in: this measures what `cgc watch`
 // really holds on a repository of about 1 000 files, on the embedded default (KùzuDB, opened inside the
 // watcher) and on a FalkorDB server (`falkordb-remote`, the watcher is a client), started the way pi-cgc
 // starts it (src/cgc/runner.ts startLongLived). Resident set = the sum of `ps rss` over its process group.
@@ -141,7 +141,7 @@ export async function run(_options: BenchOptions): Promise<BenchReport> {
         .map(([name, value]) => `${name} ${(value / 1000).toFixed(1)} s`)
         .join(", ")}.`,
       "On the embedded backend the graph cannot be queried while the watcher runs (it holds the KùzuDB lock), so",
-      "the edit is checked after the watcher was stopped. The seed's ~108 MB is the watcher as a server client;",
+      "the edit is checked after the watcher was stopped. As a server client the watcher is a Python process of about 100 MB;",
       "on the embedded backend it holds the whole KùzuDB database in its own process.",
     ].join("\n");
     return { title: "Watcher resident memory", markdown };

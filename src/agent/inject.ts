@@ -1,4 +1,4 @@
-// Proactive injection (seed 004, ADR 0009): one module, two tiers, gated by the same readiness predicate
+// Proactive injection (ADR 0009): one module, two tiers, gated by the same readiness predicate
 // as the routing card. Tier 1, the coverage note (default on): one capped paragraph of facts from the
 // readiness probe's cached data, never a new cgc spawn. Tier 2a, drift steers (opt-in): one per
 // possibly-stale episode. Tier 2b, result annotations (opt-in): one delimited line on pi-cgc's own

@@ -1,4 +1,4 @@
-// Seed 000 D2: which backend cgc will use, in cgc's own precedence order, bounded, failing open to
+// ADR 0010, "Backend detection": which backend cgc will use, in cgc's own precedence order, bounded, failing open to
 // "unknown" (treated as embedded). Shared by readiness and the watcher's auto mode.
 import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
@@ -75,7 +75,7 @@ export async function detectCgcBackend(seams: BackendDetectionSeams): Promise<Ba
       takesLock: false,
       budgetMs: seams.budgetMs ?? DOCTOR_BUDGET_MS,
     });
-    // Seed 000 D2: any failure falls through — a non-zero exit (doctor's exit 1 when a check fails, as on
+    // ADR 0010: any failure falls through — a non-zero exit (doctor's exit 1 when a check fails, as on
     // this machine's unusable falkordb default), a timeout, output without the line.
     if (result.code === "OK") {
       const parsed = parseDoctorDefaultDatabase(`${result.stderr}\n${result.stdout}`);

