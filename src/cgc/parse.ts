@@ -263,6 +263,24 @@ const INDEX_FAILURES = [
   /^Error: .*/,
 ];
 
+/** cgc 0.6.13's answer to a plain `cgc index` on a repository whose graph already holds its files. */
+const INDEX_SKIPPED = /^Repository '(.*)' is already indexed with (\d+) files\. Skipping\.$/;
+
+/** cgc 0.6.13 resuming over a graph that holds some of the repository's files: it adds, and clears nothing. */
+const INDEX_RESUMED = / has only (\d+) of (\d+) files indexed\. Continuing\.$/;
+
+/** The line of a plain `cgc index` that resumed over a partial graph, if it did. */
+export function indexResumed(stdout: string): string | undefined {
+  return completeLines(stdout)
+    .map((line) => line.trimEnd())
+    .find((line) => INDEX_RESUMED.test(line));
+}
+
+/** Whether a plain `cgc index` skipped the repository (its graph was there already): nothing was indexed. */
+export function indexSkipped(stdout: string): boolean {
+  return completeLines(stdout).some((line) => INDEX_SKIPPED.test(line.trimEnd()));
+}
+
 export function parseIndexSummary(text: string): Parsed<IndexOutcome> {
   const lines = completeLines(text).map((line) => line.trimEnd());
   for (const pattern of INDEX_FAILURES) {
@@ -273,7 +291,7 @@ export function parseIndexSummary(text: string): Parsed<IndexOutcome> {
   if (traceback) return ok({ outcome: "failed", message: traceback });
 
   for (const line of lines) {
-    const skip = /^Repository '(.*)' is already indexed with (\d+) files\. Skipping\.$/.exec(line);
+    const skip = INDEX_SKIPPED.exec(line);
     if (skip) return ok({ outcome: "already-indexed", path: skip[1] as string, files: Number(skip[2]) });
   }
 
@@ -285,9 +303,7 @@ export function parseIndexSummary(text: string): Parsed<IndexOutcome> {
   const summary = indexSummaryTable(lines);
   if (summary.kind === "unknown") return summary;
   const skipped = lines.map((line) => /^Skipped (\d+) unresolved call relationship\(s\)/.exec(line)).find(Boolean);
-  const resumed = lines
-    .map((line) => / has only (\d+) of (\d+) files indexed\. Continuing\.$/.exec(line))
-    .find(Boolean);
+  const resumed = lines.map((line) => INDEX_RESUMED.exec(line)).find(Boolean);
   return ok({
     outcome: "indexed",
     path: done[2] as string,

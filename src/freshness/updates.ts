@@ -123,7 +123,9 @@ export function createEngineUpdates(session: CgcSession): EngineUpdates {
   const applyOnce = async (current: Engine): Promise<string | undefined> => {
     // A previous run that never settled left a graph of unknown shape: only a full rebuild knows it.
     if (readRunNote(session.env, session.root)) return undefined;
-    const { changedPaths: paths, freshness } = session.store.get();
+    const { changedPaths: paths, freshness, rebuildNeeded } = session.store.get();
+    // Written by another process: which files it left wrong is not known, so the engine cannot target them.
+    if (rebuildNeeded) return undefined;
     // Stale for a reason no path names (a moved HEAD with no file changed, say): the full rebuild decides.
     if (paths.length === 0)
       return freshness === "possibly-stale"

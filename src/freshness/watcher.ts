@@ -6,6 +6,7 @@ import { type Backend, detectCgcBackend, isServerBackend } from "../cgc/backend.
 import { detectWatchFailure } from "../cgc/parse.ts";
 import type { Runner, RunResult } from "../cgc/runner.ts";
 import type { Config, WatchMode } from "../config/keys.ts";
+import { openWriteWindow } from "../lifecycle/provenance.ts";
 import {
   changesObserved,
   freshnessNotVerified,
@@ -30,6 +31,8 @@ export interface WatcherSession {
   readonly disposed: boolean;
   /** The session's change tracker: it does not look while the watcher keeps the graph. */
   readonly tracker: Pick<ChangeTracker, "check">;
+  /** The environment pi-cgc's records are keyed by: the watcher's writes are recorded as pi-cgc's. */
+  readonly env: NodeJS.ProcessEnv;
   config(): Config;
 }
 
@@ -184,6 +187,8 @@ async function spawnAndVerify(
     },
   });
   Object.assign(record, { phase: "verifying", pid: handle.pid, livenessMs, startedAt: Date.now() });
+  // Its writes are pi-cgc's for as long as it runs (ADR 0010 says what "fresh" means under it).
+  const closeWindow = openWriteWindow(session.env, root);
 
   /** cgc watch keeps running when it cannot write a change (a thread's traceback): the graph lags from here. */
   const failedToWrite = (line: string) => {
@@ -204,6 +209,7 @@ async function spawnAndVerify(
 
   let exited: RunResult | undefined;
   const exit = handle.exited.then((result) => {
+    closeWindow();
     exited = result;
     return result;
   });

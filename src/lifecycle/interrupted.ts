@@ -8,6 +8,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { graphRecordPath } from "../state/records.ts";
+import { openWriteWindow } from "./provenance.ts";
 
 export interface RunNote {
   root: string;
@@ -41,6 +42,7 @@ export function noteRunStarted(
 ): (outcome: string, ranForMs?: number) => void {
   const path = graphRecordPath(env, root, "runs");
   const before = readRunNote(env, root);
+  const closeWindow = openWriteWindow(env, root); // every pi-cgc write passes here: its stamp is pi-cgc's
   const note: RunNote = { root, what, startedAt: new Date().toISOString(), pid: process.pid };
   try {
     mkdirSync(dirname(path), { recursive: true });
@@ -49,6 +51,7 @@ export function noteRunStarted(
     // An agent directory we cannot write: the in-session state still says possibly stale on a failure.
   }
   return (outcome, ranForMs) => {
+    closeWindow();
     try {
       if (outcome === "OK" || ((outcome === "BUSY" || outcome === "UNAVAILABLE") && !before))
         rmSync(path, { force: true });

@@ -4,12 +4,14 @@ import { writeSync } from "node:fs";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { type Backend, shownBackend } from "../cgc/backend.ts";
 import { applyOutputPolicy, createSpillDir, type PolicyResult } from "../cgc/output.ts";
+import { indexResumed, indexSkipped } from "../cgc/parse.ts";
 import { createRunner, type RunResult } from "../cgc/runner.ts";
 import type { Config } from "../config/keys.ts";
 import { type LoadedConfig, loadConfig } from "../config/load.ts";
 import { createChangeTracker } from "../freshness/tracker.ts";
 import {
   type Activity,
+  graphWrittenOutside,
   maintenanceProgress,
   maintenanceSettled,
   maintenanceStarted,
@@ -23,6 +25,7 @@ import { createStore } from "../state/store.ts";
 import { CHIP_KEY, chipText, formatElapsed } from "../ui/chip.ts";
 import { noteRunStarted, readRunNote } from "./interrupted.ts";
 import { probeReadiness } from "./probe.ts";
+import { createGraphProvenance } from "./provenance.ts";
 import { createWorktreeScope } from "./worktree-scope.ts";
 
 export interface SessionOptions {
@@ -61,6 +64,7 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
   });
   const store = createStore();
   const tracker = createChangeTracker(env);
+  const provenance = createGraphProvenance(env, () => root);
   const spill = createSpillDir(cwd);
   let disposed = false;
   let root = cwd;
@@ -174,6 +178,16 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
     }
   }
 
+  /** A graph written by another process since the last probe is possibly stale, whatever its dates say. */
+  function withOutsideWrite(verdict: ProbeVerdict): ProbeVerdict {
+    if (verdict.readiness !== "ready" && verdict.readiness !== "unindexed") return verdict;
+    const repository = verdict.readiness === "ready" ? verdict.facts?.repository : undefined;
+    const outside = provenance.check(repository?.indexedAt, repository !== undefined);
+    if (!outside) return verdict;
+    const detail = [verdict.drift?.changed ? verdict.drift.detail : "", outside].filter(Boolean).join("; ");
+    return { ...verdict, drift: { changed: true, paths: verdict.drift?.paths ?? [], detail } };
+  }
+
   /** Probe in the background and re-derive readiness. Concurrent requests share one probe. */
   function refresh(): Promise<void> {
     probing ??= (async () => {
@@ -204,12 +218,14 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
       repositories = outcome.repositories;
       root = outcome.root;
       const previous = store.get();
-      store.apply((state) => probeSettled(state, outcome.verdict));
-      announce(outcome.verdict, previous);
+      const verdict = withOutsideWrite(outcome.verdict);
+      store.apply((state) => probeSettled(state, verdict));
+      if (verdict !== outcome.verdict) store.apply((state) => graphWrittenOutside(state, verdict.drift?.detail ?? ""));
+      announce(verdict, previous);
       if (outcome.verdict.readiness === "unindexed" && config()["lifecycle.autoCreate"] && !stoppedByBudget()) {
         void runMaintenance("indexing", ["index", root], "index");
       }
-      for (const handler of driftHandlers) handler(outcome.verdict);
+      for (const handler of driftHandlers) handler(verdict);
     })().finally(() => {
       probing = undefined;
     });
@@ -250,9 +266,26 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
       .then(async (result) => {
         settleNote(result.code, result.durationMs);
         if (disposed) return result;
+        // cgc skips a plain index when it finds the repository's graph already there: nothing was rebuilt.
+        const plain = result.code === "OK" && args[1] !== "--force";
+        const skipped = plain && indexSkipped(result.stdout);
+        // Resumed over a partial graph (an index stopped half-way, by a watcher or another cgc): what that one
+        // wrote stays, so the graph is not what a full index builds.
+        const resumed = plain ? indexResumed(result.stdout) : undefined;
         store.apply((state) =>
-          maintenanceSettled(state, result.code, result.code === "OK" ? undefined : `${what}: ${result.reason}`),
+          maintenanceSettled(
+            state,
+            skipped ? "SKIPPED" : result.code,
+            result.code === "OK" ? undefined : `${what}: ${result.reason}`,
+          ),
         );
+        if (resumed)
+          store.apply((state) =>
+            graphWrittenOutside(
+              state,
+              `cgc index resumed a graph another run left unfinished ("${resumed.trim()}") and kept what that run wrote`,
+            ),
+          );
         if (result.code === "BUSY") {
           notices.once("skipped-busy", `cgc ${what} skipped: another cgc process holds the database lock.`, "warning");
         } else if (result.code !== "OK" && result.code !== "CANCELLED") {

@@ -43,6 +43,11 @@ export interface State {
   changedPaths: string[];
   /** Why the graph is possibly stale beyond its changed paths (an unfinished run, a moved HEAD); cleared when fresh. */
   staleReason?: string;
+  /**
+   * Why only a full rebuild can make the graph fresh again (another process wrote it: src/lifecycle/provenance.ts).
+   * Updating changed paths does not clear it; a completed index, rebuild or sync does.
+   */
+  rebuildNeeded?: string;
   /** Counts possibly-stale episodes opened this session (fresh → possibly-stale). */
   episodes: number;
   lastError?: string;
@@ -126,9 +131,16 @@ export function maintenanceSettled(state: State, outcome: string, error?: string
     return freshnessNotVerified(settled, error ?? `${state.lastAction?.what ?? state.activity} ended ${outcome}`);
   }
   const rebuilt = outcome === "OK" && (state.activity === "indexing" || state.activity === "rebuilding");
+  const wholeGraph = rebuilt || (outcome === "OK" && state.activity === "syncing");
+  const cleared = wholeGraph ? { ...settled, rebuildNeeded: undefined } : settled;
   return rebuilt && settled.freshness === "possibly-stale"
-    ? { ...settled, freshness: "unknown", changedPaths: [] }
-    : settled;
+    ? { ...cleared, freshness: "unknown", changedPaths: [] }
+    : cleared;
+}
+
+/** Another process wrote the graph: possibly stale until a full rebuild, whatever paths are reconciled meanwhile. */
+export function graphWrittenOutside(state: State, detail: string): State {
+  return { ...changesObserved(state, [], detail), staleReason: detail, rebuildNeeded: detail };
 }
 
 /** Files changed since the graph was verified: opens an episode when the graph was fresh (or unverified). */
@@ -148,7 +160,7 @@ export function changesObserved(state: State, paths: string[], detail?: string):
 /** A sync or watcher was verified against the graph: the episode ends, the changed paths are reconciled. */
 export function freshnessVerified(state: State, reconciled: string[]): State {
   const remaining = state.changedPaths.filter((path) => !reconciled.includes(path));
-  return remaining.length > 0
+  return remaining.length > 0 || state.rebuildNeeded
     ? { ...state, changedPaths: remaining }
     : {
         ...state,

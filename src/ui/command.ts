@@ -4,6 +4,7 @@ import { existsSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { shownBackend } from "../cgc/backend.ts";
+import { indexResumed, indexSkipped } from "../cgc/parse.ts";
 import { describeWatcher, watcherOf } from "../freshness/watcher.ts";
 import type { CgcSession } from "../lifecycle/session.ts";
 import type { State } from "../state/model.ts";
@@ -144,6 +145,20 @@ async function indexVerb(session: CgcSession, ctx: ExtensionCommandContext, forc
     force ? ["index", "--force", session.root] : ["index", session.root],
     "index",
   );
+  if (result.code === "OK" && !force && indexSkipped(result.stdout)) {
+    return show(
+      `cgc did not index ${session.root}: it found a graph of it already there, which pi-cgc did not build, and skipped. ` +
+        "That graph is not called fresh; /cgc index --force rebuilds it.",
+      "warning",
+    );
+  }
+  if (result.code === "OK" && !force && indexResumed(result.stdout)) {
+    return show(
+      `Indexed ${session.root}, but cgc resumed a graph another run left unfinished and kept what that run wrote: ` +
+        "possibly stale until a full rebuild (the next sync does one; /cgc index --force now).",
+      "warning",
+    );
+  }
   show(result.code === "OK" ? `Indexed ${session.root}.` : `Indexing ended ${result.code}: ${result.reason}`);
 }
 

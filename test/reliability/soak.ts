@@ -604,9 +604,13 @@ async function checkParity(run: Run): Promise<void> {
     const missing = theirs.filter((line) => !ours.includes(line));
     const extra = ours.filter((line) => !theirs.includes(line));
     if (missing.length + extra.length > 0) {
+      // Both dumps are kept for whoever replays the seed: the summary line shows three lines of each side.
+      const kept = mkdtempSync(join(tmpdir(), "pi-cgc-soak-diff-"));
+      writeFileSync(join(kept, "engine.txt"), `${ours.join("\n")}\n`);
+      writeFileSync(join(kept, "full-index.txt"), `${theirs.join("\n")}\n`);
       run.violations.push(
         `fresh at the end, yet the graph differs from a full index: ${missing.length} line(s) missing ` +
-          `(${missing.slice(0, 3).join(" | ")}), ${extra.length} extra (${extra.slice(0, 3).join(" | ")})`,
+          `(${missing.slice(0, 3).join(" | ")}), ${extra.length} extra (${extra.slice(0, 3).join(" | ")}); both dumps in ${kept}`,
       );
     }
   } finally {

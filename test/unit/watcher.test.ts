@@ -115,6 +115,8 @@ function harness(options: HarnessOptions): Harness {
     },
     session: {
       root,
+      // pi's agent directory for pi-cgc's records (the watcher's write window), never the user's.
+      env: { PI_CODING_AGENT_DIR: mkdtempSync(join(tmpdir(), "pi-cgc-watcher-agent-")) },
       disposed: false,
       store,
       // What the tracker's look finds when the watcher dies: one file changed while it watched.

@@ -1,0 +1,119 @@
+// Who wrote the graph last. cgc stamps the Repository node's `indexed_at` on every write — `cgc index`, each
+// change `cgc watch` applies, pi-cgc's engine — and records nothing else about the writer. pi-cgc keeps the
+// windows in which its own runs wrote (every session's, in pi's agent directory, never in the workspace), so
+// a stamp that falls in none of them, on a graph this session did not start with, was written by another
+// cgc process: a `cgc watch` in a terminal, an MCP server, the user's own command. What such a writer left is
+// not known to equal a full index of the tree (`cgc watch` measurably does not: issue 12), so the graph is
+// not called fresh again before a full rebuild. A graph found at session start is taken as its index time
+// says, as before: the windows of earlier sessions cannot tell a user's `cgc index --force` from a watcher.
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
+import { graphRecordPath } from "../state/records.ts";
+
+/** cgc stamps `indexed_at` inside its run; the window is taken a little wider than pi-cgc saw it. */
+const SLACK_MS = 2_000;
+/** Lines kept when the record is compacted: far more windows than can matter to a running session. */
+const KEEP_LINES = 200;
+
+type Line = { id: string; from: number; pid: number } | { id: string; to: number };
+type Window = { from: number; to?: number; pid: number };
+
+/** This process's own windows, by record: they count even when the agent directory cannot be written. */
+const ownWindows = new Map<string, Window[]>();
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * pi-cgc is about to write this graph (an index, a rebuild, an engine update, its own watcher): the
+ * returned function closes the window. An agent directory that cannot be written costs only the record.
+ */
+export function openWriteWindow(env: NodeJS.ProcessEnv, root: string): () => void {
+  const path = graphRecordPath(env, root, "writes");
+  const id = `${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
+  const append = (line: Line) => {
+    try {
+      mkdirSync(dirname(path), { recursive: true });
+      appendFileSync(path, `${JSON.stringify(line)}\n`); // O_APPEND: sessions never interleave a line
+    } catch {
+      // no record: this process still knows its own windows (ownWindows); other sessions do not
+    }
+  };
+  const window: Window = { from: Date.now(), pid: process.pid };
+  ownWindows.set(path, [...(ownWindows.get(path) ?? []).slice(-KEEP_LINES), window]);
+  append({ id, from: window.from, pid: window.pid });
+  return () => {
+    if (window.to !== undefined) return;
+    window.to = Date.now();
+    append({ id, to: window.to });
+    compact(path);
+  };
+}
+
+function compact(path: string): void {
+  try {
+    const lines = readFileSync(path, "utf8").split("\n").filter(Boolean);
+    if (lines.length > KEEP_LINES * 2) writeFileSync(path, `${lines.slice(-KEEP_LINES).join("\n")}\n`);
+  } catch {
+    // as above
+  }
+}
+
+/** Whether a stamp falls in a window of pi-cgc's (open windows of live processes reach to now). */
+export function writtenByPiCgc(env: NodeJS.ProcessEnv, root: string, stampMs: number): boolean {
+  const path = graphRecordPath(env, root, "writes");
+  const windows = new Map<string, Window>(
+    (ownWindows.get(path) ?? []).map((window, index) => [`own-${index}`, window]),
+  );
+  if (existsSync(path))
+    try {
+      for (const text of readFileSync(path, "utf8").split("\n")) {
+        if (!text) continue;
+        const line = JSON.parse(text) as Line;
+        if ("from" in line) windows.set(line.id, { from: line.from, pid: line.pid });
+        else {
+          const open = windows.get(line.id);
+          if (open) open.to = line.to;
+        }
+      }
+    } catch {
+      // a torn last line: the windows read so far still count
+    }
+  const now = Date.now();
+  for (const window of windows.values()) {
+    const to = window.to ?? (pidAlive(window.pid) ? now : window.from);
+    if (stampMs >= window.from - SLACK_MS && stampMs <= to + SLACK_MS) return true;
+  }
+  return false;
+}
+
+export interface GraphProvenance {
+  /**
+   * A settled probe's view of the graph (`indexedAt` undefined: no graph, or cgc recorded no time). Returns
+   * why the graph was written by another process since this session last saw it, or undefined.
+   */
+  check(indexedAt: string | undefined, hasGraph: boolean): string | undefined;
+}
+
+export function createGraphProvenance(env: NodeJS.ProcessEnv, root: () => string): GraphProvenance {
+  let seen = false;
+  let known: string | undefined;
+  return {
+    check(indexedAt, hasGraph) {
+      const first = !seen;
+      seen = true;
+      const previous = known;
+      known = hasGraph ? indexedAt : undefined;
+      if (first || !hasGraph || indexedAt === undefined || indexedAt === previous) return undefined;
+      const stampMs = Date.parse(indexedAt);
+      if (Number.isNaN(stampMs) || writtenByPiCgc(env, root(), stampMs)) return undefined;
+      return `the graph was written at ${indexedAt} by another cgc process, not by pi-cgc (a cgc watch, an MCP server or a cgc command), and such a write is not known to leave what a full index would`;
+    },
+  };
+}

@@ -1,0 +1,118 @@
+// A graph written by another process (src/lifecycle/provenance.ts, the state's rebuildNeeded): pi-cgc tells
+// its own writes — this session's, another pi session's — from a cgc watch's or a user's cgc command by
+// the windows it records, and such a graph is not fresh again before a full rebuild. The real case runs in
+// the soak's fixed seed 1 run 0 (test/reliability/soak-seeds.json): a cgc watch stopped half-way through its
+// first index, a plain cgc index resuming over it.
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { createGraphProvenance, openWriteWindow, writtenByPiCgc } from "../../src/lifecycle/provenance.ts";
+import {
+  changesObserved,
+  freshnessVerified,
+  graphWrittenOutside,
+  initialState,
+  maintenanceSettled,
+  maintenanceStarted,
+  type State,
+} from "../../src/state/model.ts";
+
+const ROOT = "/work/repo";
+const dirs: string[] = [];
+
+function agentEnv(): NodeJS.ProcessEnv {
+  const dir = mkdtempSync(join(tmpdir(), "pi-cgc-provenance-"));
+  dirs.push(dir);
+  return { PI_CODING_AGENT_DIR: dir, HOME: dir };
+}
+
+const stamp = (ms: number) => new Date(ms).toISOString();
+
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+describe("who wrote the graph", () => {
+  it("the graph the session starts with is taken as its dates say; a later stamp outside pi-cgc's writes is named", () => {
+    const env = agentEnv();
+    const provenance = createGraphProvenance(env, () => ROOT);
+    const found = stamp(Date.now() - 60_000);
+    expect(provenance.check(found, true)).toBeUndefined();
+    expect(provenance.check(found, true)).toBeUndefined();
+    const watcher = stamp(Date.now() - 10_000);
+    expect(provenance.check(watcher, true)).toMatch(/written at .* by another cgc process, not by pi-cgc/);
+    // Said once per write: the same stamp again is no news.
+    expect(provenance.check(watcher, true)).toBeUndefined();
+  });
+
+  it("a graph that appears mid-session without pi-cgc writing it is another process's", () => {
+    const env = agentEnv();
+    const provenance = createGraphProvenance(env, () => ROOT);
+    expect(provenance.check(undefined, false)).toBeUndefined();
+    expect(provenance.check(stamp(Date.now()), true)).toMatch(/another cgc process/);
+  });
+
+  it("a stamp inside this session's own write is pi-cgc's", () => {
+    const env = agentEnv();
+    const provenance = createGraphProvenance(env, () => ROOT);
+    provenance.check(undefined, false);
+    const close = openWriteWindow(env, ROOT);
+    const written = stamp(Date.now());
+    close();
+    expect(provenance.check(written, true)).toBeUndefined();
+  });
+
+  it("a stamp inside another pi session's write (another process) is pi-cgc's too", () => {
+    const env = agentEnv();
+    const before = Date.now();
+    // A second pi process writing the same graph: its window is on disk, not in this process's memory.
+    execFileSync(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        "-e",
+        `import("${join(process.cwd(), "src/lifecycle/provenance.ts")}").then((m) => m.openWriteWindow(process.env, "${ROOT}")())`,
+      ],
+      { env: { ...process.env, ...env } },
+    );
+    const after = Date.now();
+    expect(writtenByPiCgc(env, ROOT, Math.round((before + after) / 2))).toBe(true);
+    expect(writtenByPiCgc(env, ROOT, before - 60_000)).toBe(false);
+    expect(writtenByPiCgc(env, ROOT, after + 60_000)).toBe(false);
+  });
+
+  it("a window still open reaches to now while its process lives", () => {
+    const env = agentEnv();
+    openWriteWindow(env, ROOT); // a long write of this (live) process, not closed yet
+    expect(writtenByPiCgc(env, ROOT, Date.now() + 1_000)).toBe(true);
+  });
+});
+
+describe("a graph written outside pi-cgc, in the state", () => {
+  const fresh = (): State => freshnessVerified({ ...initialState(), readiness: "ready", probed: true }, []);
+
+  it("stays possibly stale while changed paths are updated, and a completed sync (a full rebuild) clears it", () => {
+    let state = graphWrittenOutside(fresh(), "the graph was written at T by another cgc process");
+    state = changesObserved(state, ["/work/repo/a.py"]);
+    expect(state).toMatchObject({ freshness: "possibly-stale", staleReason: expect.stringMatching(/another cgc/) });
+    // The engine updated a.py: that path is reconciled, the graph is still not known to be whole.
+    state = freshnessVerified(state, ["/work/repo/a.py"]);
+    expect(state.freshness).toBe("possibly-stale");
+    expect(state.changedPaths).toEqual([]);
+    state = maintenanceSettled(maintenanceStarted(state, "syncing", "sync"), "OK");
+    expect(state.rebuildNeeded).toBeUndefined();
+    expect(freshnessVerified(state, []).freshness).toBe("fresh");
+  });
+
+  it("a failed sync or a skipped index leaves it in place", () => {
+    const outside = graphWrittenOutside(fresh(), "written by another cgc process");
+    const failed = maintenanceSettled(maintenanceStarted(outside, "syncing", "sync"), "FAILED", "sync: boom");
+    expect(failed.rebuildNeeded).toBeDefined();
+    const skipped = maintenanceSettled(maintenanceStarted(outside, "indexing", "index"), "SKIPPED");
+    expect(skipped.rebuildNeeded).toBeDefined();
+    expect(freshnessVerified(skipped, []).freshness).toBe("possibly-stale");
+  });
+});
