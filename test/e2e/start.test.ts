@@ -6,6 +6,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { poll } from "../helpers/poll.ts";
 import { startTmux, type TmuxSession } from "../helpers/tmux.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -30,15 +31,6 @@ function processesWithEnv(entry: string): number[] {
     }
   }
   return pids;
-}
-
-async function pollUntil(condition: () => boolean, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (condition()) return true;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return condition();
 }
 
 describe("npm start -- <repo>, in a terminal", () => {
@@ -79,7 +71,7 @@ describe("npm start -- <repo>, in a terminal", () => {
     const marker = `PI_CODING_AGENT_DIR=${agentDir}`;
     expect(processesWithEnv(marker).length).toBeGreaterThan(0);
     session?.kill();
-    const gone = await pollUntil(() => processesWithEnv(marker).length === 0, 15_000);
+    const gone = await poll(() => processesWithEnv(marker).length === 0, 15_000, 100);
     expect(gone, `still running: ${processesWithEnv(marker).join(", ")}`).toBe(true);
   });
 });

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { type CgcHome, cgcBinary, makeCgcHome, PROJECT_ROOT } from "./cgc-env.ts";
 import { startFalkorDB } from "./falkordb.ts";
 import { startNeo4j } from "./neo4j.ts";
+import { poll } from "./poll.ts";
 
 export type BackendName = "kuzudb" | "falkordb" | "falkordb-remote" | "neo4j";
 export const BACKEND_NAMES: readonly BackendName[] = ["kuzudb", "falkordb", "falkordb-remote", "neo4j"];
@@ -154,16 +155,15 @@ export function falkordbLiteDaemons(home: string): LiteDaemon[] {
   return daemons;
 }
 
+/** The processes of `pids` still alive (not gone, not a zombie) once all are gone or `deadlineMs` passed. */
 async function untilGone(pids: number[], deadlineMs: number): Promise<number[]> {
-  const deadline = Date.now() + deadlineMs;
-  for (;;) {
-    const alive = pids.filter((pid) => {
+  const alive = () =>
+    pids.filter((pid) => {
       const state = readProc(String(pid), "stat")?.replace(/^.*\) /s, "")[0];
       return state !== undefined && state !== "Z";
     });
-    if (alive.length === 0 || Date.now() > deadline) return alive;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await poll(() => alive().length === 0, deadlineMs, 50);
+  return alive();
 }
 
 const signal = (pid: number, name: NodeJS.Signals) => {

@@ -127,16 +127,8 @@ export async function startPi(options: PiHarnessOptions): Promise<PiHarness> {
   };
 }
 
-/** Polls `condition` until it holds or the deadline passes (a condition, not a sleep). */
-export async function waitFor<T>(condition: () => T | undefined | false, what: string, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = condition();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
+/** The suites' one poll (test/helpers/poll.ts), here too because most suites import it with the harness. */
+export { waitFor } from "./poll.ts";
 
 /** The tool results in the session from message `from` on: the tool's name, its text, and whether it is an error. */
 export function toolResults(h: PiHarness, from = 0): Array<{ name: string; text: string; isError: boolean }> {

@@ -233,9 +233,13 @@ export function tinyRepo(options: RepoOptions = {}): TinyRepo {
   return { ...repo, facts: TINY_FACTS };
 }
 
-/** A tiny repository indexed by the real cgc into the graph `env` points at (its HOME, a server's address). */
-export async function indexedTinyRepo(env: Record<string, string>): Promise<TinyRepo> {
-  const repo = tinyRepo();
+/**
+ * A tiny repository (`options` as for `tinyRepo`) indexed by the real cgc into the graph `env` points at (its
+ * HOME, a server's address). The suites' one indexed-repository fixture: it throws with cgc's words if the
+ * index fails.
+ */
+export async function indexedTinyRepo(env: Record<string, string>, options: RepoOptions = {}): Promise<TinyRepo> {
+  const repo = tinyRepo(options);
   const result = await cgcExec(["index", repo.path], { cwd: repo.path, env });
   if (result.code !== 0) {
     repo.cleanup();
@@ -251,6 +255,14 @@ export function commitAll(repoPath: string, message: string): string {
   return git(repoPath, ["rev-parse", "HEAD"]).trim();
 }
 
+/** Every repository made in this process and not yet removed by `cleanupRepos`. */
+const made: FixtureRepo[] = [];
+
+/** Removes every repository made since the last call: a suite calls it when each case ends. */
+export function cleanupRepos(): void {
+  for (const repo of made.splice(0)) repo.cleanup();
+}
+
 function createRepo(name: string, options: RepoOptions, fill: (root: string) => void): FixtureRepo {
   const top = options.parent === undefined ? mkdtempSync(join(tmpdir(), "pi-cgc-repo-")) : options.parent;
   const container = options.awkwardPath ? join(top, AWKWARD_SEGMENT) : top;
@@ -263,13 +275,15 @@ function createRepo(name: string, options: RepoOptions, fill: (root: string) => 
   const path = realpathSync(root);
   // What to remove: the temp dir we made, or the first directory we added under the caller's parent.
   const owned = options.parent === undefined ? top : join(top, relative(top, root).split(sep)[0] as string);
-  return {
+  const repo: FixtureRepo = {
     path,
     name: basename(path),
     head,
     files: git(root, ["ls-files", "-z"]).split("\0").filter(Boolean).sort(),
     cleanup: () => rmSync(owned, { recursive: true, force: true }),
   };
+  made.push(repo);
+  return repo;
 }
 
 function git(cwd: string, args: string[]): string {

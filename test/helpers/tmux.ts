@@ -1,6 +1,7 @@
 // Drives a real terminal program (pi's TUI) under tmux for e2e tests. Each session gets its own tmux
 // server socket, so tests never touch a developer's tmux and killing the session ends its server too.
 import { execFileSync } from "node:child_process";
+import { poll } from "./poll.ts";
 
 export interface TmuxOptions {
   /** argv of the program to run in the pane. */
@@ -69,18 +70,21 @@ export function startTmux(options: TmuxOptions): TmuxSession {
     sendKeys: (...keys) => void tmux("send-keys", "-t", name, ...keys),
     capture,
     async waitFor(pattern, timeoutMs) {
-      const deadline = Date.now() + timeoutMs;
       let screen = "";
-      while (Date.now() < deadline) {
-        try {
-          screen = capture();
-        } catch (error) {
-          throw new Error(`tmux session ${name} is gone while waiting for ${pattern}: ${error}\n${screen}`);
-        }
-        if (pattern.test(screen)) return screen;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${pattern}; screen:\n${screen}`);
+      const seen = await poll(
+        () => {
+          try {
+            screen = capture();
+          } catch (error) {
+            throw new Error(`tmux session ${name} is gone while waiting for ${pattern}: ${error}\n${screen}`);
+          }
+          return pattern.test(screen);
+        },
+        timeoutMs,
+        100,
+      );
+      if (!seen) throw new Error(`timed out after ${timeoutMs} ms waiting for ${pattern}; screen:\n${screen}`);
+      return screen;
     },
     kill() {
       try {

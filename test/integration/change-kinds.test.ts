@@ -9,11 +9,10 @@ import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type CgcHome, cgcBinary, cgcExec, makeCgcHome } from "../helpers/cgc-env.ts";
 import { type PiHarness, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
-import { indexedTinyRepo, type TinyRepo } from "../helpers/repos.ts";
+import { cleanupRepos, indexedTinyRepo, type TinyRepo } from "../helpers/repos.ts";
 
 let home: CgcHome;
 const harnesses: PiHarness[] = [];
-const repos: TinyRepo[] = [];
 
 beforeAll(() => {
   home = makeCgcHome();
@@ -22,15 +21,9 @@ beforeAll(() => {
 });
 afterEach(async () => {
   for (const h of harnesses.splice(0)) await h.dispose();
-  for (const repo of repos.splice(0)) repo.cleanup();
+  cleanupRepos();
 });
 afterAll(() => home.cleanup());
-
-async function indexedRepo(): Promise<TinyRepo> {
-  const repo = await indexedTinyRepo(home.env);
-  repos.push(repo);
-  return repo;
-}
 
 async function readySession(repo: TinyRepo) {
   const ui = recordingUi();
@@ -72,7 +65,7 @@ async function staleThenFresh(session: Awaited<ReturnType<typeof readySession>>)
 
 describe("every kind of change reaches the graph before it is called fresh", () => {
   it("a file deleted by the agent's bash (rm)", async () => {
-    const repo = await indexedRepo();
+    const repo = await indexedTinyRepo(home.env);
     const session = await readySession(repo);
     session.h.faux.setResponses(bashRun("rm pkg/text.py"));
     await session.h.session.prompt("remove text.py");
@@ -81,7 +74,7 @@ describe("every kind of change reaches the graph before it is called fresh", () 
   });
 
   it("a file renamed by the agent's bash (mv keeps the modification time)", async () => {
-    const repo = await indexedRepo();
+    const repo = await indexedTinyRepo(home.env);
     const session = await readySession(repo);
     session.h.faux.setResponses(bashRun("mv pkg/text.py pkg/strings.py"));
     await session.h.session.prompt("rename text.py");
@@ -92,7 +85,7 @@ describe("every kind of change reaches the graph before it is called fresh", () 
   });
 
   it("a file rewritten with its old modification time put back (as tar x, cp -p and rsync -t do)", async () => {
-    const repo = await indexedRepo();
+    const repo = await indexedTinyRepo(home.env);
     const session = await readySession(repo);
     session.h.faux.setResponses(
       bashRun("printf 'def restored():\\n    return 1\\n' > pkg/text.py && touch -d '2001-02-03 04:05:06' pkg/text.py"),
@@ -103,7 +96,7 @@ describe("every kind of change reaches the graph before it is called fresh", () 
   });
 
   it("a new file in a new folder", async () => {
-    const repo = await indexedRepo();
+    const repo = await indexedTinyRepo(home.env);
     const session = await readySession(repo);
     session.h.faux.setResponses(
       bashRun("mkdir -p pkg/deep/er && printf 'def deep_new():\\n    return 2\\n' > pkg/deep/er/fresh_module.py"),
@@ -114,7 +107,7 @@ describe("every kind of change reaches the graph before it is called fresh", () 
   });
 
   it("a file deleted and one renamed outside pi between two prompts", async () => {
-    const repo = await indexedRepo();
+    const repo = await indexedTinyRepo(home.env);
     const session = await readySession(repo);
     session.h.faux.setResponses([fauxAssistantMessage("first"), fauxAssistantMessage("second")]);
     await session.h.session.prompt("one");
@@ -129,7 +122,7 @@ describe("every kind of change reaches the graph before it is called fresh", () 
   });
 
   it("a file deleted while pi was away: the next session's start sees it", async () => {
-    const repo = await indexedRepo();
+    const repo = await indexedTinyRepo(home.env);
     const first = await readySession(repo);
     await first.h.dispose();
     harnesses.splice(harnesses.indexOf(first.h), 1);

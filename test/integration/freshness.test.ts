@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { noteRunStarted } from "../../src/lifecycle/interrupted.ts";
 import { type CgcHome, cgcBinary, cgcExec, makeCgcHome } from "../helpers/cgc-env.ts";
 import { cgcStatus, type PiHarness, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
-import { type TinyRepo, tinyRepo } from "../helpers/repos.ts";
+import { indexedTinyRepo, type TinyRepo, tinyRepo } from "../helpers/repos.ts";
 
 let home: CgcHome;
 const harnesses: PiHarness[] = [];
@@ -26,13 +26,6 @@ afterEach(async () => {
   delete process.env.CGC_FRESHNESS_ENGINE;
 });
 afterAll(() => home.cleanup());
-
-async function indexedRepo(): Promise<TinyRepo> {
-  const repo = tinyRepo();
-  const result = await cgcExec(["index", repo.path], { cwd: repo.path, env: home.env });
-  expect(result.code).toBe(0);
-  return repo;
-}
 
 async function functionNames(repo: TinyRepo, file: string): Promise<string[]> {
   const result = await cgcExec(
@@ -64,7 +57,7 @@ function twoRunsWritingNewFiles() {
 
 describe("freshness", () => {
   it("an edit through the agent's edit tool: possibly stale, applied by the engine, then fresh", async () => {
-    const repo = await indexedRepo();
+    const repo = await indexedTinyRepo(home.env);
     const { h, chip } = await readySession(repo);
     h.faux.setResponses([
       fauxAssistantMessage(
@@ -89,7 +82,7 @@ describe("freshness", () => {
   });
 
   it("a file changed by a bash command (sed -i) and a function deleted are seen and synced", async () => {
-    const repo = await indexedRepo();
+    const repo = await indexedTinyRepo(home.env);
     const { h, chip } = await readySession(repo);
     h.faux.setResponses([
       fauxAssistantMessage(
@@ -109,7 +102,7 @@ describe("freshness", () => {
   });
 
   it("a file changed outside pi between two prompts is seen at the next prompt", async () => {
-    const repo = await indexedRepo();
+    const repo = await indexedTinyRepo(home.env);
     const { h, chip } = await readySession(repo);
     h.faux.setResponses([fauxAssistantMessage("first"), fauxAssistantMessage("second")]);
     await h.session.prompt("one");
@@ -123,7 +116,7 @@ describe("freshness", () => {
   it("after the automatic sync budget is spent, the state stays possibly stale; /cgc sync still runs", async () => {
     process.env.CGC_FRESHNESS_ENGINE = "false"; // the budget counts full rebuilds, the engine's fallback
     process.env.CGC_FRESHNESS_MAX_SYNCS_PER_SESSION = "1";
-    const repo = await indexedRepo();
+    const repo = await indexedTinyRepo(home.env);
     const { h, ui, chip } = await readySession(repo);
     h.faux.setResponses(twoRunsWritingNewFiles());
     await h.session.prompt("first");
@@ -139,7 +132,7 @@ describe("freshness", () => {
 
 describe("a sync that runs out of its time budget", () => {
   it("is not started again automatically; with a larger budget the next session rebuilds the graph", async () => {
-    const repo = await indexedRepo();
+    const repo = await indexedTinyRepo(home.env);
     process.env.CGC_FRESHNESS_ENGINE = "false"; // a full rebuild stopped by its budget, the engine's fallback
     // One second is less than cgc needs to rebuild even this tiny repository here (bench/RESULTS.md:
     // 1.06 s for `cgc --version` alone), so the real `cgc index --force` is stopped by the budget.
@@ -184,7 +177,7 @@ describe("a sync that runs out of its time budget", () => {
 
 describe("a session started while a previous session's sync never finished", () => {
   it("chip, notice and /cgc status say the same thing: possibly stale until a sync is verified, then fresh", async () => {
-    const repo = await indexedRepo();
+    const repo = await indexedTinyRepo(home.env);
     // What a pi killed mid-sync leaves behind (the real case: test/reliability/faults.test.ts).
     noteRunStarted(process.env, repo.path, "sync");
     process.env.CGC_LIFECYCLE_SYNC_ON_START = "false";

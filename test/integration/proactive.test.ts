@@ -10,7 +10,7 @@ import { ANNOTATION_PREFIX, NOTE_MAX_CHARS, STEER_TYPE } from "../../src/agent/i
 import { totalSpawns } from "../../src/cgc/children.ts";
 import { type CgcHome, cgcBinary, cgcExec, makeCgcHome } from "../helpers/cgc-env.ts";
 import { EXTENSION_PATH, type PiHarness, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
-import { type TinyRepo, tinyRepo } from "../helpers/repos.ts";
+import { indexedTinyRepo, type TinyRepo, tinyRepo } from "../helpers/repos.ts";
 
 let home: CgcHome;
 const harnesses: PiHarness[] = [];
@@ -31,12 +31,6 @@ afterEach(async () => {
   for (const key of KEYS) delete process.env[key];
 });
 afterAll(() => home.cleanup());
-
-async function indexedRepo(): Promise<TinyRepo> {
-  const repo = tinyRepo();
-  expect((await cgcExec(["index", repo.path], { cwd: repo.path, env: home.env })).code).toBe(0);
-  return repo;
-}
 
 /** A test-only extension standing for any other extension's tool (an MCP adapter's, say). */
 function otherToolExtension(): string {
@@ -75,7 +69,7 @@ const steersIn = (context: Context | undefined) =>
 
 describe("tier 1: the coverage note", () => {
   it("default config: in the model's context on prompts 1 and 3, capped, counts equal to the graph's, zero spawns", async () => {
-    const repo = await indexedRepo();
+    const repo = await indexedTinyRepo(home.env);
     const { h, seen, capture, chip } = await session(repo);
     await waitFor(() => chip() === "cgc ready · fresh", "ready");
     const spawns = totalSpawns();
@@ -127,7 +121,7 @@ describe("tier 1: the coverage note", () => {
 
 describe("tier 2: steers and annotations (opt-in)", () => {
   it("steers on: two episodes give exactly two steers; many edits within one episode give one", async () => {
-    const repo = await indexedRepo();
+    const repo = await indexedTinyRepo(home.env);
     const { h, seen, capture, chip } = await session(repo, { CGC_PROACTIVE_DRIFT_STEERS: "true" });
     await waitFor(() => chip() === "cgc ready · fresh", "ready");
     const write = (name: string) =>
@@ -152,7 +146,7 @@ describe("tier 2: steers and annotations (opt-in)", () => {
   });
 
   it("annotations on: pi-cgc's tool results and command renders carry the line while possibly stale; another extension's tool does not", async () => {
-    const repo = await indexedRepo();
+    const repo = await indexedTinyRepo(home.env);
     const { h, ui, seen, capture, chip } = await session(
       repo,
       { CGC_PROACTIVE_RESULT_ANNOTATIONS: "true", CGC_FRESHNESS_AUTO_SYNC: "false" },
@@ -182,7 +176,7 @@ describe("tier 2: steers and annotations (opt-in)", () => {
   });
 
   it("all three keys off: the model sees none of the tiers; the routing card is unaffected", async () => {
-    const repo = await indexedRepo();
+    const repo = await indexedTinyRepo(home.env);
     const { h, seen, capture, chip } = await session(repo, {
       CGC_PROACTIVE_SESSION_NOTE: "false",
       CGC_PROACTIVE_DRIFT_STEERS: "false",

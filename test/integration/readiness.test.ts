@@ -4,17 +4,12 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type CgcHome, cgcBinary, cgcExec, cgcStart, makeCgcHome } from "../helpers/cgc-env.ts";
+import { restoreEnv, withEnv as setEnv } from "../helpers/env.ts";
 import { type PiHarness, type RecordingUi, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
-import { commitAll, type TinyRepo, tinyRepo } from "../helpers/repos.ts";
+import { commitAll, indexedTinyRepo, tinyRepo } from "../helpers/repos.ts";
 
 let home: CgcHome;
 const harnesses: PiHarness[] = [];
-const ENV_KEYS = [
-  "CGC_EXECUTABLE",
-  "CGC_LIFECYCLE_SYNC_ON_START",
-  "CGC_LIFECYCLE_AUTO_CREATE",
-  "CGC_TIMEOUTS_PROBE_MS",
-] as const;
 
 beforeAll(() => {
   home = makeCgcHome();
@@ -22,25 +17,19 @@ beforeAll(() => {
 });
 afterEach(async () => {
   for (const h of harnesses.splice(0)) await h.dispose();
-  for (const key of ENV_KEYS) delete process.env[key];
+  restoreEnv();
 });
 afterAll(() => home.cleanup());
 
-function withEnv(values: Partial<Record<(typeof ENV_KEYS)[number], string>>) {
-  process.env.CGC_EXECUTABLE = cgcBinary();
-  Object.assign(process.env, values);
+/** The case's environment: the real cgc unless it names another executable. */
+function withEnv(values: Record<string, string>) {
+  setEnv({ CGC_EXECUTABLE: cgcBinary(), ...values });
 }
 
 async function start(cwd: string, ui: RecordingUi = recordingUi()) {
   const h = await startPi({ cwd, ui });
   harnesses.push(h);
   return { h, ui, chip: () => ui.statuses.get("cgc") };
-}
-
-async function indexed(repo: TinyRepo = tinyRepo()): Promise<TinyRepo> {
-  const result = await cgcExec(["index", repo.path], { cwd: repo.path, env: home.env });
-  expect(result.code).toBe(0);
-  return repo;
 }
 
 async function repositoryPaths(cwd: string): Promise<string[]> {
@@ -69,7 +58,7 @@ describe("readiness at session start", () => {
 
   it("indexed: ready and fresh, one notice with the graph's counts", async () => {
     withEnv({});
-    const repo = await indexed();
+    const repo = await indexedTinyRepo(home.env);
     const { ui, chip } = await start(repo.path);
     await waitFor(() => chip() === "cgc ready · fresh", "chip ready");
     expect(noticeTexts(ui)).toEqual([expect.stringMatching(/cgc ready: .* — 6 files, \d+ functions/)]);
@@ -79,14 +68,14 @@ describe("readiness at session start", () => {
 
   it("a session started in a subfolder of an indexed repository is ready", async () => {
     withEnv({});
-    const repo = await indexed();
+    const repo = await indexedTinyRepo(home.env);
     const { chip } = await start(join(repo.path, "pkg"));
     await waitFor(() => chip() === "cgc ready · fresh", "chip ready from a subfolder");
   });
 
   it("a repository under a path with spaces, brackets and unicode is ready (cgc prints it without [id])", async () => {
     withEnv({});
-    const repo = await indexed(tinyRepo({ awkwardPath: true }));
+    const repo = await indexedTinyRepo(home.env, { awkwardPath: true });
     expect(repo.path).toContain("[id]");
     const { ui, chip } = await start(repo.path);
     await waitFor(() => chip() === "cgc ready · fresh", "chip ready");
@@ -95,7 +84,7 @@ describe("readiness at session start", () => {
 
   it("indexed but changed since (a file edited, HEAD moved): possibly stale, one notice naming why", async () => {
     withEnv({ CGC_LIFECYCLE_SYNC_ON_START: "false" });
-    const repo = await indexed();
+    const repo = await indexedTinyRepo(home.env);
     const file = join(repo.path, "pkg", "alpha.py");
     writeFileSync(file, `${readFileSync(file, "utf8")}\n\ndef later():\n    return 2\n`);
     commitAll(repo.path, "later");
@@ -108,7 +97,7 @@ describe("readiness at session start", () => {
 
   it("changed since, syncOnStart on: the start-time sync runs and ends fresh", async () => {
     withEnv({});
-    const repo = await indexed();
+    const repo = await indexedTinyRepo(home.env);
     const file = join(repo.path, "pkg", "beta.py");
     writeFileSync(file, `${readFileSync(file, "utf8")}\n\ndef synced_on_start():\n    return 3\n`);
     const { ui, chip } = await start(repo.path);
@@ -122,7 +111,7 @@ describe("readiness at session start", () => {
 
   it("a real lock held by a second cgc process: busy, never corrupt", async () => {
     withEnv({});
-    const repo = await indexed();
+    const repo = await indexedTinyRepo(home.env);
     const holder = cgcStart(["watch", repo.path], { cwd: repo.path, env: home.env });
     try {
       await holder.waitForLine("stdout", /Monitoring for file changes/);
@@ -137,7 +126,7 @@ describe("readiness at session start", () => {
 
   it("a probe that times out: unknown, never corrupt", async () => {
     withEnv({ CGC_TIMEOUTS_PROBE_MS: "100" });
-    const repo = await indexed();
+    const repo = await indexedTinyRepo(home.env);
     const { ui, chip } = await start(repo.path);
     await waitFor(() => chip() === "cgc unknown", "chip unknown");
     expect(noticeTexts(ui)).toEqual([expect.stringMatching(/state is unknown: .*took longer than 100 ms/)]);
@@ -184,7 +173,7 @@ describe("consent for creation and destructive steps", () => {
 
   it("/cgc index --force and /cgc report ask first, naming the effect; declining runs and writes nothing", async () => {
     withEnv({});
-    const repo = await indexed();
+    const repo = await indexedTinyRepo(home.env);
     const { h, ui, chip } = await start(repo.path);
     await waitFor(() => chip() === "cgc ready · fresh", "chip ready");
     const before = await cgcExec(["query", "MATCH (r:Repository) RETURN r.indexed_at AS at"], {

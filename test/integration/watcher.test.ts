@@ -183,7 +183,7 @@ describe("freshness.watch with the real cgc", () => {
       fauxAssistantMessage("done"),
     ]);
     await h.session.prompt("add a helper");
-    await until(
+    await waitFor(
       async () => (await functionNames("server", repo, "pkg/text.py")).includes("watched_helper"),
       "the watcher to put the new function into the graph",
     );
@@ -326,14 +326,6 @@ describe("a pi process that ends leaves no watcher behind", () => {
     }
   });
 });
-
-/** Polls an asynchronous condition (a graph query) until it holds. */
-async function until(condition: () => Promise<boolean>, what: string, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-  }
-}
 
 async function functionNames(backend: Backend, repo: TinyRepo, file: string): Promise<string[]> {
   const result = await cgcExec(

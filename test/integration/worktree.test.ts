@@ -9,6 +9,7 @@ import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type ListedContext, type Parsed, parseContextList, parseQueryJson } from "../../src/cgc/parse.ts";
 import { type CgcHome, cgcBinary, cgcExec, makeCgcHome } from "../helpers/cgc-env.ts";
+import { restoreEnv, withEnv as setEnv } from "../helpers/env.ts";
 import { type PiHarness, type RecordingUi, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
 import { commitAll, type TinyRepo, tinyRepo } from "../helpers/repos.ts";
 
@@ -18,12 +19,6 @@ const harnesses: PiHarness[] = [];
 const repos: TinyRepo[] = [];
 // Each case runs two or three pi sessions, each indexing with the real cgc.
 const CASE_MS = 300_000;
-const ENV_KEYS = [
-  "CGC_WORKTREE_MODE",
-  "CGC_LIFECYCLE_AUTO_CREATE",
-  "CGC_FRESHNESS_WATCH",
-  "PI_CODING_AGENT_DIR",
-] as const;
 
 beforeAll(() => {
   home = makeCgcHome();
@@ -37,16 +32,16 @@ beforeEach(() => {
 afterEach(async () => {
   for (const h of harnesses.splice(0)) await h.dispose();
   for (const repo of repos.splice(0)) repo.cleanup();
-  for (const key of ENV_KEYS) delete process.env[key];
+  restoreEnv();
   rmSync(agentDir, { recursive: true, force: true });
   // Every case starts from an empty cgc (no contexts, no default graph); no cgc runs any more.
   rmSync(join(home.home, ".codegraphcontext"), { recursive: true, force: true });
 });
 afterAll(() => home.cleanup());
 
-function withEnv(values: Partial<Record<(typeof ENV_KEYS)[number], string>>) {
-  process.env.PI_CODING_AGENT_DIR = agentDir;
-  Object.assign(process.env, values);
+/** The case's environment, with the case's own pi agent dir. */
+function withEnv(values: Record<string, string>) {
+  setEnv({ PI_CODING_AGENT_DIR: agentDir, ...values });
 }
 
 function git(cwd: string, args: string[]): string {
@@ -330,7 +325,7 @@ describe("a pruned worktree", () => {
       git(main.path, ["worktree", "prune"]);
       expect(existsSync(join(main.path, ".git", "worktrees", "b"))).toBe(false);
 
-      process.env.CGC_LIFECYCLE_AUTO_CREATE = "false";
+      withEnv({ CGC_LIFECYCLE_AUTO_CREATE: "false" });
       const orphanNotices = (ui: RecordingUi) =>
         ui.notices.filter((notice) => notice.message.includes(context as string));
       const first = await start(main.path, /^cgc unindexed$/);

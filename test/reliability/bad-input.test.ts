@@ -10,15 +10,14 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { totalSpawns } from "../../src/cgc/children.ts";
 import { CONFIG_KEY_NAMES, CONFIG_KEYS, type ConfigKey, defaultConfig } from "../../src/config/keys.ts";
 import { loadConfig } from "../../src/config/load.ts";
-import { type CgcHome, cgcBinary, cgcExec, makeCgcHome } from "../helpers/cgc-env.ts";
+import { type CgcHome, cgcBinary, makeCgcHome } from "../helpers/cgc-env.ts";
+import { restoreEnv, withEnv } from "../helpers/env.ts";
 import { type PiHarness, type RecordingUi, recordingUi, startPi, toolResults, waitFor } from "../helpers/pi-sdk.ts";
-import { commitAll, type TinyRepo, tinyRepo } from "../helpers/repos.ts";
+import { cleanupRepos, commitAll, indexedTinyRepo, tinyRepo } from "../helpers/repos.ts";
 import { expectNoCgcLeft, graphRecord } from "./support.ts";
 
 let home: CgcHome;
-const repos: TinyRepo[] = [];
 const harnesses: PiHarness[] = [];
-const setEnv = new Set<string>();
 
 beforeAll(() => {
   home = makeCgcHome();
@@ -27,27 +26,11 @@ beforeAll(() => {
 });
 afterEach(async () => {
   for (const h of harnesses.splice(0)) await h.dispose();
-  for (const key of setEnv) delete process.env[key];
-  setEnv.clear();
+  restoreEnv();
   await expectNoCgcLeft(home.home);
-  for (const repo of repos.splice(0)) repo.cleanup();
+  cleanupRepos();
 });
 afterAll(() => home.cleanup());
-
-function withEnv(values: Record<string, string>): void {
-  for (const [key, value] of Object.entries(values)) {
-    process.env[key] = value;
-    setEnv.add(key);
-  }
-}
-
-async function indexedRepo(options: Parameters<typeof tinyRepo>[0] = {}): Promise<TinyRepo> {
-  const repo = tinyRepo(options);
-  repos.push(repo);
-  const result = await cgcExec(["index", repo.path], { cwd: repo.path, env: home.env });
-  expect(result.code, result.stderr).toBe(0);
-  return repo;
-}
 
 async function startSession(cwd: string, ui: RecordingUi = recordingUi()) {
   const h = await startPi({ cwd, ui });
@@ -161,7 +144,7 @@ describe("configuration: wrong values in every key and layer", () => {
   });
 
   it("both files malformed, bad environment values, through the real pi and cgc: the session works, one notice each", async () => {
-    const repo = await indexedRepo();
+    const repo = await indexedTinyRepo(home.env);
     const agentDir = mkdtempSync(join(tmpdir(), "pi-cgc-agent-"));
     mkdirSync(join(repo.path, ".pi"));
     writeFileSync(join(repo.path, ".pi", "cgc.json"), "{ not json");
@@ -186,7 +169,7 @@ describe("configuration: wrong values in every key and layer", () => {
 
 describe("tool parameters: missing, wrong or hostile", () => {
   it("are refused before cgc sees them: no spawn, an error naming the problem, no confirmation asked", async () => {
-    const repo = await indexedRepo();
+    const repo = await indexedTinyRepo(home.env);
     const outside = mkdtempSync(join(tmpdir(), "pi-cgc-outside-"));
     writeFileSync(join(outside, "secret.py"), "def secret():\n    return 1\n");
     symlinkSync(outside, join(repo.path, "link-out"));
@@ -258,7 +241,6 @@ describe("tool parameters: missing, wrong or hostile", () => {
 describe("a workspace under spaces, brackets and non-ASCII letters, with app/[id]/page.tsx", () => {
   it("indexes, answers, observes an edit and verifies the sync, all with the real path", async () => {
     const repo = tinyRepo({ awkwardPath: true });
-    repos.push(repo);
     mkdirSync(join(repo.path, "app", "[id]"), { recursive: true });
     writeFileSync(
       join(repo.path, "app", "[id]", "page.tsx"),

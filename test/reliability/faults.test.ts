@@ -12,10 +12,11 @@ import { createRunner } from "../../src/cgc/runner.ts";
 import { createChangeTracker } from "../../src/freshness/tracker.ts";
 import { probeReadiness } from "../../src/lifecycle/probe.ts";
 import { type CgcHome, cgcBinary, cgcExec, cgcStart, makeCgcHome } from "../helpers/cgc-env.ts";
+import { restoreEnv, withEnv } from "../helpers/env.ts";
 import { startFalkorDB } from "../helpers/falkordb.ts";
 import { startPiRpc } from "../helpers/pi-rpc.ts";
 import { type PiHarness, type RecordingUi, recordingUi, startPi, toolResults, waitFor } from "../helpers/pi-sdk.ts";
-import { TINY_FACTS, type TinyRepo, tinyRepo } from "../helpers/repos.ts";
+import { cleanupRepos, indexedTinyRepo, TINY_FACTS, type TinyRepo, tinyRepo } from "../helpers/repos.ts";
 import {
   cgcProcesses,
   chipOf,
@@ -28,15 +29,11 @@ import {
   processesOf,
   SIGKILL_BOUND_MS,
   stopOwnCgc,
-  until,
   writeSlowToIndexFile,
 } from "./support.ts";
 
 let home: CgcHome;
-const repos: TinyRepo[] = [];
 const harnesses: PiHarness[] = [];
-/** Environment variables a case set for the in-process pi (pi-cgc reads process.env). */
-const setEnv = new Set<string>();
 
 beforeAll(() => {
   home = makeCgcHome();
@@ -45,29 +42,11 @@ beforeAll(() => {
 });
 afterEach(async () => {
   for (const h of harnesses.splice(0)) await h.dispose();
-  for (const key of setEnv) delete process.env[key];
-  setEnv.clear();
-  process.env.HOME = home.home;
-  process.env.CGC_EXECUTABLE = cgcBinary();
+  restoreEnv(); // HOME and CGC_EXECUTABLE back to this suite's, as beforeAll set them
   await expectNoCgcLeft(home.home);
-  for (const repo of repos.splice(0)) repo.cleanup();
+  cleanupRepos();
 });
 afterAll(() => home.cleanup());
-
-async function indexedRepo(): Promise<TinyRepo> {
-  const repo = tinyRepo();
-  repos.push(repo);
-  const result = await cgcExec(["index", repo.path], { cwd: repo.path, env: home.env });
-  expect(result.code, result.stderr).toBe(0);
-  return repo;
-}
-
-function withEnv(values: Record<string, string>): void {
-  for (const [key, value] of Object.entries(values)) {
-    process.env[key] = value;
-    setEnv.add(key);
-  }
-}
 
 async function startSession(cwd: string, ui: RecordingUi = recordingUi()) {
   const h = await startPi({ cwd, ui });
@@ -130,8 +109,7 @@ describe("pi itself SIGKILLed", () => {
     ["a verified, quiet cgc watch (real cgc)", "watch"],
     ["a probe stuck in a silent hang that ignores SIGINT and SIGTERM (fake)", "stubborn"],
   ] as const)("with %s running: no cgc child outlives pi by more than the bound", async (_what, kind) => {
-    const repo = kind === "watch" ? await indexedRepo() : tinyRepo();
-    if (kind !== "watch") repos.push(repo);
+    const repo = kind === "watch" ? await indexedTinyRepo(home.env) : tinyRepo();
     const env =
       kind === "watch"
         ? rpcEnv({ CGC_FRESHNESS_WATCH: "on", CGC_FRESHNESS_WATCHER_LIVENESS_MS: "1500" })
@@ -155,7 +133,7 @@ describe("pi itself SIGKILLed", () => {
           60_000,
         );
       } else {
-        await until(() => cgcProcesses(home.home).some((p) => / query /.test(p.args)), "the hanging probe");
+        await waitFor(() => cgcProcesses(home.home).some((p) => / query /.test(p.args)), "the hanging probe");
         // One round trip through pi's event loop: the spawn and its announcement to the guardian happen in one
         // synchronous turn, so a kill inside that turn is the one moment the promise does not cover.
         await pi.request({ type: "get_commands" });
@@ -165,12 +143,12 @@ describe("pi itself SIGKILLed", () => {
       const killedAt = Date.now();
       pi.child.kill("SIGKILL");
       await pi.exited;
-      await until(() => cgcProcesses(home.home).length === 0, "every cgc child gone", SIGKILL_BOUND_MS + 10_000);
+      await waitFor(() => cgcProcesses(home.home).length === 0, "every cgc child gone", SIGKILL_BOUND_MS + 10_000);
       const outlived = Date.now() - killedAt;
       console.log(`SIGKILL of pi with ${kind}: last cgc child gone after ${outlived} ms`);
       expect(outlived).toBeLessThanOrEqual(SIGKILL_BOUND_MS);
       // The guardian ends with its work.
-      await until(() => processesOf(home.home, /pi-child-guardian/).length === 0, "the guardian gone", 10_000);
+      await waitFor(() => processesOf(home.home, /pi-child-guardian/).length === 0, "the guardian gone", 10_000);
     } finally {
       await pi.stop();
     }
@@ -180,7 +158,6 @@ describe("pi itself SIGKILLed", () => {
 describe("cgc killed in the middle of a write", () => {
   it("SIGKILL of the real cgc index child: a failure naming the kill, a verdict that matches the graph, never fresh", async () => {
     const repo = tinyRepo();
-    repos.push(repo);
     // A file cgc needs seconds for keeps the index running long enough to be killed on any machine.
     const slow = join(repo.path, "generated.py");
     writeSlowToIndexFile(slow);
@@ -190,7 +167,7 @@ describe("cgc killed in the middle of a write", () => {
     const wal = `${kuzuPath(home.home)}.wal`;
     const indexing = h.session.prompt("/cgc index");
     // The write-ahead log appears with cgc's first write (the Repository node): the graph is now half-made.
-    await until(() => existsSync(wal) && cgcProcesses(home.home).some((p) => / index /.test(p.args)), "cgc writing");
+    await waitFor(() => existsSync(wal) && cgcProcesses(home.home).some((p) => / index /.test(p.args)), "cgc writing");
     const child = cgcProcesses(home.home).find((p) => / index /.test(p.args));
     const fromKill = ui.statusHistory.length;
     process.kill(child?.pid as number, "SIGKILL");
@@ -217,7 +194,7 @@ describe("a sync that never settles", () => {
   it.each(["the session replaced (new_session)", "pi SIGKILLed, then a new pi"] as const)(
     "%s while a sync runs: the next session does not call the graph fresh before it verified it",
     async (how) => {
-      const repo = await indexedRepo();
+      const repo = await indexedTinyRepo(home.env);
       // The full-rebuild sync, interrupted (an engine killed mid-update: test/integration/engine-freshness.test.ts).
       const env = rpcEnv({ CGC_FRESHNESS_ENGINE: "false" });
       const args = ["--no-session", "--no-extensions", "-e", EXTENSION];
@@ -230,7 +207,7 @@ describe("a sync that never settles", () => {
         writeSlowToIndexFile(slow);
         pi.send({ type: "prompt", message: "/cgc sync" });
         await pi.waitFor((f) => chipOf(f)?.startsWith("cgc syncing…") === true, 30_000);
-        await until(() => cgcProcesses(home.home).some((p) => / index --force /.test(p.args)), "the sync's cgc");
+        await waitFor(() => cgcProcesses(home.home).some((p) => / index --force /.test(p.args)), "the sync's cgc");
         rmSync(slow); // and thinks better of it: the graph must end up with the repository as it now is
         let from = 0;
         if (how === "the session replaced (new_session)") {
@@ -239,7 +216,7 @@ describe("a sync that never settles", () => {
         } else {
           pi.child.kill("SIGKILL");
           await pi.exited;
-          await until(() => cgcProcesses(home.home).length === 0, "the guardian to stop the sync", SIGKILL_BOUND_MS);
+          await waitFor(() => cgcProcesses(home.home).length === 0, "the guardian to stop the sync", SIGKILL_BOUND_MS);
           pi = startPiRpc({ cli: PI_CLI, cwd: repo.path, args, env, onUiRequest });
         }
         const chips = () =>
@@ -267,7 +244,6 @@ describe("cgc missing", () => {
   it("unavailable; /cgc index, /cgc sync and the agent's tool list work without a single spawn attempt", async () => {
     withEnv({ CGC_EXECUTABLE: "/nonexistent/bin/cgc" });
     const repo = tinyRepo();
-    repos.push(repo);
     const { h, ui, chip } = await startSession(repo.path);
     await waitFor(() => chip() === "cgc unavailable", "the unavailable verdict");
     const spawns = totalSpawns();
@@ -285,7 +261,7 @@ describe("cgc missing", () => {
 describe("cgc hanging in each kind of call (fake cgc-hang: a silent hang in one verb)", () => {
   it("probe: unknown after timeouts.probeMs, never corrupt, its process group gone", async () => {
     withEnv({ CGC_EXECUTABLE: join(FAKES, "cgc-hang"), FAKE_CGC_HANG: "query", CGC_TIMEOUTS_PROBE_MS: "1500" });
-    const repo = await indexedRepo();
+    const repo = await indexedTinyRepo(home.env);
     const { ui, chip } = await startSession(repo.path);
     await waitFor(() => chip() === "cgc unknown", "the unknown verdict");
     expect(notices(ui)).toEqual([expect.stringMatching(/state is unknown: .*took longer than 1500 ms/)]);
@@ -294,7 +270,7 @@ describe("cgc hanging in each kind of call (fake cgc-hang: a silent hang in one 
 
   it("a graph tool: TIMEOUT with a remedy after timeouts.queryMs; readiness untouched; the server stopped", async () => {
     withEnv({ CGC_EXECUTABLE: join(FAKES, "cgc-hang"), FAKE_CGC_HANG: "mcp", CGC_TIMEOUTS_QUERY_MS: "2000" });
-    const repo = await indexedRepo();
+    const repo = await indexedTinyRepo(home.env);
     const { h, chip } = await startSession(repo.path);
     await waitFor(() => chip() === "cgc ready · fresh", "a ready graph");
     await agentCalls(h, "cgc_find", { query: "normalize" });
@@ -306,7 +282,7 @@ describe("cgc hanging in each kind of call (fake cgc-hang: a silent hang in one 
 
   it("a sync: TIMEOUT after timeouts.maintenanceMs, possibly stale with the error, never fresh", async () => {
     withEnv({ CGC_EXECUTABLE: join(FAKES, "cgc-hang"), FAKE_CGC_HANG: "index", CGC_TIMEOUTS_MAINTENANCE_MS: "1500" });
-    const repo = await indexedRepo();
+    const repo = await indexedTinyRepo(home.env);
     const { h, ui, chip } = await startSession(repo.path);
     await waitFor(() => chip() === "cgc ready · fresh", "a ready graph");
     const from = ui.statusHistory.length;
@@ -332,7 +308,7 @@ describe("cgc hanging in each kind of call (fake cgc-hang: a silent hang in one 
       CGC_FRESHNESS_WATCHER_LIVENESS_MS: "1500",
       CGC_TIMEOUTS_LONG_LIVED_MS: "5000",
     });
-    const repo = await indexedRepo();
+    const repo = await indexedTinyRepo(home.env);
     const { ui, chip } = await startSession(repo.path);
     await waitFor(() => notices(ui).some((text) => /^cgc watch exited/.test(text)), "the watcher's end", 30_000);
     expect(notices(ui)).toContainEqual(
@@ -347,7 +323,6 @@ describe("output the product cannot read (fake cgc-garbage)", () => {
   it("truncated JSON through pi: unknown, named as unreadable, never corrupt", async () => {
     withEnv({ CGC_EXECUTABLE: join(FAKES, "cgc-garbage"), FAKE_CGC_GARBAGE: "truncated" });
     const repo = tinyRepo();
-    repos.push(repo);
     const { ui, chip } = await startSession(repo.path);
     await waitFor(() => chip() === "cgc unknown", "the unknown verdict");
     expect(notices(ui)).toEqual([expect.stringMatching(/state is unknown: cgc's answer could not be read/)]);
@@ -359,7 +334,6 @@ describe("output the product cannot read (fake cgc-garbage)", () => {
     ["segfault", /cgc query was killed by SIGSEGV/],
   ] as const)("%s: the probe says unknown, not corrupt", async (mode, reason) => {
     const repo = tinyRepo();
-    repos.push(repo);
     const outcome = await probeWith(join(FAKES, "cgc-garbage"), { ...home.env, FAKE_CGC_GARBAGE: mode }, repo.path);
     expect(outcome.verdict.readiness).toBe("unknown");
     expect(outcome.verdict.reason).toMatch(reason);
@@ -369,7 +343,6 @@ describe("output the product cannot read (fake cgc-garbage)", () => {
 describe("exit code 0 with an error message (real cgc)", () => {
   it("`cgc stats <unknown path>` prints Repository not found and exits 0: the runner calls it FAILED", async () => {
     const repo = tinyRepo();
-    repos.push(repo);
     const runner = createRunner({
       executable: cgcBinary(),
       env: { ...process.env, ...home.env },
@@ -384,7 +357,7 @@ describe("exit code 0 with an error message (real cgc)", () => {
 
 describe("the embedded lock held by another real process", () => {
   it("a tool answers BUSY with a remedy; a sync is skipped as busy with no fresh claim; /cgc status re-checks", async () => {
-    const repo = await indexedRepo();
+    const repo = await indexedTinyRepo(home.env);
     const { h, ui, chip } = await startSession(repo.path);
     await waitFor(() => chip() === "cgc ready · fresh", "a ready graph");
     const holder = cgcStart(["watch", repo.path], { cwd: repo.path, env: home.env });
@@ -466,7 +439,6 @@ describe("the FalkorDB server stopped mid-session (a real server from falkordb-b
     try {
       const serverHome = { ...home.env, ...falkor.env };
       const repo = tinyRepo();
-      repos.push(repo);
       expect((await cgcExec(["index", repo.path], { cwd: repo.path, env: serverHome })).code).toBe(0);
       withEnv({ ...falkor.env, CGC_FRESHNESS_WATCH: "auto", CGC_FRESHNESS_WATCHER_LIVENESS_MS: "1500" });
       const { h, ui, chip } = await startSession(repo.path);
@@ -501,7 +473,6 @@ describe("the FalkorDB server stopped mid-session (a real server from falkordb-b
 describe("a CGC home cgc cannot use", () => {
   it("missing: cgc makes it, and the verdict is unindexed (the truth), not an error", async () => {
     const repo = tinyRepo();
-    repos.push(repo);
     const missing = join(mkdtempSync(join(tmpdir(), "pi-cgc-nohome-")), "not", "there");
     const outcome = await probeWith(cgcBinary(), { HOME: missing }, repo.path);
     expect(outcome.verdict.readiness).toBe("unindexed");
@@ -509,7 +480,6 @@ describe("a CGC home cgc cannot use", () => {
 
   it("unwritable: unknown, with the exception as a one-line reason; never corrupt", async () => {
     const repo = tinyRepo();
-    repos.push(repo);
     const unusable = mkdtempSync(join(tmpdir(), "pi-cgc-rohome-"));
     const root = process.getuid?.() === 0;
     // Root ignores file modes: there, a file where cgc's directory must go stands for the same fault.

@@ -4,6 +4,7 @@ import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { signalGroup } from "../../src/cgc/children.ts";
 import { cgcExec, type LongLivedCgc, PROJECT_ROOT } from "../helpers/cgc-env.ts";
+import { waitFor } from "../helpers/poll.ts";
 
 export const PI_CLI = join(PROJECT_ROOT, "node_modules", "@mariozechner", "pi-coding-agent", "dist", "cli.js");
 export const EXTENSION = join(PROJECT_ROOT, "src", "index.ts");
@@ -50,15 +51,8 @@ export function cgcProcesses(home: string): ProcessInfo[] {
   return processesOf(home, /\/cgc(-[a-z]+)?( |$)/);
 }
 
-/** Polls an asynchronous condition until it holds (a condition with a deadline, never a sleep). */
-export async function until(condition: () => Promise<boolean> | boolean, what: string, timeoutMs = 60_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await condition()) return;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
+/** The name soak.ts knows the one poll by (test/helpers/poll.ts `waitFor`). */
+export const until = waitFor;
 
 /**
  * The end of every case: no cgc process of this home may be left. Waits for stragglers within `graceMs`
@@ -67,7 +61,7 @@ export async function until(condition: () => Promise<boolean> | boolean, what: s
  */
 export async function expectNoCgcLeft(home: string, graceMs = 15_000): Promise<void> {
   try {
-    await until(() => cgcProcesses(home).length === 0, "no cgc process left", graceMs);
+    await waitFor(() => cgcProcesses(home).length === 0, "no cgc process left", graceMs);
   } catch (error) {
     const left = cgcProcesses(home);
     for (const process_ of left) signalGroup(process_.pgid, "SIGKILL");
