@@ -7,14 +7,12 @@ import { describe, expect, it } from "vitest";
 import {
   detectBusy,
   detectCgcFailure,
+  indexSkipped,
   type Parsed,
   parseContextCreate,
   parseContextList,
   parseDoctorDefaultDatabase,
-  parseIndexSummary,
-  parseList,
   parseQueryJson,
-  parseStats,
   parseVersion,
 } from "../../src/cgc/parse.ts";
 import { PROJECT_ROOT } from "../helpers/cgc-env.ts";
@@ -68,7 +66,6 @@ function repo(name: string) {
 const AWKWARD = "a-long-repository-directory-name-that-pushes-the-path-past-eighty-columns";
 // Rich reads `[id]` in the real path as a markup tag and drops it from everything the CLI prints.
 const AWKWARD_AS_PRINTED = `<WORK>/repos/dir with spaces/ ünïcødé (x)/${AWKWARD}`;
-const indexable = (files: string[]) => files.filter((file) => /\.(py|js|json)$/.test(file)).length;
 
 describe("captured fixtures", () => {
   it("were all made by the same cgc version", () => {
@@ -114,197 +111,16 @@ describe("parseDoctorDefaultDatabase", () => {
   });
 });
 
-describe("parseList", () => {
-  it("reads an empty database", () => {
-    expect(value(parseList(capture("list-empty").stdout))).toEqual([]);
+describe("indexSkipped", () => {
+  it("is true for cgc's skip of an already indexed repository, with the path as given or as `.`", () => {
+    expect(indexSkipped(capture("index-skip").stdout)).toBe(true);
+    expect(indexSkipped(capture("index-skip-dot").stdout)).toBe(true);
   });
 
-  it("reads every repository, including a long path with spaces, markup and non-ASCII", () => {
-    const listed = value(parseList(capture("list-repos").stdout));
-    const expected = manifest.repos
-      .map((entry) => ({
-        name: entry.name,
-        path: entry.name === AWKWARD ? AWKWARD_AS_PRINTED : entry.path,
-        type: "project",
-      }))
-      .sort((a, b) => a.name.localeCompare(b.name));
-    expect(listed).toEqual(expected);
-  });
-
-  it("still lists the Kùzu data after doctor wrote DEFAULT_DATABASE=falkordb (silent fallback)", () => {
-    expect(capture("list-after-doctor").stderr).toContain("Using database: falkordb");
-    expect(value(parseList(capture("list-after-doctor").stdout))).toEqual(
-      value(parseList(capture("list-repos").stdout)),
-    );
-  });
-
-  it("is unknown when cgc could not open the database", () => {
-    expect(parseList(capture("lock-cli-kuzudb").stdout).kind).toBe("unknown");
-  });
-
-  it("refuses rows that Rich wrapped onto two lines", () => {
-    const wrapped = [
-      "┏━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━┓",
-      "┃ Name ┃ Path       ┃ Type    ┃",
-      "┡━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━┩",
-      "│ tiny │ /very/long │ Project │",
-      "│      │ /path/tiny │         │",
-      "└──────┴────────────┴─────────┘",
-      "",
-    ].join("\n");
-    expect(parseList(wrapped).kind).toBe("unknown");
-  });
-});
-
-describe("parseStats", () => {
-  it("reads an empty database", () => {
-    expect(value(parseStats(capture("stats-empty").stdout))).toEqual({ scope: "overall", empty: true, rows: {} });
-  });
-
-  it("reads the overall counts, which agree with the per-repository query", () => {
-    const stats = value(parseStats(capture("stats-overall").stdout));
-    const counts = value(parseQueryJson(capture("query-counts").stdout));
-    const sum = (key: string) => counts.reduce((total, row) => total + Number(row[key]), 0);
-    expect(stats).toMatchObject({ scope: "overall", empty: false });
-    expect(stats.rows.Repositories).toBe(manifest.repos.length);
-    expect(stats.rows.Files).toBe(sum("files"));
-    expect(stats.rows.Classes).toBe(sum("classes"));
-    // Overall Functions include one synthetic `<module>` Function per Python file.
-    const pythonFiles = manifest.repos.reduce((n, entry) => n + entry.files.filter((f) => f.endsWith(".py")).length, 0);
-    expect(stats.rows.Functions).toBe(sum("functions") + pythonFiles);
-    expect(Object.keys(stats.rows)).toEqual(["Repositories", "Files", "Functions", "Classes", "Modules"]);
-  });
-
-  it("reads one repository's counts (Functions include the per-file `<module>`)", () => {
-    expect(value(parseStats(capture("stats-repo").stdout))).toEqual({
-      scope: "repository",
-      path: repo("tiny").path,
-      found: true,
-      rows: {
-        Files: TINY_FACTS.pythonFiles.length,
-        Functions: TINY_FACTS.functions.length + TINY_FACTS.pythonFiles.length,
-        Classes: TINY_FACTS.classes.length,
-        "Imported Modules": 4,
-      },
-    });
-  });
-
-  it("prints the awkward path without its `[id]`", () => {
-    expect(value(parseStats(capture("stats-repo-awkward").stdout))).toMatchObject({
-      scope: "repository",
-      path: AWKWARD_AS_PRINTED,
-      found: true,
-    });
-  });
-
-  it("reads `Repository not found` (printed with exit code 0)", () => {
-    expect(capture("stats-unknown").exitCode).toBe(0);
-    expect(value(parseStats(capture("stats-unknown").stdout))).toEqual({
-      scope: "repository",
-      path: "<WORK>/nowhere",
-      found: false,
-      rows: {},
-    });
-  });
-
-  it("is unknown when cgc could not open the database", () => {
-    expect(parseStats(capture("lock-cli-while-mcp").stdout).kind).toBe("unknown");
-  });
-});
-
-describe("parseIndexSummary", () => {
-  it("reads a first index of tinyRepo()", () => {
-    expect(value(parseIndexSummary(both("index-first")))).toEqual({
-      outcome: "indexed",
-      path: repo("tiny").path,
-      forced: false,
-      seconds: expect.any(Number),
-      unresolvedCalls: 1,
-      summary: {
-        scannedFiles: TINY_FACTS.pythonFiles.length,
-        filesByExtension: [{ extension: ".py", language: "python", count: TINY_FACTS.pythonFiles.length }],
-        failedFiles: 0,
-        functionNodes: TINY_FACTS.functions.length,
-        classNodes: TINY_FACTS.classes.length,
-        callsEdges: 12,
-        serializationSeconds: expect.any(Number),
-      },
-    });
-  });
-
-  it("reads the same summary on LadybugDB", () => {
-    const kuzu = value(parseIndexSummary(both("index-first")));
-    const ladybug = value(parseIndexSummary(both("index-ladybugdb")));
-    expect(ladybug.outcome === "indexed" && ladybug.summary?.functionNodes).toBe(
-      kuzu.outcome === "indexed" && kuzu.summary?.functionNodes,
-    );
-  });
-
-  it("reads --force as a forced run that echoes the argument", () => {
-    expect(value(parseIndexSummary(both("index-force")))).toMatchObject({
-      outcome: "indexed",
-      forced: true,
-      path: repo("tiny").path,
-    });
-  });
-
-  it("reads the already-indexed skip, with the path as given", () => {
-    expect(value(parseIndexSummary(both("index-skip")))).toEqual({
-      outcome: "already-indexed",
-      path: repo("tiny").path,
-      files: TINY_FACTS.pythonFiles.length,
-    });
-    expect(value(parseIndexSummary(both("index-skip-dot")))).toEqual({
-      outcome: "already-indexed",
-      path: ".",
-      files: 6,
-    });
-  });
-
-  it("reads a failure on a missing path", () => {
-    expect(capture("index-missing-path").exitCode).toBe(1);
-    expect(value(parseIndexSummary(both("index-missing-path")))).toEqual({
-      outcome: "failed",
-      message: "Error: Path does not exist: <WORK>/does-not-exist",
-    });
-  });
-
-  it("reads cgc's crash on a path holding a Rich closing tag as a failure", () => {
-    expect(capture("index-markup-error").exitCode).toBe(1);
-    expect(value(parseIndexSummary(both("index-markup-error")))).toEqual({
-      outcome: "failed",
-      message: expect.stringMatching(/^MarkupError: closing tag '\[\/x\]' at position \d+ doesn't match any open tag$/),
-    });
-  });
-
-  it("counts every scanned file of each fixture repository and agrees with the graph", () => {
-    const counts = value(parseQueryJson(capture("query-counts").stdout));
-    const cases = [
-      ["index-stdlib-json", "json"],
-      ["index-stdlib-email", "email"],
-      ["index-npm", "picomatch"],
-      ["index-awkward-path", AWKWARD],
-    ] as const;
-    for (const [fixture, name] of cases) {
-      const outcome = value(parseIndexSummary(both(fixture)));
-      if (outcome.outcome !== "indexed" || !outcome.summary) throw new Error(`${fixture}: ${outcome.outcome}`);
-      expect(outcome.summary.scannedFiles, fixture).toBe(indexable(repo(name).files));
-      const row = counts.find((entry) => String(entry.path).endsWith(`/${name}`));
-      expect(outcome.summary.functionNodes, fixture).toBe(row?.functions);
-      expect(outcome.summary.classNodes, fixture).toBe(row?.classes);
+  it("is false for an index that ran, forced or not, and for a failure", () => {
+    for (const name of ["index-first", "index-force", "index-ladybugdb", "index-missing-path"]) {
+      expect(indexSkipped(capture(name).stdout), name).toBe(false);
     }
-  });
-
-  it("reads several extensions, one of them without a language", () => {
-    const outcome = value(parseIndexSummary(both("index-npm")));
-    expect(outcome.outcome === "indexed" && outcome.summary?.filesByExtension).toEqual([
-      { extension: ".js", language: "javascript", count: 7 },
-      { extension: ".json", language: "generic", count: 1 },
-    ]);
-  });
-
-  it("reads the awkward path as printed", () => {
-    expect(value(parseIndexSummary(both("index-awkward-path")))).toMatchObject({ path: AWKWARD_AS_PRINTED });
   });
 });
 
@@ -427,9 +243,6 @@ describe("detectCgcFailure", () => {
 const PARSERS = {
   parseVersion,
   parseDoctorDefaultDatabase,
-  parseList,
-  parseStats,
-  parseIndexSummary,
   parseQueryJson,
   parseContextList,
 } as const;
@@ -478,14 +291,6 @@ describe("properties", () => {
       ["parseVersion", capture("version").stderr],
       ["parseDoctorDefaultDatabase", capture("doctor-kuzudb").stderr],
       ["parseDoctorDefaultDatabase", capture("doctor-default").stderr],
-      ["parseList", capture("list-repos").stdout],
-      ["parseStats", capture("stats-overall").stdout],
-      ["parseStats", capture("stats-repo").stdout],
-      ["parseStats", capture("stats-unknown").stdout],
-      ["parseIndexSummary", both("index-first")],
-      ["parseIndexSummary", both("index-npm")],
-      ["parseIndexSummary", both("index-skip")],
-      ["parseIndexSummary", both("index-missing-path")],
       ["parseQueryJson", capture("query-repositories").stdout],
       ["parseQueryJson", capture("query-counts").stdout],
     ];
