@@ -98,7 +98,10 @@ describe("two real pi processes on one workspace and one embedded database", () 
   });
   afterAll(() => home.cleanup());
 
+  let agentDir = "";
+
   async function indexedRepo(): Promise<TinyRepo> {
+    agentDir = mkdtempSync(join(tmpdir(), "pi-cgc-agent-"));
     repo = tinyRepo();
     mkdirSync(join(repo.path, ".pi"));
     writeFileSync(join(repo.path, ".pi", "cgc.json"), settings);
@@ -114,7 +117,9 @@ describe("two real pi processes on one workspace and one embedded database", () 
       args: ["--no-session", "--no-extensions", "-e", EXTENSION],
       env: {
         HOME: home.home,
-        PI_CODING_AGENT_DIR: mkdtempSync(join(tmpdir(), "pi-cgc-agent-")),
+        // One user's two pi processes share pi's agent directory, where pi-cgc records its own writes
+        // (src/lifecycle/provenance.ts): each knows the other's sync for pi-cgc's, not another process's.
+        PI_CODING_AGENT_DIR: agentDir,
         PI_OFFLINE: "1",
         CGC_EXECUTABLE: cgcBinary(),
         ...extra,

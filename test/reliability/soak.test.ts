@@ -18,7 +18,8 @@ const FAILED_SEEDS = JSON.parse(readFileSync(new URL("./soak-seeds.json", import
 
 function reproduce(options: SoakOptions): string {
   const table = options.actions ? ` --actions ${options.actions}` : "";
-  return `npm run soak -- --runs ${options.runs} --seed ${options.seed} --steps ${options.steps} --first-run ${options.firstRun ?? 0}${table}`;
+  const backends = options.backends ? ` --backend ${options.backends.join(",")}` : "";
+  return `npm run soak -- --runs ${options.runs} --seed ${options.seed} --steps ${options.steps} --first-run ${options.firstRun ?? 0}${table}${backends}`;
 }
 
 function expectClean(report: SoakReport, options: SoakOptions): void {

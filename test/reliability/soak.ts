@@ -35,15 +35,13 @@ import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { liveGroups } from "../../src/cgc/children.ts";
 import { ENGINE_SCRIPT } from "../../src/freshness/engine.ts";
 import {
-  type CgcHome,
-  cgcBinary,
-  cgcExec,
-  cgcStart,
-  childEnv,
-  type LongLivedCgc,
-  makeCgcHome,
-} from "../helpers/cgc-env.ts";
-import { venvPython } from "../helpers/engine.ts";
+  BACKEND_NAMES,
+  type BackendName,
+  startBackend,
+  type TestBackend,
+  useBackendInProcess,
+} from "../helpers/backends.ts";
+import { type CgcHome, cgcExec, cgcStart, childEnv, type LongLivedCgc } from "../helpers/cgc-env.ts";
 import { type PiHarness, type RecordingUi, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
 import { type TinyRepo, tinyRepo } from "../helpers/repos.ts";
 import { cgcProcesses, kuzuPath, processesOf, stopOwnCgc, until, writeSlowToIndexFile } from "./support.ts";
@@ -57,6 +55,11 @@ export interface SoakOptions {
   actions?: ActionTable;
   /** Steps per run. */
   steps: number;
+  /**
+   * The backends the runs' graphs live on, taken in turn (run i on backends[i % n]); KùzuDB when unset. Each
+   * run starts its own (a server on 127.0.0.1 for the server backends), and a second for its parity index.
+   */
+  backends?: readonly BackendName[];
   log?: (line: string) => void;
 }
 
@@ -70,6 +73,8 @@ export interface SoakReport {
   freshChecks: number;
   /** Ends of runs whose graph was compared line for line with a full index of the same tree. */
   parityChecks: number;
+  /** Runs per backend. */
+  backends: Record<string, number>;
   violations: string[];
   durationMs: number;
 }
@@ -172,6 +177,8 @@ const BUSY_CHIP = /^cgc (syncing|indexing|rebuilding|updating|checking)…/;
 interface Run {
   index: number;
   rng: Rng;
+  /** The backend of this run's graph: its cgc, HOME and variables. */
+  backend: TestBackend;
   home: CgcHome;
   repo: TinyRepo;
   /** What every file should hold: relative path → content (undefined: deleted by the agent). */
@@ -199,6 +206,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     faults: {},
     freshChecks: 0,
     parityChecks: 0,
+    backends: {},
     violations: [],
     durationMs: 0,
   };
@@ -224,23 +232,42 @@ function restore(key: string, value: string | undefined): void {
 
 async function soakRun(index: number, rng: Rng, options: SoakOptions, report: SoakReport): Promise<void> {
   const log = options.log ?? (() => {});
-  const home = makeCgcHome();
+  const backends = options.backends?.length ? options.backends : (["kuzudb"] as const);
+  const backend = await startBackend(backends[index % backends.length] as BackendName);
+  report.backends[backend.name] = (report.backends[backend.name] ?? 0) + 1;
+  const restoreBackend = useBackendInProcess(backend); // HOME, CGC_EXECUTABLE and the backend's variables
+  try {
+    await soakRunOn(backend, index, rng, options, report, log);
+  } finally {
+    restoreBackend();
+    await backend.stop(); // a server, or FalkorDB Lite's daemons, never outlive their run
+  }
+}
+
+async function soakRunOn(
+  backend: TestBackend,
+  index: number,
+  rng: Rng,
+  options: SoakOptions,
+  report: SoakReport,
+  log: (line: string) => void,
+): Promise<void> {
+  const home = backend.home;
   const repo = tinyRepo({ name: `soak-${index}` });
   mkdirSync(join(repo.path, ".pi"));
   writeFileSync(join(repo.path, ".pi", "cgc.json"), SETTINGS);
   const indexedFirst = rng.next() < 0.85;
   if (indexedFirst) {
-    const indexed = await cgcExec(["index", repo.path], { cwd: repo.path, env: home.env });
+    const indexed = await cgcExec(["index", repo.path], { cwd: repo.path, env: backend.env, cgc: backend.cgc });
     if (indexed.code !== 0) throw new Error(`soak setup: the index failed: ${indexed.stderr}`);
   }
-  process.env.HOME = home.home;
   process.env.PI_CODING_AGENT_DIR = mkdtempSync(join(tmpdir(), "pi-cgc-soak-agent-"));
-  process.env.CGC_EXECUTABLE = cgcBinary();
   const files = new Map<string, string | undefined>();
   for (const file of listFiles(repo.path)) files.set(file, readFileSync(join(repo.path, file), "utf8"));
   const run: Run = {
     index,
     rng,
+    backend,
     home,
     repo,
     files,
@@ -287,7 +314,6 @@ async function soakRun(index: number, rng: Rng, options: SoakOptions, report: So
   await checkEnd(run);
   report.violations.push(...run.violations.map((violation) => `run ${index} (seed ${options.seed}): ${violation}`));
   rmSync(process.env.PI_CODING_AGENT_DIR, { recursive: true, force: true });
-  home.cleanup();
   repo.cleanup();
 }
 
@@ -501,7 +527,11 @@ async function perform(run: Run, action: Action, holding: (holder: LongLivedCgc)
       return false;
     }
     case "fault:lock": {
-      const holder = cgcStart(["watch", run.repo.path], { cwd: run.repo.path, env: run.home.env });
+      const holder = cgcStart(["watch", run.repo.path], {
+        cwd: run.repo.path,
+        env: run.backend.env,
+        cgc: run.backend.cgc,
+      });
       holding(holder);
       try {
         await holder.waitForLine("stdout", /Monitoring for file changes/);
@@ -519,11 +549,11 @@ async function perform(run: Run, action: Action, holding: (holder: LongLivedCgc)
       const slow = join(run.repo.path, "generated_slow.py");
       writeSlowToIndexFile(slow);
       const running = run.h.session.prompt(command);
-      const child = await firstWriter(run, 15_000);
+      const writer = await firstWriter(run, 15_000);
       rmSync(slow);
-      if (child) {
-        process.kill(child, "SIGKILL");
-        injected(run, `cgc child SIGKILLed (${command})`);
+      if (writer) {
+        process.kill(writer.pid, "SIGKILL");
+        injected(run, `${writer.what} SIGKILLed (${command})`);
       }
       await running;
       return false;
@@ -535,7 +565,7 @@ async function perform(run: Run, action: Action, holding: (holder: LongLivedCgc)
       const running = run.h.session.prompt("/cgc sync").catch(() => undefined);
       const writing = await firstWriter(run, 10_000);
       rmSync(slow);
-      injected(run, writing ? "session replaced mid-sync" : "session replaced");
+      injected(run, writing ? `session replaced while the ${writing.what} wrote` : "session replaced");
       await run.h.dispose();
       await running;
       await startSession(run);
@@ -544,13 +574,19 @@ async function perform(run: Run, action: Action, holding: (holder: LongLivedCgc)
   }
 }
 
-/** The pid of the cgc index child once it has begun to write (its WAL exists), if one starts in time. */
-async function firstWriter(run: Run, timeoutMs: number): Promise<number | undefined> {
+/**
+ * What writes the graph once it has begun to: a cgc index child (on KùzuDB, once its WAL exists), or the
+ * engine while the chip says it is updating. Undefined if neither shows in time.
+ */
+async function firstWriter(run: Run, timeoutMs: number): Promise<{ pid: number; what: string } | undefined> {
   const wal = `${kuzuPath(run.home.home)}.wal`;
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     const child = cgcProcesses(run.home.home).find((process_) => / index /.test(process_.args));
-    if (child && existsSync(wal)) return child.pid;
+    // KùzuDB shows the first write (its WAL); elsewhere the running index child is the best sign there is.
+    if (child && (run.backend.name !== "kuzudb" || existsSync(wal))) return { pid: child.pid, what: "cgc child" };
+    const engine = processesOf(run.home.home, /pi_cgc_engine\.py serve/)[0];
+    if (engine && /^cgc updating…/.test(chip(run) ?? "")) return { pid: engine.pid, what: "engine" };
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
   return undefined;
@@ -591,16 +627,17 @@ async function checkFreshClaim(run: Run, when: string): Promise<void> {
 async function checkParity(run: Run): Promise<void> {
   if (chip(run) !== "cgc ready · fresh") return;
   run.report.parityChecks++;
-  const copyHome = makeCgcHome();
+  // A backend of its own for the copy: on a shared one, Module nodes (shared by name) would mix the two.
+  const copyBackend = await startBackend(run.backend.name);
   const copy = mkdtempSync(join(tmpdir(), "pi-cgc-soak-parity-"));
   try {
     // The same tree under the same folder name (the Repository node's name); the dump's paths are relative.
     const tree = join(copy, basename(run.repo.path));
     cpSync(run.repo.path, tree, { recursive: true }); // .git too: the Repository node records HEAD
-    const fresh = await cgcExec(["index", tree], { cwd: tree, env: copyHome.env });
+    const fresh = await cgcExec(["index", tree], { cwd: tree, env: copyBackend.env, cgc: copyBackend.cgc });
     if (fresh.code !== 0) throw new Error(`the parity index failed: ${fresh.stderr}`);
-    const ours = await dump(run.repo.path, run.home.env);
-    const theirs = (await dump(tree, copyHome.env)).map((line) => line.split(tree).join(run.repo.path));
+    const ours = await dump(run.repo.path, run.backend);
+    const theirs = (await dump(tree, copyBackend)).map((line) => line.split(tree).join(run.repo.path));
     const missing = theirs.filter((line) => !ours.includes(line));
     const extra = ours.filter((line) => !theirs.includes(line));
     if (missing.length + extra.length > 0) {
@@ -614,20 +651,25 @@ async function checkParity(run: Run): Promise<void> {
       );
     }
   } finally {
-    copyHome.cleanup();
+    await copyBackend.stop();
     rmSync(copy, { recursive: true, force: true });
   }
 }
 
-/** The canonical dump of the graph of `root` that `env` points cgc at (engine/pi_cgc_engine.py dump). */
-async function dump(root: string, env: Record<string, string>): Promise<string[]> {
+/** The canonical dump of the graph of `root` on `backend` (engine/pi_cgc_engine.py dump, by that cgc's Python). */
+async function dump(root: string, backend: TestBackend): Promise<string[]> {
+  const env = backend.env;
   const out = join(mkdtempSync(join(tmpdir(), "pi-cgc-soak-dump-")), "dump.txt");
   try {
     for (let attempt = 0; ; attempt++) {
-      const result = await execFile(venvPython(), [ENGINE_SCRIPT, "dump", "--root", root, "--out", out], {
-        cwd: root,
-        env: childEnv(env),
-      }).catch((error: { stderr?: string }) => ({ stderr: error.stderr ?? String(error), failed: true }));
+      const result = await execFile(
+        join(dirname(backend.cgc), "python"),
+        [ENGINE_SCRIPT, "dump", "--root", root, "--out", out],
+        {
+          cwd: root,
+          env: childEnv(env),
+        },
+      ).catch((error: { stderr?: string }) => ({ stderr: error.stderr ?? String(error), failed: true }));
       if (!("failed" in result)) return readFileSync(out, "utf8").split("\n").filter(Boolean);
       // Retried while another process holds the embedded database (the session's lease letting go).
       if (attempt >= 3) throw new Error(`the soak's dump failed: ${result.stderr.slice(-2000)}`);
@@ -643,7 +685,7 @@ async function graphFunctions(run: Run): Promise<Map<string, string[]>> {
     `MATCH (f:File)-[:CONTAINS]->(fn:Function) WHERE f.path STARTS WITH '${run.repo.path}/' ` +
     "RETURN f.path AS path, collect(fn.name) AS names";
   for (let attempt = 0; ; attempt++) {
-    const result = await cgcExec(["query", query], { cwd: run.repo.path, env: run.home.env });
+    const result = await cgcExec(["query", query], { cwd: run.repo.path, env: run.backend.env, cgc: run.backend.cgc });
     if (result.code === 0 && result.stdout.includes("[")) {
       const rows = JSON.parse(result.stdout.slice(result.stdout.indexOf("["))) as Array<{
         path: string;
@@ -737,6 +779,16 @@ function argument(name: string, fallback: number): number {
   return value;
 }
 
+function backendsArgument(): BackendName[] {
+  const at = process.argv.indexOf("--backend");
+  const value = at >= 0 ? (process.argv[at + 1] ?? "") : "kuzudb";
+  const names = value === "all" ? [...BACKEND_NAMES] : value.split(",");
+  for (const name of names)
+    if (!BACKEND_NAMES.includes(name as BackendName))
+      throw new Error(`--backend must be all or a comma-separated list of ${BACKEND_NAMES.join(", ")}`);
+  return names as BackendName[];
+}
+
 function tableArgument(): ActionTable {
   const at = process.argv.indexOf("--actions");
   const value = at >= 0 ? process.argv[at + 1] : "v2";
@@ -751,13 +803,15 @@ if (process.argv[1]?.endsWith("soak.ts")) {
     steps: argument("steps", 10),
     firstRun: argument("first-run", 0),
     actions: tableArgument(),
+    backends: backendsArgument(),
   };
   const report = await runSoak({ ...options, log: (line) => console.error(line) });
   console.log(JSON.stringify(report, null, 2));
   console.log(
     `soak: ${report.runs} runs, ${report.steps} steps, ${Object.values(report.faults).reduce((a, b) => a + b, 0)} faults injected, ` +
       `${report.freshChecks} fresh claims checked, ${report.parityChecks} parity checks, ${report.violations.length} invariant violations, ${Math.round(report.durationMs / 1000)} s ` +
-      `(npm run soak -- --runs ${options.runs} --seed ${options.seed} --steps ${options.steps} --first-run ${options.firstRun} --actions ${options.actions})`,
+      `per backend ${JSON.stringify(report.backends)}, ${Math.round(report.durationMs / 1000 / Math.max(1, report.runs))} s per session ` +
+      `(npm run soak -- --runs ${options.runs} --seed ${options.seed} --steps ${options.steps} --first-run ${options.firstRun} --actions ${options.actions} --backend ${options.backends.join(",")})`,
   );
   process.exit(report.violations.length === 0 ? 0 : 1);
 }
