@@ -235,17 +235,46 @@ export function tinyRepo(options: RepoOptions = {}): TinyRepo {
 
 /**
  * A tiny repository (`options` as for `tinyRepo`) indexed by the real cgc into the graph `env` points at (its
- * HOME, a server's address). The suites' one indexed-repository fixture: it throws with cgc's words if the
- * index fails.
+ * HOME, a server's address), with `options.cgc` for another backend's cgc (test/helpers/backends.ts). The
+ * suites' one indexed-repository fixture: it throws with cgc's words if the index fails.
  */
-export async function indexedTinyRepo(env: Record<string, string>, options: RepoOptions = {}): Promise<TinyRepo> {
+export async function indexedTinyRepo(
+  env: Record<string, string>,
+  options: RepoOptions & { cgc?: string; timeoutMs?: number } = {},
+): Promise<TinyRepo> {
   const repo = tinyRepo(options);
-  const result = await cgcExec(["index", repo.path], { cwd: repo.path, env });
+  const result = await cgcExec(["index", repo.path], {
+    cwd: repo.path,
+    env,
+    cgc: options.cgc,
+    timeoutMs: options.timeoutMs,
+  });
   if (result.code !== 0) {
     repo.cleanup();
-    throw new Error(`cgc index of the tiny repository failed (${result.code}): ${result.stderr.slice(-2000)}`);
+    const output = `${result.stdout}\n${result.stderr}`.slice(-2000);
+    throw new Error(`cgc index of the tiny repository failed (${result.code}): ${output}`);
   }
   return repo;
+}
+
+/**
+ * The repositories a suite's cases make, removed together when each case ends (`repos.cleanup()` in its
+ * afterEach). One that a `beforeAll` makes for several cases comes from `tinyRepo`/`indexedTinyRepo` instead.
+ */
+export function caseRepos() {
+  const made: FixtureRepo[] = [];
+  const keep = <T extends FixtureRepo>(repo: T): T => {
+    made.push(repo);
+    return repo;
+  };
+  return {
+    tiny: (options: RepoOptions = {}) => keep(tinyRepo(options)),
+    indexed: async (env: Record<string, string>, options: Parameters<typeof indexedTinyRepo>[1] = {}) =>
+      keep(await indexedTinyRepo(env, options)),
+    cleanup(): void {
+      for (const repo of made.splice(0)) repo.cleanup();
+    },
+  };
 }
 
 /** Commits every change in `repoPath` with the fixed identity; returns the new HEAD. */
@@ -253,14 +282,6 @@ export function commitAll(repoPath: string, message: string): string {
   git(repoPath, ["add", "-A"]);
   git(repoPath, ["commit", "-q", "--allow-empty", "-m", message]);
   return git(repoPath, ["rev-parse", "HEAD"]).trim();
-}
-
-/** Every repository made in this process and not yet removed by `cleanupRepos`. */
-const made: FixtureRepo[] = [];
-
-/** Removes every repository made since the last call: a suite calls it when each case ends. */
-export function cleanupRepos(): void {
-  for (const repo of made.splice(0)) repo.cleanup();
 }
 
 function createRepo(name: string, options: RepoOptions, fill: (root: string) => void): FixtureRepo {
@@ -275,15 +296,13 @@ function createRepo(name: string, options: RepoOptions, fill: (root: string) => 
   const path = realpathSync(root);
   // What to remove: the temp dir we made, or the first directory we added under the caller's parent.
   const owned = options.parent === undefined ? top : join(top, relative(top, root).split(sep)[0] as string);
-  const repo: FixtureRepo = {
+  return {
     path,
     name: basename(path),
     head,
     files: git(root, ["ls-files", "-z"]).split("\0").filter(Boolean).sort(),
     cleanup: () => rmSync(owned, { recursive: true, force: true }),
   };
-  made.push(repo);
-  return repo;
 }
 
 function git(cwd: string, args: string[]): string {

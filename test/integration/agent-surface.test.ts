@@ -8,11 +8,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { CARD_HEADING } from "../../src/agent/card.ts";
 import { type CgcHome, cgcBinary, cgcExec, makeCgcHome, PROJECT_ROOT } from "../helpers/cgc-env.ts";
 import { EXTENSION_PATH, type PiHarness, recordingUi, startPi, toolResults, waitFor } from "../helpers/pi-sdk.ts";
-import { type TinyRepo, tinyRepo } from "../helpers/repos.ts";
+import { caseRepos, type TinyRepo } from "../helpers/repos.ts";
 
 let home: CgcHome;
 const harnesses: PiHarness[] = [];
-const repos: TinyRepo[] = [];
+const repos = caseRepos();
 
 beforeAll(() => {
   home = makeCgcHome();
@@ -20,7 +20,7 @@ beforeAll(() => {
 });
 afterEach(async () => {
   for (const h of harnesses.splice(0)) await h.dispose();
-  for (const repo of repos.splice(0)) repo.cleanup();
+  repos.cleanup();
   process.env.CGC_EXECUTABLE = cgcBinary();
   delete process.env.CGC_OUTPUT_MAX_BYTES;
   delete process.env.CGC_OUTPUT_MAX_LINES;
@@ -28,10 +28,7 @@ afterEach(async () => {
 afterAll(() => home.cleanup());
 
 async function repo(indexed: boolean): Promise<TinyRepo> {
-  const made = tinyRepo();
-  repos.push(made);
-  if (indexed) expect((await cgcExec(["index", made.path], { cwd: made.path, env: home.env })).code).toBe(0);
-  return made;
+  return indexed ? await repos.indexed(home.env) : repos.tiny();
 }
 
 async function session(cwd: string, chip: RegExp, extensionPaths?: string[]) {

@@ -5,9 +5,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type CgcHome, cgcBinary, cgcExec, makeCgcHome } from "../helpers/cgc-env.ts";
+import { type CgcHome, cgcBinary, makeCgcHome } from "../helpers/cgc-env.ts";
 import { type PiHarness, type RecordingUi, recordingUi, startPi, toolResults, waitFor } from "../helpers/pi-sdk.ts";
-import { type TinyRepo, tinyRepo } from "../helpers/repos.ts";
+import { indexedTinyRepo, type TinyRepo } from "../helpers/repos.ts";
 
 let home: CgcHome;
 let tiny: TinyRepo;
@@ -17,8 +17,7 @@ beforeAll(async () => {
   home = makeCgcHome();
   process.env.HOME = home.home;
   process.env.CGC_EXECUTABLE = cgcBinary();
-  tiny = tinyRepo();
-  expect((await cgcExec(["index", tiny.path], { cwd: tiny.path, env: home.env })).code).toBe(0);
+  tiny = await indexedTinyRepo(home.env);
 });
 afterEach(async () => {
   for (const h of harnesses.splice(0)) await h.dispose();

@@ -10,9 +10,8 @@ import {
   type TestBackend,
   useBackendInProcess,
 } from "../helpers/backends.ts";
-import { cgcExec } from "../helpers/cgc-env.ts";
 import { type PiHarness, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
-import { tinyRepo } from "../helpers/repos.ts";
+import { indexedTinyRepo, tinyRepo } from "../helpers/repos.ts";
 
 // Two cores shared by every suite: a probe's cgc call on a server backend or FalkorDB Lite (a daemon
 // started per call) can take several seconds here, so the probe gets a wide budget; the verdict is under test.
@@ -45,14 +44,7 @@ describe.each(BACKEND_NAMES)("readiness on %s", (name) => {
   }
 
   it("an indexed repository: cgc ready · fresh", async () => {
-    const repo = tinyRepo();
-    const index = await cgcExec(["index", repo.path], {
-      cwd: repo.path,
-      env: backend.env,
-      cgc: backend.cgc,
-      timeoutMs: 240_000,
-    });
-    expect(index.code, index.stdout + index.stderr).toBe(0);
+    const repo = await indexedTinyRepo(backend.env, { cgc: backend.cgc, timeoutMs: 240_000 });
     const { h, ui, chip } = await start(repo.path);
     await waitFor(() => chip() === "cgc ready · fresh", `chip ready on ${name} (was ${chip()})`, 150_000);
     // The backend named is the one cgc reported on the probe's own call.

@@ -10,7 +10,7 @@ import {
   type TestBackend,
 } from "../helpers/backends.ts";
 import { cgcExec, cgcStart, type LongLivedCgc } from "../helpers/cgc-env.ts";
-import { tinyRepo } from "../helpers/repos.ts";
+import { indexedTinyRepo, tinyRepo } from "../helpers/repos.ts";
 
 const FUNCTIONS = "MATCH (f:Function) WHERE f.name <> '<module>' RETURN f.name AS name ORDER BY name";
 
@@ -60,9 +60,8 @@ describe.each(BACKEND_NAMES)("backend %s", (name) => {
 
   if (name === "falkordb") {
     it("the daemon lives as long as the cgc that started it; one killed leaves redis-server, stopped with a save", async () => {
-      const repo = tinyRepo();
+      const repo = await indexedTinyRepo(backend.env, { cgc: backend.cgc, timeoutMs: 240_000 });
       const options = { cwd: repo.path, env: backend.env, cgc: backend.cgc, timeoutMs: 240_000 };
-      expect((await cgcExec(["index", repo.path], options)).code).toBe(0);
       // A short call started the daemon and stopped it at its exit (SHUTDOWN SAVE, then the worker).
       expect(falkordbLiteDaemons(backend.home.home)).toEqual([]);
 
@@ -91,9 +90,8 @@ describe.each(BACKEND_NAMES)("backend %s", (name) => {
     });
 
     it("the daemon belongs to the cgc that started it: when that one ends, a cgc that only connected loses the graph", async () => {
-      const repo = tinyRepo();
+      const repo = await indexedTinyRepo(backend.env, { cgc: backend.cgc, timeoutMs: 240_000 });
       const options = { cwd: repo.path, env: backend.env, cgc: backend.cgc, timeoutMs: 240_000 };
-      expect((await cgcExec(["index", repo.path], options)).code).toBe(0);
       const query = { name: "execute_cypher_query", arguments: { cypher_query: FUNCTIONS } };
 
       const owner = await mcpServer(options);

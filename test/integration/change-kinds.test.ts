@@ -9,10 +9,11 @@ import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type CgcHome, cgcBinary, cgcExec, makeCgcHome } from "../helpers/cgc-env.ts";
 import { type PiHarness, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
-import { cleanupRepos, indexedTinyRepo, type TinyRepo } from "../helpers/repos.ts";
+import { caseRepos, type TinyRepo } from "../helpers/repos.ts";
 
 let home: CgcHome;
 const harnesses: PiHarness[] = [];
+const repos = caseRepos();
 
 beforeAll(() => {
   home = makeCgcHome();
@@ -21,7 +22,7 @@ beforeAll(() => {
 });
 afterEach(async () => {
   for (const h of harnesses.splice(0)) await h.dispose();
-  cleanupRepos();
+  repos.cleanup();
 });
 afterAll(() => home.cleanup());
 
@@ -65,7 +66,7 @@ async function staleThenFresh(session: Awaited<ReturnType<typeof readySession>>)
 
 describe("every kind of change reaches the graph before it is called fresh", () => {
   it("a file deleted by the agent's bash (rm)", async () => {
-    const repo = await indexedTinyRepo(home.env);
+    const repo = await repos.indexed(home.env);
     const session = await readySession(repo);
     session.h.faux.setResponses(bashRun("rm pkg/text.py"));
     await session.h.session.prompt("remove text.py");
@@ -74,7 +75,7 @@ describe("every kind of change reaches the graph before it is called fresh", () 
   });
 
   it("a file renamed by the agent's bash (mv keeps the modification time)", async () => {
-    const repo = await indexedTinyRepo(home.env);
+    const repo = await repos.indexed(home.env);
     const session = await readySession(repo);
     session.h.faux.setResponses(bashRun("mv pkg/text.py pkg/strings.py"));
     await session.h.session.prompt("rename text.py");
@@ -85,7 +86,7 @@ describe("every kind of change reaches the graph before it is called fresh", () 
   });
 
   it("a file rewritten with its old modification time put back (as tar x, cp -p and rsync -t do)", async () => {
-    const repo = await indexedTinyRepo(home.env);
+    const repo = await repos.indexed(home.env);
     const session = await readySession(repo);
     session.h.faux.setResponses(
       bashRun("printf 'def restored():\\n    return 1\\n' > pkg/text.py && touch -d '2001-02-03 04:05:06' pkg/text.py"),
@@ -96,7 +97,7 @@ describe("every kind of change reaches the graph before it is called fresh", () 
   });
 
   it("a new file in a new folder", async () => {
-    const repo = await indexedTinyRepo(home.env);
+    const repo = await repos.indexed(home.env);
     const session = await readySession(repo);
     session.h.faux.setResponses(
       bashRun("mkdir -p pkg/deep/er && printf 'def deep_new():\\n    return 2\\n' > pkg/deep/er/fresh_module.py"),
@@ -107,7 +108,7 @@ describe("every kind of change reaches the graph before it is called fresh", () 
   });
 
   it("a file deleted and one renamed outside pi between two prompts", async () => {
-    const repo = await indexedTinyRepo(home.env);
+    const repo = await repos.indexed(home.env);
     const session = await readySession(repo);
     session.h.faux.setResponses([fauxAssistantMessage("first"), fauxAssistantMessage("second")]);
     await session.h.session.prompt("one");
@@ -122,7 +123,7 @@ describe("every kind of change reaches the graph before it is called fresh", () 
   });
 
   it("a file deleted while pi was away: the next session's start sees it", async () => {
-    const repo = await indexedTinyRepo(home.env);
+    const repo = await repos.indexed(home.env);
     const first = await readySession(repo);
     await first.h.dispose();
     harnesses.splice(harnesses.indexOf(first.h), 1);

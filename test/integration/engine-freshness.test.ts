@@ -8,11 +8,12 @@ import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type CgcHome, cgcBinary, cgcExec, makeCgcHome } from "../helpers/cgc-env.ts";
 import { cgcStatus, type PiHarness, recordingUi, startPi, toolResults, waitFor } from "../helpers/pi-sdk.ts";
-import { cleanupRepos, indexedTinyRepo, type TinyRepo } from "../helpers/repos.ts";
+import { caseRepos, type TinyRepo } from "../helpers/repos.ts";
 import { FAKES, processesOf, writeSlowToIndexFile } from "../reliability/support.ts";
 
 let home: CgcHome;
 const harnesses: PiHarness[] = [];
+const repos = caseRepos();
 
 beforeAll(() => {
   home = makeCgcHome();
@@ -20,7 +21,7 @@ beforeAll(() => {
 });
 afterEach(async () => {
   for (const h of harnesses.splice(0)) await h.dispose();
-  cleanupRepos();
+  repos.cleanup();
 });
 afterAll(() => home.cleanup());
 
@@ -55,7 +56,7 @@ const addCaller = fauxToolCall("edit", {
 
 describe("the incremental engine", () => {
   it("an edit, then a graph tool in the same run: the answer has the edit; fresh without a full rebuild", async () => {
-    const repo = await indexedTinyRepo(home.env);
+    const repo = await repos.indexed(home.env);
     const s = await readySession(repo);
     expect(await s.status()).toMatch(/engine: {5}not started yet: it starts at the first change/);
     s.h.faux.setResponses([
@@ -82,7 +83,7 @@ describe("the incremental engine", () => {
   });
 
   it("a cgc version the engine was not proven on: one notice, then full rebuilds keep the graph honest", async () => {
-    const repo = await indexedTinyRepo(home.env);
+    const repo = await repos.indexed(home.env);
     const s = await readySession(repo, join(FAKES, "cgc-other-version"));
     s.h.faux.setResponses([fauxAssistantMessage(addCaller, { stopReason: "toolUse" }), fauxAssistantMessage("done")]);
     await s.h.session.prompt("add a caller");
@@ -99,7 +100,7 @@ describe("the incremental engine", () => {
   });
 
   it("the engine killed mid-update: one notice, nothing fresh until the full rebuild, then a right graph", async () => {
-    const repo = await indexedTinyRepo(home.env);
+    const repo = await repos.indexed(home.env);
     const s = await readySession(repo);
     // A file the engine needs seconds for keeps the update running long enough to kill it.
     writeSlowToIndexFile(join(repo.path, "pkg", "generated.py"));

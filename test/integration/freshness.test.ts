@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { noteRunStarted } from "../../src/lifecycle/interrupted.ts";
 import { type CgcHome, cgcBinary, cgcExec, makeCgcHome } from "../helpers/cgc-env.ts";
 import { cgcStatus, type PiHarness, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
-import { indexedTinyRepo, type TinyRepo, tinyRepo } from "../helpers/repos.ts";
+import { indexedTinyRepo, type TinyRepo } from "../helpers/repos.ts";
 
 let home: CgcHome;
 const harnesses: PiHarness[] = [];
@@ -207,8 +207,7 @@ describe("a session started while a previous session's sync never finished", () 
 
 describe("freshness under an awkward path", () => {
   it("spaces, brackets and unicode in the path: an edit is synced and verified", async () => {
-    const repo = tinyRepo({ awkwardPath: true });
-    expect((await cgcExec(["index", repo.path], { cwd: repo.path, env: home.env })).code).toBe(0);
+    const repo = await indexedTinyRepo(home.env, { awkwardPath: true });
     const { h, chip } = await readySession(repo);
     h.faux.setResponses([
       fauxAssistantMessage(

@@ -8,10 +8,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CARD_HEADING } from "../../src/agent/card.ts";
-import { type CgcHome, cgcBinary, cgcExec, makeCgcHome, PROJECT_ROOT } from "../helpers/cgc-env.ts";
+import { type CgcHome, cgcBinary, makeCgcHome, PROJECT_ROOT } from "../helpers/cgc-env.ts";
 import { type Frame, type PiRpc, startPiRpc } from "../helpers/pi-rpc.ts";
 import { waitFor } from "../helpers/pi-sdk.ts";
-import { type TinyRepo, tinyRepo } from "../helpers/repos.ts";
+import { indexedTinyRepo, type TinyRepo } from "../helpers/repos.ts";
 
 const COMPAT = join(PROJECT_ROOT, ".cache", "compat", "node_modules");
 const NODE = join(COMPAT, "node", "bin", "node");
@@ -39,9 +39,8 @@ beforeAll(async () => {
   expect(existsSync(NODE) && existsSync(CLI), "compat runtime missing: run node scripts/setup.mjs").toBe(true);
   expect(existsSync(ADAPTER), "pi-mcp-adapter missing: run npm install").toBe(true);
   home = makeCgcHome();
-  repo = tinyRepo();
+  repo = await indexedTinyRepo(home.env);
   work = mkdtempSync(join(tmpdir(), "pi-cgc-adapter-"));
-  expect((await cgcExec(["index", repo.path], { cwd: repo.path, env: home.env })).code).toBe(0);
   // The adapter's user-global config (HOME is the throw-away CGC home): one stdio server named cgc,
   // its tools registered directly (`cgc_<tool>`), connected only when a tool is called.
   mkdirSync(join(home.home, ".config", "mcp"), { recursive: true });

@@ -6,9 +6,9 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { liveGroups } from "../../src/cgc/children.ts";
 import { createRunner, type Runner } from "../../src/cgc/runner.ts";
-import { type CgcHome, cgcBinary, cgcExec, cgcStart, makeCgcHome } from "../helpers/cgc-env.ts";
+import { type CgcHome, cgcBinary, cgcStart, makeCgcHome } from "../helpers/cgc-env.ts";
 import { waitFor } from "../helpers/pi-sdk.ts";
-import { type TinyRepo, tinyRepo } from "../helpers/repos.ts";
+import { indexedTinyRepo, type TinyRepo, tinyRepo } from "../helpers/repos.ts";
 
 let home: CgcHome;
 let repo: TinyRepo;
@@ -30,9 +30,7 @@ function groupAlive(pgid: number): boolean {
 
 beforeAll(async () => {
   home = makeCgcHome();
-  repo = tinyRepo();
-  const indexed = await cgcExec(["index", repo.path], { cwd: repo.path, env: home.env });
-  expect(indexed.code).toBe(0);
+  repo = await indexedTinyRepo(home.env);
 });
 afterAll(() => {
   home.cleanup();

@@ -5,10 +5,10 @@ import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type CgcHome, cgcBinary, cgcExec, makeCgcHome, PROJECT_ROOT } from "../helpers/cgc-env.ts";
+import { type CgcHome, cgcBinary, makeCgcHome, PROJECT_ROOT } from "../helpers/cgc-env.ts";
 import { type Frame, startPiRpc } from "../helpers/pi-rpc.ts";
 import { waitFor } from "../helpers/pi-sdk.ts";
-import { type TinyRepo, tinyRepo } from "../helpers/repos.ts";
+import { indexedTinyRepo, type TinyRepo } from "../helpers/repos.ts";
 
 const PI_CLI = join(PROJECT_ROOT, "node_modules", "@mariozechner", "pi-coding-agent", "dist", "cli.js");
 const EXTENSION = join(PROJECT_ROOT, "src", "index.ts");
@@ -18,8 +18,7 @@ let repo: TinyRepo;
 
 beforeAll(async () => {
   home = makeCgcHome();
-  repo = tinyRepo();
-  expect((await cgcExec(["index", repo.path], { cwd: repo.path, env: home.env })).code).toBe(0);
+  repo = await indexedTinyRepo(home.env);
 });
 afterAll(() => {
   home.cleanup();

@@ -12,7 +12,7 @@ import { type CgcHome, cgcBinary, cgcExec, cgcStart, makeCgcHome, PROJECT_ROOT }
 import { type FalkorServer, startFalkorDB } from "../helpers/falkordb.ts";
 import { type Frame, startPiRpc } from "../helpers/pi-rpc.ts";
 import { type PiHarness, type RecordingUi, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
-import { type TinyRepo, tinyRepo } from "../helpers/repos.ts";
+import { indexedTinyRepo, type TinyRepo, tinyRepo } from "../helpers/repos.ts";
 
 const PI_CLI = join(PROJECT_ROOT, "node_modules", "@mariozechner", "pi-coding-agent", "dist", "cli.js");
 const EXTENSION = join(PROJECT_ROOT, "src", "index.ts");
@@ -62,12 +62,8 @@ function cgcEnv(backend: Backend): Record<string, string> {
 }
 
 async function repoFor(backend: Backend, indexed: boolean): Promise<TinyRepo> {
-  const repo = tinyRepo();
+  const repo = indexed ? await indexedTinyRepo(cgcEnv(backend)) : tinyRepo();
   repos.push(repo);
-  if (indexed) {
-    const result = await cgcExec(["index", repo.path], { cwd: repo.path, env: cgcEnv(backend) });
-    expect(result.code, result.stderr).toBe(0);
-  }
   return repo;
 }
 

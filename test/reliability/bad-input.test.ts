@@ -13,11 +13,12 @@ import { loadConfig } from "../../src/config/load.ts";
 import { type CgcHome, cgcBinary, makeCgcHome } from "../helpers/cgc-env.ts";
 import { restoreEnv, withEnv } from "../helpers/env.ts";
 import { type PiHarness, type RecordingUi, recordingUi, startPi, toolResults, waitFor } from "../helpers/pi-sdk.ts";
-import { cleanupRepos, commitAll, indexedTinyRepo, tinyRepo } from "../helpers/repos.ts";
+import { caseRepos, commitAll } from "../helpers/repos.ts";
 import { expectNoCgcLeft, graphRecord } from "./support.ts";
 
 let home: CgcHome;
 const harnesses: PiHarness[] = [];
+const repos = caseRepos();
 
 beforeAll(() => {
   home = makeCgcHome();
@@ -28,7 +29,7 @@ afterEach(async () => {
   for (const h of harnesses.splice(0)) await h.dispose();
   restoreEnv();
   await expectNoCgcLeft(home.home);
-  cleanupRepos();
+  repos.cleanup();
 });
 afterAll(() => home.cleanup());
 
@@ -144,7 +145,7 @@ describe("configuration: wrong values in every key and layer", () => {
   });
 
   it("both files malformed, bad environment values, through the real pi and cgc: the session works, one notice each", async () => {
-    const repo = await indexedTinyRepo(home.env);
+    const repo = await repos.indexed(home.env);
     const agentDir = mkdtempSync(join(tmpdir(), "pi-cgc-agent-"));
     mkdirSync(join(repo.path, ".pi"));
     writeFileSync(join(repo.path, ".pi", "cgc.json"), "{ not json");
@@ -169,7 +170,7 @@ describe("configuration: wrong values in every key and layer", () => {
 
 describe("tool parameters: missing, wrong or hostile", () => {
   it("are refused before cgc sees them: no spawn, an error naming the problem, no confirmation asked", async () => {
-    const repo = await indexedTinyRepo(home.env);
+    const repo = await repos.indexed(home.env);
     const outside = mkdtempSync(join(tmpdir(), "pi-cgc-outside-"));
     writeFileSync(join(outside, "secret.py"), "def secret():\n    return 1\n");
     symlinkSync(outside, join(repo.path, "link-out"));
@@ -240,7 +241,7 @@ describe("tool parameters: missing, wrong or hostile", () => {
 
 describe("a workspace under spaces, brackets and non-ASCII letters, with app/[id]/page.tsx", () => {
   it("indexes, answers, observes an edit and verifies the sync, all with the real path", async () => {
-    const repo = tinyRepo({ awkwardPath: true });
+    const repo = repos.tiny({ awkwardPath: true });
     mkdirSync(join(repo.path, "app", "[id]"), { recursive: true });
     writeFileSync(
       join(repo.path, "app", "[id]", "page.tsx"),

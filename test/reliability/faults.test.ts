@@ -11,12 +11,12 @@ import { totalSpawns } from "../../src/cgc/children.ts";
 import { createRunner } from "../../src/cgc/runner.ts";
 import { createChangeTracker } from "../../src/freshness/tracker.ts";
 import { probeReadiness } from "../../src/lifecycle/probe.ts";
-import { type CgcHome, cgcBinary, cgcExec, cgcStart, makeCgcHome } from "../helpers/cgc-env.ts";
+import { type CgcHome, cgcBinary, cgcStart, makeCgcHome } from "../helpers/cgc-env.ts";
 import { restoreEnv, withEnv } from "../helpers/env.ts";
 import { startFalkorDB } from "../helpers/falkordb.ts";
 import { startPiRpc } from "../helpers/pi-rpc.ts";
 import { type PiHarness, type RecordingUi, recordingUi, startPi, toolResults, waitFor } from "../helpers/pi-sdk.ts";
-import { cleanupRepos, indexedTinyRepo, TINY_FACTS, type TinyRepo, tinyRepo } from "../helpers/repos.ts";
+import { caseRepos, indexedTinyRepo, TINY_FACTS, type TinyRepo } from "../helpers/repos.ts";
 import {
   cgcProcesses,
   chipOf,
@@ -34,6 +34,7 @@ import {
 
 let home: CgcHome;
 const harnesses: PiHarness[] = [];
+const repos = caseRepos();
 
 beforeAll(() => {
   home = makeCgcHome();
@@ -44,7 +45,7 @@ afterEach(async () => {
   for (const h of harnesses.splice(0)) await h.dispose();
   restoreEnv(); // HOME and CGC_EXECUTABLE back to this suite's, as beforeAll set them
   await expectNoCgcLeft(home.home);
-  cleanupRepos();
+  repos.cleanup();
 });
 afterAll(() => home.cleanup());
 
@@ -109,7 +110,7 @@ describe("pi itself SIGKILLed", () => {
     ["a verified, quiet cgc watch (real cgc)", "watch"],
     ["a probe stuck in a silent hang that ignores SIGINT and SIGTERM (fake)", "stubborn"],
   ] as const)("with %s running: no cgc child outlives pi by more than the bound", async (_what, kind) => {
-    const repo = kind === "watch" ? await indexedTinyRepo(home.env) : tinyRepo();
+    const repo = kind === "watch" ? await repos.indexed(home.env) : repos.tiny();
     const env =
       kind === "watch"
         ? rpcEnv({ CGC_FRESHNESS_WATCH: "on", CGC_FRESHNESS_WATCHER_LIVENESS_MS: "1500" })
@@ -157,7 +158,7 @@ describe("pi itself SIGKILLed", () => {
 
 describe("cgc killed in the middle of a write", () => {
   it("SIGKILL of the real cgc index child: a failure naming the kill, a verdict that matches the graph, never fresh", async () => {
-    const repo = tinyRepo();
+    const repo = repos.tiny();
     // A file cgc needs seconds for keeps the index running long enough to be killed on any machine.
     const slow = join(repo.path, "generated.py");
     writeSlowToIndexFile(slow);
@@ -194,7 +195,7 @@ describe("a sync that never settles", () => {
   it.each(["the session replaced (new_session)", "pi SIGKILLed, then a new pi"] as const)(
     "%s while a sync runs: the next session does not call the graph fresh before it verified it",
     async (how) => {
-      const repo = await indexedTinyRepo(home.env);
+      const repo = await repos.indexed(home.env);
       // The full-rebuild sync, interrupted (an engine killed mid-update: test/integration/engine-freshness.test.ts).
       const env = rpcEnv({ CGC_FRESHNESS_ENGINE: "false" });
       const args = ["--no-session", "--no-extensions", "-e", EXTENSION];
@@ -243,7 +244,7 @@ describe("a sync that never settles", () => {
 describe("cgc missing", () => {
   it("unavailable; /cgc index, /cgc sync and the agent's tool list work without a single spawn attempt", async () => {
     withEnv({ CGC_EXECUTABLE: "/nonexistent/bin/cgc" });
-    const repo = tinyRepo();
+    const repo = repos.tiny();
     const { h, ui, chip } = await startSession(repo.path);
     await waitFor(() => chip() === "cgc unavailable", "the unavailable verdict");
     const spawns = totalSpawns();
@@ -261,7 +262,7 @@ describe("cgc missing", () => {
 describe("cgc hanging in each kind of call (fake cgc-hang: a silent hang in one verb)", () => {
   it("probe: unknown after timeouts.probeMs, never corrupt, its process group gone", async () => {
     withEnv({ CGC_EXECUTABLE: join(FAKES, "cgc-hang"), FAKE_CGC_HANG: "query", CGC_TIMEOUTS_PROBE_MS: "1500" });
-    const repo = await indexedTinyRepo(home.env);
+    const repo = await repos.indexed(home.env);
     const { ui, chip } = await startSession(repo.path);
     await waitFor(() => chip() === "cgc unknown", "the unknown verdict");
     expect(notices(ui)).toEqual([expect.stringMatching(/state is unknown: .*took longer than 1500 ms/)]);
@@ -270,7 +271,7 @@ describe("cgc hanging in each kind of call (fake cgc-hang: a silent hang in one 
 
   it("a graph tool: TIMEOUT with a remedy after timeouts.queryMs; readiness untouched; the server stopped", async () => {
     withEnv({ CGC_EXECUTABLE: join(FAKES, "cgc-hang"), FAKE_CGC_HANG: "mcp", CGC_TIMEOUTS_QUERY_MS: "2000" });
-    const repo = await indexedTinyRepo(home.env);
+    const repo = await repos.indexed(home.env);
     const { h, chip } = await startSession(repo.path);
     await waitFor(() => chip() === "cgc ready · fresh", "a ready graph");
     await agentCalls(h, "cgc_find", { query: "normalize" });
@@ -282,7 +283,7 @@ describe("cgc hanging in each kind of call (fake cgc-hang: a silent hang in one 
 
   it("a sync: TIMEOUT after timeouts.maintenanceMs, possibly stale with the error, never fresh", async () => {
     withEnv({ CGC_EXECUTABLE: join(FAKES, "cgc-hang"), FAKE_CGC_HANG: "index", CGC_TIMEOUTS_MAINTENANCE_MS: "1500" });
-    const repo = await indexedTinyRepo(home.env);
+    const repo = await repos.indexed(home.env);
     const { h, ui, chip } = await startSession(repo.path);
     await waitFor(() => chip() === "cgc ready · fresh", "a ready graph");
     const from = ui.statusHistory.length;
@@ -308,7 +309,7 @@ describe("cgc hanging in each kind of call (fake cgc-hang: a silent hang in one 
       CGC_FRESHNESS_WATCHER_LIVENESS_MS: "1500",
       CGC_TIMEOUTS_LONG_LIVED_MS: "5000",
     });
-    const repo = await indexedTinyRepo(home.env);
+    const repo = await repos.indexed(home.env);
     const { ui, chip } = await startSession(repo.path);
     await waitFor(() => notices(ui).some((text) => /^cgc watch exited/.test(text)), "the watcher's end", 30_000);
     expect(notices(ui)).toContainEqual(
@@ -322,7 +323,7 @@ describe("cgc hanging in each kind of call (fake cgc-hang: a silent hang in one 
 describe("output the product cannot read (fake cgc-garbage)", () => {
   it("truncated JSON through pi: unknown, named as unreadable, never corrupt", async () => {
     withEnv({ CGC_EXECUTABLE: join(FAKES, "cgc-garbage"), FAKE_CGC_GARBAGE: "truncated" });
-    const repo = tinyRepo();
+    const repo = repos.tiny();
     const { ui, chip } = await startSession(repo.path);
     await waitFor(() => chip() === "cgc unknown", "the unknown verdict");
     expect(notices(ui)).toEqual([expect.stringMatching(/state is unknown: cgc's answer could not be read/)]);
@@ -333,7 +334,7 @@ describe("output the product cannot read (fake cgc-garbage)", () => {
     ["prose", /cgc's answer could not be read/],
     ["segfault", /cgc query was killed by SIGSEGV/],
   ] as const)("%s: the probe says unknown, not corrupt", async (mode, reason) => {
-    const repo = tinyRepo();
+    const repo = repos.tiny();
     const outcome = await probeWith(join(FAKES, "cgc-garbage"), { ...home.env, FAKE_CGC_GARBAGE: mode }, repo.path);
     expect(outcome.verdict.readiness).toBe("unknown");
     expect(outcome.verdict.reason).toMatch(reason);
@@ -342,7 +343,7 @@ describe("output the product cannot read (fake cgc-garbage)", () => {
 
 describe("exit code 0 with an error message (real cgc)", () => {
   it("`cgc stats <unknown path>` prints Repository not found and exits 0: the runner calls it FAILED", async () => {
-    const repo = tinyRepo();
+    const repo = repos.tiny();
     const runner = createRunner({
       executable: cgcBinary(),
       env: { ...process.env, ...home.env },
@@ -357,7 +358,7 @@ describe("exit code 0 with an error message (real cgc)", () => {
 
 describe("the embedded lock held by another real process", () => {
   it("a tool answers BUSY with a remedy; a sync is skipped as busy with no fresh claim; /cgc status re-checks", async () => {
-    const repo = await indexedTinyRepo(home.env);
+    const repo = await repos.indexed(home.env);
     const { h, ui, chip } = await startSession(repo.path);
     await waitFor(() => chip() === "cgc ready · fresh", "a ready graph");
     const holder = cgcStart(["watch", repo.path], { cwd: repo.path, env: home.env });
@@ -393,8 +394,7 @@ describe("a damaged database (the real Kùzu file, damaged in an isolated home)"
   let good: Buffer;
   beforeAll(async () => {
     damaged = makeCgcHome();
-    repo = tinyRepo();
-    expect((await cgcExec(["index", repo.path], { cwd: repo.path, env: damaged.env })).code).toBe(0);
+    repo = await indexedTinyRepo(damaged.env);
     good = readFileSync(kuzuPath(damaged.home));
   });
   afterEach(async () => {
@@ -438,8 +438,7 @@ describe("the FalkorDB server stopped mid-session (a real server from falkordb-b
     const falkor = await startFalkorDB();
     try {
       const serverHome = { ...home.env, ...falkor.env };
-      const repo = tinyRepo();
-      expect((await cgcExec(["index", repo.path], { cwd: repo.path, env: serverHome })).code).toBe(0);
+      const repo = await repos.indexed(serverHome);
       withEnv({ ...falkor.env, CGC_FRESHNESS_WATCH: "auto", CGC_FRESHNESS_WATCHER_LIVENESS_MS: "1500" });
       const { h, ui, chip } = await startSession(repo.path);
       await waitFor(() => notices(ui).some((text) => /cgc watch is keeping/.test(text)), "a verified watcher");
@@ -472,14 +471,14 @@ describe("the FalkorDB server stopped mid-session (a real server from falkordb-b
 
 describe("a CGC home cgc cannot use", () => {
   it("missing: cgc makes it, and the verdict is unindexed (the truth), not an error", async () => {
-    const repo = tinyRepo();
+    const repo = repos.tiny();
     const missing = join(mkdtempSync(join(tmpdir(), "pi-cgc-nohome-")), "not", "there");
     const outcome = await probeWith(cgcBinary(), { HOME: missing }, repo.path);
     expect(outcome.verdict.readiness).toBe("unindexed");
   });
 
   it("unwritable: unknown, with the exception as a one-line reason; never corrupt", async () => {
-    const repo = tinyRepo();
+    const repo = repos.tiny();
     const unusable = mkdtempSync(join(tmpdir(), "pi-cgc-rohome-"));
     const root = process.getuid?.() === 0;
     // Root ignores file modes: there, a file where cgc's directory must go stands for the same fault.
