@@ -124,6 +124,8 @@ export function maintenanceSettled(state: State, outcome: string, error?: string
     progress: undefined,
     readiness: state.readiness === "indexing" ? "unknown" : state.readiness,
     reason: state.readiness === "indexing" ? "re-checking after indexing" : state.reason,
+    // The chip says "checking…" until the follow-up probe settles, not "unknown" for those seconds.
+    probed: state.readiness === "indexing" ? false : state.probed,
     lastAction: state.lastAction ? { ...state.lastAction, outcome, at: Date.now() } : undefined,
     lastError: error ?? state.lastError,
   };

@@ -140,6 +140,7 @@ async function indexVerb(session: CgcSession, ctx: ExtensionCommandContext, forc
             `pi-cgc will run cgc index on ${session.root}${inContext}, writing a new graph into ${into}.${cgcignoreNote(session.root)}`,
           );
   if (!confirmed) return show("Not indexed: the confirmation was declined.");
+  const announced = session.notices.has("indexed");
   const result = await session.runMaintenance(
     force ? "rebuilding" : "indexing",
     force ? ["index", "--force", session.root] : ["index", session.root],
@@ -159,6 +160,8 @@ async function indexVerb(session: CgcSession, ctx: ExtensionCommandContext, forc
       "warning",
     );
   }
+  // The follow-up probe's notice ("Indexed: <path> — N files, …") already said it, with the counts.
+  if (result.code === "OK" && !announced && session.notices.has("indexed")) return;
   show(result.code === "OK" ? `Indexed ${session.root}.` : `Indexing ended ${result.code}: ${result.reason}`);
 }
 

@@ -56,6 +56,22 @@ describe("readiness at session start", () => {
     expect(await repositoryPaths(repo.path)).not.toContain(repo.path);
   });
 
+  it("/cgc index on an unindexed workspace: indexing…, checking…, ready · fresh — never unknown — and one notice says it", async () => {
+    withEnv({});
+    const repo = tinyRepo();
+    const ui = recordingUi();
+    ui.confirmAnswer = true;
+    const { h, chip } = await start(repo.path, ui);
+    await waitFor(() => chip() === "cgc unindexed", "chip unindexed");
+    const before = ui.notices.length;
+    await h.session.prompt("/cgc index");
+    await waitFor(() => chip() === "cgc ready · fresh", `chip ready after the index (was ${chip()})`, 120_000);
+    const after = ui.statusHistory.slice(ui.statusHistory.lastIndexOf("cgc unindexed") + 1);
+    expect(after.some((text) => /^cgc indexing…/.test(text ?? ""))).toBe(true);
+    expect(after).not.toContain("cgc unknown");
+    expect(noticeTexts(ui).slice(before)).toEqual([expect.stringMatching(/^Indexed: .* — 6 files, \d+ functions/)]);
+  });
+
   it("indexed: ready and fresh, one notice with the graph's counts", async () => {
     withEnv({});
     const repo = await indexedTinyRepo(home.env);
