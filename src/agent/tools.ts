@@ -247,7 +247,10 @@ async function directCalls(
   }
   const seen = new Set<string>();
   const lines: string[] = [];
+  // One line per call site; the heading counts functions and call sites apart (one caller may call twice).
+  const functions = new Set<string>();
   for (const row of rows) {
+    functions.add(`${text(row.name)}\0${text(row.path)}\0${text(row.defined)}`);
     const line = callers
       ? `- ${text(row.name)}  ${location(ctx.cwd, row.path, row.call_line)}  (calls ${params.target}; ${text(row.name)} defined at line ${row.defined})`
       : `- ${text(row.name)}  ${location(ctx.cwd, row.path, row.defined)}  (called at ${location(ctx.cwd, row.target_path, row.call_line)})`;
@@ -255,9 +258,10 @@ async function directCalls(
     seen.add(line);
     lines.push(line);
   }
+  const sites = lines.length === functions.size ? "" : ` at ${lines.length} call sites`;
   const heading = callers
-    ? `${lines.length} caller(s) of ${params.target} (path:line is the call site):`
-    : `${params.target} calls ${lines.length} function(s) (path:line is the definition):`;
+    ? `${functions.size} caller(s) of ${params.target}${sites} (path:line is the call site):`
+    : `${params.target} calls ${functions.size} function(s)${sites} (path:line is the definition):`;
   return [heading, ...lines].join("\n");
 }
 

@@ -1,13 +1,13 @@
 // Every graph and gap tool through the real pi (faux model) and the real cgc on tinyRepo(), checked
 // against what the fixture repository contains by construction; confirmations through the recording UI.
-import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type CgcHome, cgcBinary, makeCgcHome } from "../helpers/cgc-env.ts";
+import { type CgcHome, cgcBinary, cgcExec, makeCgcHome } from "../helpers/cgc-env.ts";
 import { type PiHarness, type RecordingUi, recordingUi, startPi, toolResults, waitFor } from "../helpers/pi-sdk.ts";
-import { indexedTinyRepo, type TinyRepo } from "../helpers/repos.ts";
+import { indexedTinyRepo, type TinyRepo, tinyRepo } from "../helpers/repos.ts";
 
 let home: CgcHome;
 let tiny: TinyRepo;
@@ -81,6 +81,26 @@ describe("graph tools", () => {
     expect(dead?.text).toContain("- orphan  pkg/text.py:5");
     expect(complex?.text).toMatch(/- 2 {2}main {2}app\.py:7/);
     expect(stats?.text).toMatch(/files: 6, functions: 19, classes: 4/);
+  });
+
+  it("count callers and call sites apart: one function calling another at two lines is one caller", async () => {
+    // Its own repository: a caller of normalize at two lines, beside the fixture's three callers at one each.
+    const twice = tinyRepo();
+    try {
+      writeFileSync(
+        join(twice.path, "pkg", "twice.py"),
+        "from pkg.text import normalize\n\n\ndef twice(value):\n    first = normalize(value)\n    return normalize(first)\n",
+      );
+      expect((await cgcExec(["index", twice.path], { cwd: twice.path, env: home.env })).code).toBe(0);
+      const h = await startPi({ cwd: twice.path, ui: recordingUi() });
+      harnesses.push(h);
+      await waitFor(() => h.session.getActiveToolNames().includes("cgc_relations"), "the graph tools");
+      const [callers] = await call(h, [["cgc_relations", { relation: "callers", target: "normalize" }]]);
+      expect(callers?.text).toMatch(/^4 caller\(s\) of normalize at 5 call sites /);
+      expect(callers?.text.match(/^- twice /gm)).toHaveLength(2);
+    } finally {
+      twice.cleanup();
+    }
   });
 
   it("report cgc's own error for a bad query, and NOT_FOUND for an unknown name", async () => {
