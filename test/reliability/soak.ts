@@ -32,7 +32,7 @@ import { tmpdir } from "node:os";
 import { basename, dirname, join, relative } from "node:path";
 import { promisify } from "node:util";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
-import { liveGroups } from "../../src/cgc/children.ts";
+import { liveGroups, signalGroup } from "../../src/cgc/children.ts";
 import { ENGINE_SCRIPT } from "../../src/freshness/engine.ts";
 import {
   BACKEND_NAMES,
@@ -42,9 +42,10 @@ import {
   useBackendInProcess,
 } from "../helpers/backends.ts";
 import { type CgcHome, cgcExec, cgcStart, childEnv, type LongLivedCgc } from "../helpers/cgc-env.ts";
-import { type PiHarness, type RecordingUi, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
+import { type PiHarness, type RecordingUi, recordingUi, startPi } from "../helpers/pi-sdk.ts";
+import { poll, waitFor } from "../helpers/poll.ts";
 import { type TinyRepo, tinyRepo } from "../helpers/repos.ts";
-import { cgcProcesses, kuzuPath, processesOf, stopOwnCgc, until, writeSlowToIndexFile } from "./support.ts";
+import { cgcProcesses, kuzuPath, processesOf, stopOwnCgc, writeSlowToIndexFile } from "./support.ts";
 
 export interface SoakOptions {
   runs: number;
@@ -355,10 +356,10 @@ async function quiet(run: Run, afterAgentRun: boolean): Promise<void> {
   if (afterAgentRun && chip(run) === "cgc ready · possibly stale") {
     // Possibly stale at the end of a run: the automatic sync is due once the quiet timer fires.
     const armedUntil = Date.now() + 3_000;
-    await until(() => Date.now() > armedUntil || BUSY_CHIP.test(chip(run) ?? ""), "a sync that may start", 5_000);
+    await waitFor(() => Date.now() > armedUntil || BUSY_CHIP.test(chip(run) ?? ""), "a sync that may start", 5_000);
   }
   let idleSince: number | undefined;
-  await until(
+  await waitFor(
     () => {
       if (!idle()) idleSince = undefined;
       else idleSince ??= Date.now();
@@ -580,16 +581,14 @@ async function perform(run: Run, action: Action, holding: (holder: LongLivedCgc)
  */
 async function firstWriter(run: Run, timeoutMs: number): Promise<{ pid: number; what: string } | undefined> {
   const wal = `${kuzuPath(run.home.home)}.wal`;
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
+  return poll(() => {
     const child = cgcProcesses(run.home.home).find((process_) => / index /.test(process_.args));
     // KùzuDB shows the first write (its WAL); elsewhere the running index child is the best sign there is.
     if (child && (run.backend.name !== "kuzudb" || existsSync(wal))) return { pid: child.pid, what: "cgc child" };
     const engine = processesOf(run.home.home, /pi_cgc_engine\.py serve/)[0];
     if (engine && /^cgc updating…/.test(chip(run) ?? "")) return { pid: engine.pid, what: "engine" };
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  return undefined;
+    return undefined;
+  }, timeoutMs);
 }
 
 /** When the chip says fresh, the graph must hold each Python file's functions exactly, and no deleted file. */
@@ -700,17 +699,11 @@ async function graphFunctions(run: Run): Promise<Map<string, string[]>> {
 async function checkEnd(run: Run): Promise<void> {
   // No orphaned process: the session ended, so no cgc of this home may be left once its stop has run.
   try {
-    await until(() => cgcProcesses(run.home.home).length === 0, "no cgc process left", 15_000);
+    await waitFor(() => cgcProcesses(run.home.home).length === 0, "no cgc process left", 15_000);
   } catch {
     const left = cgcProcesses(run.home.home);
     run.violations.push(`cgc processes left after the session ended: ${left.map((p) => p.args).join("; ")}`);
-    for (const process_ of left) {
-      try {
-        process.kill(-process_.pgid, "SIGKILL");
-      } catch {
-        // gone
-      }
-    }
+    for (const process_ of left) signalGroup(process_.pgid, "SIGKILL");
   }
   // No unconfirmed destructive action: each rebuild, index and report follows a yes to its confirmation.
   const needs: Array<[RegExp, string]> = [

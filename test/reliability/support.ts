@@ -1,5 +1,6 @@
 // Shared by the reliability suites: the process table (which cgc processes are alive, found by the
-// isolated CGC home in their environment), pi's CLI, and small polling helpers. Linux /proc only.
+// isolated CGC home in their environment), pi's CLI, the graph's record and stopping a cgc a case started
+// (polling is test/helpers/poll.ts). Linux /proc only.
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { signalGroup } from "../../src/cgc/children.ts";
@@ -50,9 +51,6 @@ export function processesOf(home: string, match: RegExp = /cgc/): ProcessInfo[] 
 export function cgcProcesses(home: string): ProcessInfo[] {
   return processesOf(home, /\/cgc(-[a-z]+)?( |$)/);
 }
-
-/** The name soak.ts knows the one poll by (test/helpers/poll.ts `waitFor`). */
-export const until = waitFor;
 
 /**
  * The end of every case: no cgc process of this home may be left. Waits for stragglers within `graceMs`
