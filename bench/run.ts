@@ -18,6 +18,7 @@ const MODULES = [
   "watcher-memory",
   "tier-tokens",
   "edit-to-fresh",
+  "index-cost",
 ];
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url));

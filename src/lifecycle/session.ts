@@ -244,9 +244,14 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
   }
 
   /** One maintenance run at a time; readiness is re-derived when it settles, whatever the outcome. */
-  function runMaintenance(kind: MaintenanceKind, args: string[], what: string): Promise<RunResult> {
+  function runMaintenance(
+    kind: MaintenanceKind,
+    args: string[],
+    what: string,
+    estimate?: { ms: number; files: number },
+  ): Promise<RunResult> {
     if (maintenance) return maintenance;
-    store.apply((state) => maintenanceStarted(state, kind, what));
+    store.apply((state) => maintenanceStarted(state, kind, what, estimate));
     const settleNote = noteRunStarted(env, root, what); // read by the next probe if this run never settles
     // A worktree without its context gets it here, under the same consent as the index itself.
     const prepared = what === "index" ? worktree.createContext(runner, backend) : Promise.resolve(undefined);
@@ -367,9 +372,12 @@ export type CgcSession = ReturnType<typeof createCgcSession>;
 
 /** cgc prints no progress bar without a TTY; its start, summary and end lines are what there is. */
 function progressOf(line: string): string | undefined {
+  // cgc 0.6.13 prints no progress through a pipe (its bar needs a terminal): only its phases, named here
+  // whole rather than as the cut-off first words of its line.
   const trimmed = line.trim();
-  if (/^Starting indexing|^Re-indexing|^Deleting existing index/i.test(trimmed)) return trimmed.replace(/:.*$/, "");
+  if (/^Deleting existing index/i.test(trimmed)) return "deleting the old graph";
+  if (/^Starting indexing|^Re-indexing/i.test(trimmed)) return "reading and writing files";
   const scanned = /Total scanned files\s*\|\s*(\d+)/.exec(trimmed);
-  if (scanned) return `${scanned[1]} files scanned`;
+  if (scanned) return `${scanned[1]} files written`;
   return undefined;
 }

@@ -38,6 +38,8 @@ export interface State {
   activity: Activity;
   activityStartedAt?: number;
   progress?: string;
+  /** What the running index was estimated to cost before it started (src/cgc/index-cost.ts). */
+  estimate?: { ms: number; files: number };
   freshness: Freshness;
   /** Paths changed since the graph was last verified fresh. */
   changedPaths: string[];
@@ -93,12 +95,18 @@ export function probeSettled(state: State, verdict: ProbeVerdict): State {
   return next;
 }
 
-export function maintenanceStarted(state: State, activity: Exclude<Activity, "idle">, what: string): State {
+export function maintenanceStarted(
+  state: State,
+  activity: Exclude<Activity, "idle">,
+  what: string,
+  estimate?: { ms: number; files: number },
+): State {
   return {
     ...state,
     activity,
     activityStartedAt: Date.now(),
     progress: undefined,
+    estimate,
     readiness: activity === "indexing" && state.readiness !== "ready" ? "indexing" : state.readiness,
     lastAction: { what, outcome: "running", at: Date.now() },
   };
@@ -122,6 +130,7 @@ export function maintenanceSettled(state: State, outcome: string, error?: string
     activity: "idle",
     activityStartedAt: undefined,
     progress: undefined,
+    estimate: undefined,
     readiness: state.readiness === "indexing" ? "unknown" : state.readiness,
     reason: state.readiness === "indexing" ? "re-checking after indexing" : state.reason,
     // The chip says "checking…" until the follow-up probe settles, not "unknown" for those seconds.

@@ -7,9 +7,10 @@ export const CHIP_KEY = "cgc";
 export function chipText(state: State, now = Date.now()): string {
   if (state.activity !== "idle") {
     const elapsed = state.activityStartedAt ? ` ${formatElapsed(now - state.activityStartedAt)}` : "";
+    const of = state.estimate ? ` of ~${formatElapsed(state.estimate.ms)} · ${state.estimate.files} files` : "";
     const label = state.activity === "rebuilding" ? "rebuilding…" : `${state.activity}…`;
     const progress = state.progress ? ` · ${state.progress}` : "";
-    return `cgc ${label}${elapsed}${progress}`;
+    return `cgc ${label}${elapsed}${of}${progress}`;
   }
   if (!state.probed) return "cgc checking…";
   if (state.readiness !== "ready") return `cgc ${state.readiness}`;

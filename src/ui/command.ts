@@ -4,6 +4,8 @@ import { existsSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { shownBackend } from "../cgc/backend.ts";
+import { countIndexFiles, describeIndexCost, estimateIndex, type IndexCost } from "../cgc/index-cost.ts";
+import { cgcInterpreter } from "../cgc/interpreter.ts";
 import { indexResumed, indexSkipped } from "../cgc/parse.ts";
 import { describeWatcher, watcherOf } from "../freshness/watcher.ts";
 import type { CgcSession } from "../lifecycle/session.ts";
@@ -108,6 +110,14 @@ function cgcignoreNote(root: string): string {
 
 type Show = (text: string, level?: "info" | "warning" | "error") => void;
 
+/** The files cgc would read and an estimate of the time, or undefined when they cannot be had quickly. */
+async function indexCost(session: CgcSession, backend: string | undefined): Promise<IndexCost | undefined> {
+  const interpreter = cgcInterpreter(session.runner.executable, session.env);
+  if (!interpreter.ok) return undefined;
+  const counted = await countIndexFiles(interpreter.python, session.root, session.env);
+  return "files" in counted ? estimateIndex(counted.files, backend) : undefined;
+}
+
 const isTransient = (state: State) => state.readiness === "busy" || state.readiness === "unknown";
 
 async function indexVerb(session: CgcSession, ctx: ExtensionCommandContext, force: boolean, show: Show) {
@@ -124,20 +134,22 @@ async function indexVerb(session: CgcSession, ctx: ExtensionCommandContext, forc
   }
   const scope = session.worktree.state;
   const inContext = scope.kind === "active" ? ` in the CGC named context ${scope.name}` : "";
+  const cost = await indexCost(session, backend);
+  const costLine = cost ? ` ${describeIndexCost(cost)}` : "";
   const confirmed =
     scope.kind === "pending"
       ? await ctx.ui.confirm(
           "Build a code graph?",
-          `pi-cgc will create the CGC named context ${scope.name} for this worktree, then run cgc index on ${session.root} in it, writing a new graph into ${into}.${cgcignoreNote(session.root)}`,
+          `pi-cgc will create the CGC named context ${scope.name} for this worktree, then run cgc index on ${session.root} in it, writing a new graph into ${into}.${costLine}${cgcignoreNote(session.root)}`,
         )
       : force
         ? await ctx.ui.confirm(
             "Replace the code graph?",
-            `cgc index --force deletes the existing graph of ${session.root}${inContext} (${backend ? `${backend} backend` : "cgc's configured backend"}) and rebuilds it from scratch.`,
+            `cgc index --force deletes the existing graph of ${session.root}${inContext} (${backend ? `${backend} backend` : "cgc's configured backend"}) and rebuilds it from scratch.${costLine}`,
           )
         : await ctx.ui.confirm(
             "Build a code graph?",
-            `pi-cgc will run cgc index on ${session.root}${inContext}, writing a new graph into ${into}.${cgcignoreNote(session.root)}`,
+            `pi-cgc will run cgc index on ${session.root}${inContext}, writing a new graph into ${into}.${costLine}${cgcignoreNote(session.root)}`,
           );
   if (!confirmed) return show("Not indexed: the confirmation was declined.");
   const announced = session.notices.has("indexed");
@@ -145,6 +157,7 @@ async function indexVerb(session: CgcSession, ctx: ExtensionCommandContext, forc
     force ? "rebuilding" : "indexing",
     force ? ["index", "--force", session.root] : ["index", session.root],
     "index",
+    cost ? { ms: cost.estimateMs, files: cost.files } : undefined,
   );
   if (result.code === "OK" && !force && indexSkipped(result.stdout)) {
     return show(

@@ -3,7 +3,7 @@ import { type Backend, describeBackend } from "../cgc/backend.ts";
 import { CONFIG_KEY_NAMES, CONFIG_KEYS, type Config, type ConfigKey } from "../config/keys.ts";
 import { describeSource, type Source } from "../config/load.ts";
 import type { State } from "../state/model.ts";
-import { chipText } from "./chip.ts";
+import { chipText, formatElapsed } from "./chip.ts";
 
 export interface StatusInput {
   state: State;
@@ -72,7 +72,7 @@ export function renderStatus({
     );
   }
   lines.push(
-    `running:    ${maintenanceRunning ? `${state.activity}${state.progress ? ` (${state.progress})` : ""}` : "nothing"}`,
+    `running:    ${maintenanceRunning ? `${state.activity}${state.progress ? ` (${state.progress})` : ""}${runningFor(state)}` : "nothing"}`,
   );
   return lines.join("\n");
 }
@@ -84,4 +84,13 @@ export function renderConfigTable(values: Config, sources: Record<ConfigKey, Sou
     return `${name.padEnd(30)} ${format(values[name]).padEnd(12)} ${describeSource(sources[name])}`;
   });
   return [`${"key".padEnd(30)} ${"value".padEnd(12)} source`, ...rows].join("\n");
+}
+
+/** Elapsed time of the running work, and its estimate when one was made before it started. */
+function runningFor(state: State): string {
+  if (!state.activityStartedAt) return "";
+  const elapsed = formatElapsed(Date.now() - state.activityStartedAt);
+  return state.estimate
+    ? ` for ${elapsed}, estimated ${formatElapsed(state.estimate.ms)} for ${state.estimate.files} files`
+    : ` for ${elapsed}`;
 }

@@ -1,0 +1,53 @@
+// The cost stated before an index (src/cgc/index-cost.ts) and shown while it runs (the chip): the count comes
+// from cgc's own discovery (test/e2e/index-progress.test.ts, against the real cgc); here the arithmetic and
+// the wording a user reads, and the measured check of the estimate is bench/index-cost.ts.
+import { describe, expect, it } from "vitest";
+import { describeIndexCost, estimateIndex, INDEX_RATES, roughly } from "../../src/cgc/index-cost.ts";
+import { initialState, maintenanceStarted } from "../../src/state/model.ts";
+import { chipText } from "../../src/ui/chip.ts";
+
+describe("the index estimate", () => {
+  it("is start-up plus a per-file rate of the backend cgc reports; an unmeasured backend gets KùzuDB's, and says so", () => {
+    const kuzu = INDEX_RATES.kuzudb as { startMs: number; perFileMs: number };
+    expect(estimateIndex(29, "kuzudb")).toEqual({
+      files: 29,
+      backend: "kuzudb",
+      estimateMs: kuzu.startMs + 29 * kuzu.perFileMs,
+    });
+    expect(estimateIndex(29, "ladybugdb")).toMatchObject({
+      backend: undefined,
+      estimateMs: kuzu.startMs + 29 * kuzu.perFileMs,
+    });
+    expect(describeIndexCost(estimateIndex(29, undefined))).toMatch(/its rate not measured: KùzuDB's used/);
+    // FalkorDB is measured about ten times faster per file than KùzuDB (bench/RESULTS.md).
+    expect(kuzu.perFileMs / (INDEX_RATES["falkordb-remote"]?.perFileMs ?? 0)).toBeCloseTo(10, 0);
+  });
+
+  it("is said rounded, as a person would", () => {
+    expect(roughly(23_400)).toBe("about 25s");
+    expect(roughly(64_000)).toBe("about 1m00s");
+    expect(roughly(1_000)).toBe("about 5s");
+    expect(roughly(31 * 60_000)).toBe("about 30m00s");
+  });
+
+  it("names FalkorDB, and how to choose it, only where KùzuDB would take long", () => {
+    expect(describeIndexCost(estimateIndex(12, "kuzudb"))).toBe(
+      "cgc will read 12 file(s): about 30s on kuzudb, at the rates pi-cgc measured (machines differ).",
+    );
+    const large = describeIndexCost(estimateIndex(1_000, "kuzudb"));
+    expect(large).toMatch(/^cgc will read 1000 file\(s\): about 35m00s on kuzudb/);
+    expect(large).toMatch(
+      /A FalkorDB server indexes about ten times faster \(about 3m30s here\): .*DEFAULT_DATABASE=falkordb-remote/,
+    );
+    expect(describeIndexCost(estimateIndex(1_000, "falkordb"))).not.toMatch(/ten times/);
+  });
+
+  it("the chip shows the elapsed time against the estimate while an index runs", () => {
+    const started = maintenanceStarted(initialState(), "indexing", "index", { ms: 65_000, files: 29 });
+    const now = (started.activityStartedAt ?? 0) + 42_000;
+    expect(chipText(started, now)).toBe("cgc indexing… 42s of ~1m05s · 29 files");
+    expect(chipText({ ...started, progress: "reading and writing files" }, now)).toBe(
+      "cgc indexing… 42s of ~1m05s · 29 files · reading and writing files",
+    );
+  });
+});
