@@ -237,6 +237,8 @@ def main() -> int:
     parser.add_argument("--work", required=True)
     parser.add_argument("--falkor-port", type=int)
     parser.add_argument("--max-steps", type=int, help="replay only the first N steps")
+    parser.add_argument("--no-check", action="store_true",
+                        help="run the engine without PI_CGC_ENGINE_CHECK (its narrowed resolution then goes unchecked)")
     args = parser.parse_args()
     work = Path(args.work).resolve()
     shutil.rmtree(work, ignore_errors=True)
@@ -253,6 +255,10 @@ def main() -> int:
             env.update(FALKORDB_HOST="127.0.0.1", FALKORDB_PORT=str(args.falkor_port),
                        DEFAULT_DATABASE="falkordb-remote", FALKORDB_GRAPH_NAME=f"parity_{side}_{hashlib.sha1(str(work).encode()).hexdigest()[:8]}")
         envs[side] = env
+    # The engine checks each narrowed resolution against the full one and refuses an update on any
+    # difference, so a step that narrows wrongly fails here even when the graphs happen to agree.
+    if not args.no_check:
+        envs["engine"]["PI_CGC_ENGINE_CHECK"] = "1"
 
     initial, steps = scenario(args.scenario)
     steps = steps[: args.max_steps] if args.max_steps else steps
@@ -292,7 +298,9 @@ def main() -> int:
             print(json.dumps({
                 "step": number, "name": step.name, "ok": answer.get("ok"), "code": answer.get("code"),
                 "ms": answer.get("ms"), "lockMs": answer.get("lockMs"), "openMs": answer.get("openMs"),
-                "resolveMs": answer.get("resolveMs"), "lines": dumped.get("lines"), "differing": diff,
+                "resolveMs": answer.get("resolveMs"), "checkMs": answer.get("checkMs"),
+                "reresolved": answer.get("reresolved"), "resolved": answer.get("resolved"),
+                "reason": answer.get("reason"), "lines": dumped.get("lines"), "differing": diff,
                 "freshIndexMs": index_ms, "stepMs": round((time.monotonic() - step_start) * 1000),
                 "onlyEngine": only_engine[:5], "onlyFresh": only_fresh[:5],
             }), flush=True)

@@ -28,19 +28,22 @@ that the parity harness catches it).
 from __future__ import annotations
 
 import argparse
+import collections
+import dataclasses
 import functools
 import hashlib
 import json
 import os
 import pickle
 import queue
+import re
 import select
 import signal
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Set, Tuple
+from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple
 
 PROVEN_VERSIONS = {"0.6.13"}
 # Backends the parity harness ran on (FalkorDB Lite shares the server's engine and writer path).
@@ -72,6 +75,8 @@ LINK_KEYS: Dict[str, Tuple[str, str]] = {
 # The extensions write_cpp_class_function_links links functions of.
 CPP_SOURCES = {".cpp", ".cc", ".cxx", ".c++", ".C"}
 SKIP_INCOMING = os.environ.get("PI_CGC_ENGINE_SKIP_INCOMING") == "1"
+# The warm-start cache's layout; a cache of another layout is a cold start.
+CACHE_FORMAT = 2
 
 # The protocol owns the real stdout; cgc's library may print, so fd 1 is pointed at stderr.
 _PROTOCOL = os.fdopen(os.dup(1), "w", buffering=1)
@@ -113,7 +118,7 @@ def load_cgc() -> str:
         refuse(f"cgc {found} is not a version the engine was proven on ({', '.join(sorted(PROVEN_VERSIONS))})")
     try:
         global GraphBuilder, GraphWriter, JobManager, discover_files_to_index, pre_scan_for_imports
-        global build_function_call_groups, inh
+        global build_function_call_groups, inh, _calls_module, _ORIGINAL_LABEL_INDEX
         from codegraphcontext.core.jobs import JobManager
         from codegraphcontext.tools.graph_builder import GraphBuilder
         from codegraphcontext.tools.indexing import resolution as _resolution  # noqa: F401
@@ -121,9 +126,15 @@ def load_cgc() -> str:
         from codegraphcontext.tools.indexing.persistence.writer import GraphWriter
         from codegraphcontext.tools.indexing.pre_scan import pre_scan_for_imports
         from codegraphcontext.tools.indexing.resolution import inheritance as inh
+        from codegraphcontext.tools.indexing.resolution import calls as _calls_module
         from codegraphcontext.tools.indexing.resolution.calls import build_function_call_groups
+
+        _ORIGINAL_LABEL_INDEX = inh._build_node_label_index
     except Exception as error:  # noqa: BLE001
         refuse(f"cgc {found} does not expose the library the engine needs: {error}")
+    # The narrowed resolution's hook (see resolve_tree): passes every call through unless a run of
+    # the engine's is under way and cgc's loop enumerates the engine's own list.
+    _calls_module.enumerate = _enumerate_hook
     return found
 
 
@@ -279,14 +290,37 @@ class FileEntry:
     digest: str
     data: Dict[str, Any]
     imports: Dict[str, List[str]]
+    # Derived from data when first needed: identifier argument -> names of the calls passing it.
+    callargs: Optional[Dict[str, Set[str]]] = None
 
 
 @dataclass
 class TreeState:
     files: Dict[str, FileEntry] = field(default_factory=dict)
     imports_map: Dict[str, List[str]] = field(default_factory=dict)
-    links: Dict[str, Any] = field(default_factory=dict)
-    owned: Dict[str, List[str]] = field(default_factory=dict)  # link rows by owner file, for diffs
+    # Per parsed file (the keys of `files`): its own rows of the kinds resolved file by file, "calls"
+    # being the ten call groups; every full list is these concatenated in path order.
+    rows: Dict[str, Dict[str, Any]] = field(default_factory=dict)
+    # The kinds resolved over the whole tree at every update (cheap: each skips other languages first).
+    whole: Dict[str, List[Dict[str, Any]]] = field(default_factory=dict)
+    # What each file's resolution read from the tree-wide indices: (index, key) pairs.
+    deps: Dict[str, Set[Tuple[str, Any]]] = field(default_factory=dict)
+    # Per parsed file: cgc's node label index entry of the file (name -> labels), by normalized path.
+    labels: Dict[str, Dict[str, Set[str]]] = field(default_factory=dict)
+    # Per parsed file: the normalized files its rows point to.
+    targets: Dict[str, FrozenSet[str]] = field(default_factory=dict)
+    # cgc's tree-wide indices as the last resolution built them (not cached on disk: rebuilt at start).
+    indices: Optional[Dict[str, Dict[Any, Any]]] = None
+    skip_external: Optional[bool] = None
+
+    def __getstate__(self) -> Dict[str, Any]:
+        state = dict(self.__dict__)
+        state["indices"] = None
+        return state
+
+    @property
+    def links(self) -> Dict[str, Any]:
+        return assemble_links(self)
 
 
 class _NoDatabase:
@@ -385,30 +419,9 @@ def norm(path: Any) -> str:
     return _resolved(str(path)) if path else ""
 
 
-def link_rows(links: Dict[str, Any]) -> Iterable[Tuple[str, int, Dict[str, Any]]]:
-    """(kind, call group index or -1, row) in write order."""
-    for kind in LINK_KEYS:
-        if kind == "calls":
-            for index, group in enumerate(links.get("calls", [])):
-                for row in group:
-                    yield kind, index, row
-        else:
-            for row in links.get(kind, []):
-                yield kind, -1, row
-
-
-def rows_by_owner(links: Dict[str, Any]) -> Dict[str, List[str]]:
-    owned: Dict[str, List[str]] = {}
-    for kind, index, row in link_rows(links):
-        owner = norm(row.get(LINK_KEYS[kind][0]))
-        owned.setdefault(owner, []).append(f"{kind}:{index}:{json.dumps(row, sort_keys=True, default=str)}")
-    return owned
-
-
-def write_links(writer: Any, links: Dict[str, Any], imports_map: Dict[str, Any], keep: Callable[[str, Dict[str, Any]], bool]) -> int:
-    """cgc's own link writers, in the pipeline's order, given only the rows `keep` accepts."""
-    chosen = {kind: [r for r in links.get(kind, []) if keep(kind, r)] for kind in LINK_KEYS if kind != "calls"}
-    groups = [[r for r in group if keep("calls", r)] for group in links.get("calls", [])]
+def write_links(writer: Any, chosen: Dict[str, Any], imports_map: Dict[str, Any]) -> int:
+    """cgc's own link writers, in the pipeline's order, given the chosen rows of each kind."""
+    groups = chosen["calls"]
     if chosen["inherits"]:
         writer.write_inheritance_links(chosen["inherits"], [], imports_map)
     writer.write_implements_links(chosen["implements"])
@@ -422,7 +435,681 @@ def write_links(writer: Any, links: Dict[str, Any], imports_map: Dict[str, Any],
     writer.write_previews_links(chosen["previews"])
     if any(groups):
         writer.write_function_call_groups(*groups)
-    return sum(len(v) for v in chosen.values()) + sum(len(g) for g in groups)
+    return sum(len(v) for k, v in chosen.items() if k != "calls") + sum(len(g) for g in groups)
+
+
+def choose_links(state: "TreeState", owners: Set[str], changed: Set[str]) -> Dict[str, Any]:
+    """The rows to write, in the pipeline's order: every row of a file in `owners` (normalized paths),
+    and every other row that points into a changed file (its edge was detached by the delete). The
+    same rows, in the same order, as filtering the full lists: those are the files' rows in path order."""
+    chosen: Dict[str, Any] = {kind: [] for kind in LINK_KEYS if kind != "calls"}
+    groups: List[List[Dict[str, Any]]] = [[] for _ in range(CALL_GROUPS)]
+    for key in sorted(state.rows):
+        own = state.rows[key]
+        if norm(key) in owners:
+            for index in range(CALL_GROUPS):
+                groups[index].extend(own["calls"][index])
+            for kind in PER_FILE_KINDS:
+                chosen[kind].extend(own[kind])
+        elif not SKIP_INCOMING and not state.targets[key].isdisjoint(changed):
+            target = LINK_KEYS["calls"][1]
+            for index in range(CALL_GROUPS):
+                groups[index].extend(r for r in own["calls"][index] if norm(r.get(target)) in changed)
+            for kind in PER_FILE_KINDS:
+                target = LINK_KEYS[kind][1]
+                chosen[kind].extend(r for r in own[kind] if norm(r.get(target)) in changed)
+    for kind in WHOLE_KINDS:
+        owner_key, target_key = LINK_KEYS[kind]
+        chosen[kind] = [
+            r for r in state.whole.get(kind, [])
+            if norm(r.get(owner_key)) in owners or (not SKIP_INCOMING and norm(r.get(target_key)) in changed)
+        ]
+    chosen["calls"] = groups
+    return chosen
+
+
+def rewritten_owners(old: "TreeState", new: "TreeState", resolved: Set[str], changed: Set[str]) -> Set[str]:
+    """Files, not themselves changed, whose rows differ after the change (their outgoing links are
+    deleted and written again). Only re-resolved files can differ in the per-file kinds."""
+    rewritten = {key for key in resolved if key not in changed and old.rows.get(key) != new.rows.get(key)}
+    for kind in WHOLE_KINDS:
+        owner_key = LINK_KEYS[kind][0]
+        before: Dict[str, List[Any]] = {}
+        after: Dict[str, List[Any]] = {}
+        for rows, into in ((old.whole.get(kind, []), before), (new.whole.get(kind, []), after)):
+            for row in rows:
+                into.setdefault(norm(row.get(owner_key)), []).append(row)
+        for owner in set(before) | set(after):
+            if before.get(owner) != after.get(owner) and owner in new.files and owner not in changed:
+                rewritten.add(owner)
+    return rewritten
+
+
+# ---------------------------------------------------------------------------------------------
+# Narrowed resolution: an update re-resolves only the files whose rows it can change.
+#
+# cgc's build_function_call_groups builds tree-wide indices from every file (function_index,
+# class_method_index, global_class_bases, ...), then resolves each file in a loop whose body reads
+# those indices and the file's own data, and appends to the result only. The engine lets cgc build
+# the indices from every file as always, and
+#   - records, per file, every key the loop body reads from each index while resolving that file
+#     (the indices are swapped, once built, for read-only copies that note each read: RecordingDict);
+#   - at the next update diffs the indices cgc builds then against the ones before, and re-resolves
+#     the changed files plus every file that read a key whose value differs (R). A file outside R
+#     read only keys whose values did not change, and resolution is deterministic, so resolving it
+#     again would read the same values, take the same path and append the same rows: its rows and
+#     its recorded reads are kept. The loop resolves R only (a module-level `enumerate` in cgc's
+#     calls module yields R's files when given the list the engine passed).
+#   - feeds cgc's callback pre-pass (every call x every same-named function) only the calls that can
+#     land in an entry R's files read: those named like a function R defines (the pre-pass keys its
+#     entries by the called function's file, and a file's loop reads only its own entries).
+# What the recording cannot see is handled by rule:
+#   - the callback entries are not diffed (the pre-pass runs filtered): a file's read of the entry for
+#     its function f changes value only if a changed file (before or after) has a call named f, or a
+#     call named f anywhere passes a bare name a changed file defines a function by (callback_names);
+#   - disk reads: a JS/TS dynamic import probes which files exist, so files with one are re-resolved
+#     whenever the set of files changed or a requested path is not an indexed file;
+#   - the call groups are assigned after the loop from file_symbol_labels of each row's target file:
+#     that read is added to the owner's reads;
+#   - SKIP_EXTERNAL_RESOLUTION read anew: any change re-resolves everything.
+# INHERITS, DECORATED_BY and METACLASS rows are resolved per file the same way (cgc's builder called
+# with one file, its imports map and node label index recording); the other link kinds are resolved
+# over the whole tree at every update (each builder skips other languages first, so this is cheap),
+# and for those the narrowing is not attempted: C# partial classes group across files, Kotlin @Binds
+# rows are deduplicated across files.
+# Anything unexpected (a row owned by a file not resolved, an index missing) raises NarrowingFailed
+# and the update resolves the whole tree instead. PI_CGC_ENGINE_CHECK=1 runs the full resolution after
+# each narrowed one and refuses the update on any difference.
+
+CHECK = os.environ.get("PI_CGC_ENGINE_CHECK") == "1"
+CALL_GROUPS = 10
+# The indices the loop body of build_function_call_groups reads (the frame's local names).
+CALL_INDEXES = (
+    "file_symbol_labels", "type_aliases", "member_return_types", "member_return_types_full",
+    "member_property_types", "global_class_bases", "class_method_names", "function_index", "class_index",
+    "class_method_index", "extension_method_index", "global_variable_types", "interface_implementors",
+)
+PER_FILE_KINDS = ("inherits", "decorated", "metaclass")
+WHOLE_KINDS = ("implements", "embeds", "companion", "partial", "part_of", "binds", "previews")
+# Pseudo keys: a read of an index as a whole (its keys in order, everything, whether it is empty).
+ALL_KEYS = "\0all-keys"
+ALL_ITEMS = "\0all-items"
+NONEMPTY = "\0nonempty"
+IDENTIFIER = re.compile(r"[A-Za-z_]\w*")  # cgc's test for a bare-name argument in the pre-pass
+_MISSING = object()
+_SINK: Optional[Set[Tuple[str, Any]]] = None  # the reads of the file being resolved
+_RUN: Optional["_CallRun"] = None
+
+
+class NarrowingFailed(Exception):
+    """Something the narrowing relies on did not hold; the whole tree is resolved instead."""
+
+
+def _note(tag: str, key: Any) -> None:
+    sink = _SINK
+    if sink is not None:
+        try:
+            sink.add((tag, key))
+        except TypeError:  # an unhashable key: the lookup itself raises the same way in cgc
+            sink.add((tag, ALL_ITEMS))
+
+
+class RecordingDict(dict):
+    """A copy of one of cgc's indices that notes every read into _SINK. Writes are refused: the
+    loop body is known to write none, and one would make the recorded reads meaningless."""
+
+    __slots__ = ("tag",)
+
+    def __init__(self, source: Dict[Any, Any], tag: str):
+        dict.__init__(self, source)
+        self.tag = tag
+
+    def __getitem__(self, key: Any) -> Any:
+        _note(self.tag, key)
+        return dict.__getitem__(self, key)
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        _note(self.tag, key)
+        return dict.get(self, key, default)
+
+    def __contains__(self, key: Any) -> bool:
+        _note(self.tag, key)
+        return dict.__contains__(self, key)
+
+    def __iter__(self) -> Iterator[Any]:
+        _note(self.tag, ALL_KEYS)
+        return dict.__iter__(self)
+
+    def __len__(self) -> int:
+        _note(self.tag, ALL_KEYS)
+        return dict.__len__(self)
+
+    def __bool__(self) -> bool:
+        _note(self.tag, NONEMPTY)
+        return dict.__len__(self) > 0
+
+    def keys(self) -> Any:
+        _note(self.tag, ALL_KEYS)
+        return dict.keys(self)
+
+    def values(self) -> Any:
+        _note(self.tag, ALL_ITEMS)
+        return dict.values(self)
+
+    def items(self) -> Any:
+        _note(self.tag, ALL_ITEMS)
+        return dict.items(self)
+
+    def copy(self) -> Dict[Any, Any]:
+        _note(self.tag, ALL_ITEMS)
+        return dict(dict.items(self))
+
+    def __eq__(self, other: Any) -> bool:
+        _note(self.tag, ALL_ITEMS)
+        return dict.__eq__(self, other)
+
+    def __ne__(self, other: Any) -> bool:
+        _note(self.tag, ALL_ITEMS)
+        return dict.__ne__(self, other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        _note(self.tag, ALL_ITEMS)
+        return dict.__repr__(self)
+
+    def __or__(self, other: Any) -> Any:
+        _note(self.tag, ALL_ITEMS)
+        return dict.__or__(self, other)
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        raise NarrowingFailed(f"cgc wrote to the {self.tag} index while resolving")
+
+    __setitem__ = __delitem__ = __ior__ = _refuse  # type: ignore[assignment]
+    setdefault = pop = popitem = update = clear = _refuse  # type: ignore[assignment]
+
+
+class CallbackRecordingDict(RecordingDict):
+    """callback_arg_targets: the loop reads (its own file, function, parameter); noted by function."""
+
+    __slots__ = ()
+
+    def _key(self, key: Any) -> Any:
+        return key[1] if isinstance(key, tuple) and len(key) == 3 else ALL_ITEMS
+
+    def __getitem__(self, key: Any) -> Any:
+        _note(self.tag, self._key(key))
+        return dict.__getitem__(self, key)
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        _note(self.tag, self._key(key))
+        return dict.get(self, key, default)
+
+    def __contains__(self, key: Any) -> bool:
+        _note(self.tag, self._key(key))
+        return dict.__contains__(self, key)
+
+
+class _Parsed(dict):
+    """A file's parsed data as given to cgc: its function_calls are what the run decides."""
+
+    __slots__ = ("key",)
+
+    def get(self, name: Any, default: Any = None) -> Any:
+        if name == "function_calls":
+            run = _RUN
+            if run is not None:
+                return run.function_calls(self, default)
+        return dict.get(self, name, default)
+
+
+def _enumerate_hook(iterable: Any, start: int = 0) -> Any:
+    """Installed as `enumerate` in cgc's calls module; only the loop over the engine's list differs."""
+    run = _RUN
+    if run is not None:
+        if iterable is run.data:
+            return run.loop(sys._getframe(1), start)
+        if run.in_prepass and id(iterable) not in run.param_lists:
+            # The callback pre-pass's `enumerate(params)` over a function no chosen file defines: what
+            # it would add is keyed by that function's file, which no chosen file reads.
+            return iter(())
+    return enumerate(iterable, start)
+
+
+def _locals_to_fast(frame: Any) -> None:
+    import ctypes
+
+    ctypes.pythonapi.PyFrame_LocalsToFast(ctypes.py_object(frame), ctypes.c_int(0))
+
+
+def call_arg_names(entry: FileEntry) -> Dict[str, Set[str]]:
+    """Bare-name argument -> names of the calls passing it (what cgc's callback pre-pass matches)."""
+    if entry.callargs is None:
+        found: Dict[str, Set[str]] = {}
+        for call in entry.data.get("function_calls") or []:
+            name = call.get("name")
+            if not name:
+                continue
+            for arg in call.get("args") or []:
+                text = str(arg).strip()
+                if IDENTIFIER.fullmatch(text):
+                    found.setdefault(text, set()).add(name)
+        entry.callargs = found
+    return entry.callargs
+
+
+# Fields of the parsed functions and classes that cgc's resolution never reads (the entries of
+# function_index & co. are shallow copies of them; calls.py and inheritance.py name neither, read
+# entries by literal key only, and never compare whole entries). Most edits change a function's
+# source; without this every file reading that function's entry would be re-resolved.
+UNREAD_FIELDS = frozenset({"source", "docstring"})
+
+
+def _same_entries(before: Any, after: Any) -> bool:
+    """Equal, but for the unread fields of the entry dicts a value lists."""
+    if not (isinstance(before, list) and isinstance(after, list)) or len(before) != len(after):
+        return False
+    for a, b in zip(before, after):
+        if a == b:
+            continue
+        if not (isinstance(a, dict) and isinstance(b, dict)):
+            return False
+        if a.keys() - UNREAD_FIELDS != b.keys() - UNREAD_FIELDS:
+            return False
+        if any(a[k] != b[k] for k in a if k not in UNREAD_FIELDS):
+            return False
+    return True
+
+
+def diff_index(tag: str, old: Dict[Any, Any], new: Dict[Any, Any], into: Set[Tuple[str, Any]]) -> None:
+    """Adds (tag, key) for every key whose value differs, and the pseudo keys that changed."""
+    changed = False
+    for key, value in new.items():
+        before = old.get(key, _MISSING)
+        if before is _MISSING or (before != value and not _same_entries(before, value)):
+            into.add((tag, key))
+            changed = True
+    for key in old:
+        if key not in new:
+            into.add((tag, key))
+            changed = True
+    if changed or list(old) != list(new):
+        into.add((tag, ALL_ITEMS))
+    if list(old) != list(new):
+        into.add((tag, ALL_KEYS))
+    if bool(old) != bool(new):
+        into.add((tag, NONEMPTY))
+
+
+class _CallRun:
+    """One call of cgc's build_function_call_groups that resolves only the files `decide` picks."""
+
+    def __init__(self, data: List[_Parsed], decide: Callable[[Dict[str, Any]], Set[str]]):
+        self.data = data
+        self.decide = decide
+        self.chosen: Optional[Set[str]] = None
+        self.names: Set[str] = set()
+        self.indices: Dict[str, Dict[Any, Any]] = {}
+        self.skip_external: Optional[bool] = None
+        self.deps: Dict[str, Set[Tuple[str, Any]]] = {}
+        self.swapped = False
+        self.defined: Dict[str, Any] = {}
+        self.param_lists: Set[int] = set()
+        self.in_prepass = False
+
+    def capture(self, frame: Any) -> None:
+        if frame.f_code is not build_function_call_groups.__code__:
+            raise NarrowingFailed("the hook was not called from build_function_call_groups")
+        loc = frame.f_locals
+        missing = [name for name in CALL_INDEXES if not isinstance(loc.get(name), dict)]
+        if missing:
+            raise NarrowingFailed(f"cgc's resolution has no {', '.join(missing)}")
+        self.indices = {name: loc[name] for name in CALL_INDEXES}
+        self.skip_external = bool(loc.get("skip_external"))
+        functions_by_name = loc.get("_functions_by_name")
+        if not isinstance(functions_by_name, dict):
+            raise NarrowingFailed("cgc's callback pre-pass has no _functions_by_name")
+        self.chosen = self.decide({"indices": self.indices, "skip_external": self.skip_external,
+                                   "defined": functions_by_name.keys()})
+        self.names = {
+            fn.get("name") for fd in self.data if fd.key in self.chosen for fn in dict.get(fd, "functions") or []
+        }
+        self.defined = functions_by_name
+        # The parameter lists of the chosen files' functions, as the pre-pass reads them from the
+        # index entries (shallow copies of the parsed functions: the same list objects).
+        for fd in self.data:
+            if fd.key in self.chosen:
+                for fn in dict.get(fd, "functions") or []:
+                    params = fn.get("args") or fn.get("parameters")
+                    if params:
+                        self.param_lists.add(id(params))
+        self.in_prepass = True
+
+    def function_calls(self, fd: _Parsed, default: Any) -> Any:
+        calls = dict.get(fd, "function_calls", default)
+        if self.swapped:
+            return calls  # the loop: only the chosen files get here, and see all their calls
+        if self.chosen is None:
+            frame = sys._getframe(2)
+            if "_functions_by_name" not in frame.f_locals:
+                return calls  # the Kotlin pre-check of member receiver types: everything, as always
+            self.capture(frame)  # the callback pre-pass starts: every index is built
+        if not calls:
+            return calls
+        # The pre-pass adds an entry for (function f's file, f, parameter) from a call named f passing
+        # a bare name some function has; the chosen files read only entries of their own functions.
+        # A call named otherwise, or passing no such name, adds nothing a chosen file reads.
+        names, defined = self.names, self.defined
+        kept = []
+        for call in calls:
+            if call.get("name") in names:
+                for arg in call.get("args") or []:
+                    text = str(arg).strip()
+                    if text in defined and IDENTIFIER.fullmatch(text):
+                        kept.append(call)
+                        break
+        return kept
+
+    def loop(self, frame: Any, start: int) -> Iterator[Tuple[int, Any]]:
+        if self.chosen is None:
+            self.capture(frame)
+        self.in_prepass = False
+        loc = frame.f_locals
+        # The per-language views of the imports map are built now, unrecorded, as the loop would
+        # build them (each is a function of the map, key by key: read as the map's own keys).
+        langs = {dict.get(fd, "lang") for fd in self.data if fd.key in self.chosen}
+        for lang in sorted(filter(None, langs)):
+            loc["_get_lang_imports"](lang)
+        cache = loc["_lang_imports_cache"]
+        for lang in list(cache):
+            cache[lang] = RecordingDict(cache[lang], "imports_map")
+        swapped: Dict[str, Any] = {"imports_map": RecordingDict(loc["imports_map"], "imports_map")}
+        for name in CALL_INDEXES:
+            swapped[name] = RecordingDict(loc[name], name)
+        swapped["callback_arg_targets"] = CallbackRecordingDict(loc["callback_arg_targets"], "callback_fn")
+        loc.update(swapped)
+        _locals_to_fast(frame)
+        after = frame.f_locals
+        if any(after.get(name) is not value for name, value in swapped.items()):
+            raise NarrowingFailed("the recording copies of cgc's indices did not take")
+        self.swapped = True
+        return self._iterate(start)
+
+    def _iterate(self, start: int) -> Iterator[Tuple[int, Any]]:
+        global _SINK
+        chosen = self.chosen or set()
+        try:
+            for index, fd in enumerate(self.data, start):
+                if fd.key in chosen:
+                    _SINK = self.deps.setdefault(fd.key, set())
+                    yield index, fd
+                    _SINK = None
+        finally:
+            _SINK = None
+
+
+def node_labels_of(data: Dict[str, Any]) -> Tuple[str, Dict[str, Set[str]]]:
+    """cgc's node label index entry of one file: (normalized path, name -> labels)."""
+    index = _ORIGINAL_LABEL_INDEX([data])
+    if len(index) != 1:
+        raise NarrowingFailed(f"the node label index of {data.get('path')} has {len(index)} entries")
+    return next(iter(index.items()))
+
+
+def label_index(labels: Dict[str, Tuple[str, Dict[str, Set[str]]]], keys: Iterable[str]) -> Dict[str, Dict[str, Set[str]]]:
+    index: Dict[str, Dict[str, Set[str]]] = {}
+    for key in keys:
+        path, entry = labels[key]
+        if path in index:
+            raise NarrowingFailed(f"two files resolve to {path}")
+        index[path] = entry
+    return index
+
+
+def _calls_by_name(data: Optional[Dict[str, Any]]) -> Dict[str, List[Tuple[str, ...]]]:
+    found: Dict[str, List[Tuple[str, ...]]] = {}
+    if data is not None and "error" not in data:
+        for call in data.get("function_calls") or []:
+            found.setdefault(call.get("name"), []).append(tuple(str(arg) for arg in call.get("args") or []))
+    return found
+
+
+def _function_lines(data: Optional[Dict[str, Any]]) -> Dict[str, List[Any]]:
+    found: Dict[str, List[Any]] = {}
+    if data is not None and "error" not in data:
+        for fn in data.get("functions") or []:
+            found.setdefault(fn.get("name"), []).append(fn.get("line_number"))
+    return found
+
+
+def callback_names(old_files: Dict[str, FileEntry], files: Dict[str, FileEntry], keys: List[str], changed: Set[str],
+                   defined: Iterable[str]) -> Set[str]:
+    """Names f whose callback entries (a file, f, a parameter) may differ after `changed`.
+
+    cgc's pre-pass adds, for each call named f that passes a bare name a as its i-th argument, and for
+    each function named f (any file) with an i-th parameter p, one entry (file of a function named a,
+    a, its line) per function named a, under (that f's file, f, p) -- in file order, then call order.
+    So the entries under f differ only if (1) a changed file's calls named f (their arguments) differ
+    and one passes a name some function has, or (2) the files and lines of the functions named a
+    differ for an a that some call named f passes."""
+    names: Set[str] = set()
+    moved: Set[str] = set()
+    defined = set(defined)
+    for path in changed:
+        old_entry, new_entry = old_files.get(path), files.get(path)
+        old_data = old_entry.data if old_entry is not None else None
+        new_data = new_entry.data if new_entry is not None else None
+        old_lines, new_lines = _function_lines(old_data), _function_lines(new_data)
+        defined.update(old_lines)
+        moved.update(n for n in set(old_lines) | set(new_lines) if old_lines.get(n) != new_lines.get(n))
+        old_calls, new_calls = _calls_by_name(old_data), _calls_by_name(new_data)
+        for name in set(old_calls) | set(new_calls):
+            before, after = old_calls.get(name, []), new_calls.get(name, [])
+            if before != after and any(
+                text in defined and IDENTIFIER.fullmatch(text)
+                for args in before + after for text in (arg.strip() for arg in args)
+            ):
+                names.add(name)
+    for key in keys:
+        passing = call_arg_names(files[key])
+        for arg in passing.keys() & moved:
+            names.update(passing[arg])
+    names.discard(None)
+    return names
+
+
+def _target_paths(kind: str, rows: Iterable[Dict[str, Any]]) -> Set[str]:
+    target_key = LINK_KEYS[kind][1]
+    return {norm(row.get(target_key)) for row in rows}
+
+
+def resolve_tree(
+    prev: Optional[TreeState],
+    files: Dict[str, FileEntry],
+    imports_map: Dict[str, List[str]],
+    changed: Set[str],
+    disk_changed: bool,
+    only: Optional[Set[str]] = None,
+) -> Tuple[TreeState, Set[str]]:
+    """The state after a change: the link rows of the files whose rows it can change resolved again
+    (all of them without a previous state), every other file's kept. Returns (state, files resolved).
+    `only` resolves just those files (a warm start's index-only run)."""
+    global _RUN, _SINK
+    keys = [p for p in sorted(files) if "error" not in files[p].data]
+    data: List[_Parsed] = []
+    for key in keys:
+        fd = _Parsed(files[key].data)
+        fd.key = key
+        data.append(fd)
+    labels = {
+        key: prev.labels[key] if prev is not None and key in prev.labels and key not in changed and prev.files.get(key) is files[key]
+        else node_labels_of(files[key].data)
+        for key in keys
+    }
+    new_label_index = label_index(labels, keys)
+
+    def decide(info: Dict[str, Any]) -> Set[str]:
+        if prev is None or info["skip_external"] != prev.skip_external:
+            return set(keys)
+        if only is not None:
+            return set(only)
+        if prev.indices is None:
+            return set(keys)
+        found: Set[Tuple[str, Any]] = set()
+        defined = info["defined"]
+        for name in CALL_INDEXES:
+            diff_index(name, prev.indices[name], info["indices"][name], found)
+        diff_index("imports_map", prev.imports_map, imports_map, found)
+        old_keys = [k for k in sorted(prev.files) if k in prev.labels]
+        diff_index("node_labels", label_index(prev.labels, old_keys), new_label_index, found)
+        found.update(("callback_fn", name) for name in callback_names(prev.files, files, keys, changed, defined))
+        if disk_changed:
+            found.add(("disk", None))
+        if os.environ.get("PI_CGC_ENGINE_DEBUG"):
+            log(f"changed keys: {sorted(map(str, (k for k in found if k[0] != 'callback_fn')))[:60]}")
+        return {key for key in keys if key in changed or key not in prev.deps or not prev.deps[key].isdisjoint(found)}
+
+    run = _CallRun(data, decide)
+    _RUN = run
+    try:
+        groups = build_function_call_groups(data, imports_map, None)
+    finally:
+        _RUN = None
+        _SINK = None
+    if run.chosen is None or not run.swapped and run.chosen:
+        raise NarrowingFailed("cgc's resolution did not reach the points the narrowing hooks")
+    chosen = run.chosen
+    if len(groups) != CALL_GROUPS:
+        raise NarrowingFailed(f"cgc returned {len(groups)} call groups")
+    deps = run.deps
+    rows: Dict[str, Dict[str, Any]] = {key: {"calls": [[] for _ in range(CALL_GROUPS)]} for key in chosen}
+    owner_of = {norm(key): key for key in chosen}
+    for index, group in enumerate(groups):
+        for row in group:
+            owner = owner_of.get(row.get("caller_file_path"))
+            if owner is None:
+                raise NarrowingFailed(f"a CALLS row of {row.get('caller_file_path')}, a file not resolved")
+            rows[owner]["calls"][index].append(row)
+            # The group a row lands in is read from file_symbol_labels of its target after the loop.
+            deps.setdefault(owner, set()).add(
+                ("file_symbol_labels", _calls_module._resolved_posix(row.get("called_file_path", ""))))
+    for key in chosen:
+        sink = deps.setdefault(key, set())
+        if any(call.get("call_kind") == "dynamic_import" for call in files[key].data.get("function_calls") or []):
+            sink.add(("disk", None))
+
+    imports_rec = RecordingDict(imports_map, "imports_map")
+    labels_rec = RecordingDict(new_label_index, "node_labels")
+    inh._build_node_label_index = lambda _data: labels_rec
+    try:
+        for key in sorted(chosen):
+            fd = files[key].data
+            _SINK = deps[key]
+            inherits, _csharp = inh.build_inheritance_and_csharp_files([fd], imports_rec)
+            rows[key]["inherits"] = inherits
+            rows[key]["decorated"] = inh.build_decorated_by_links([fd], imports_rec)
+            rows[key]["metaclass"] = inh.build_metaclass_links([fd], imports_rec)
+            _SINK = None
+    finally:
+        _SINK = None
+        inh._build_node_label_index = _ORIGINAL_LABEL_INDEX
+
+    plain = [files[key].data for key in keys]
+    implements = inh.build_go_implements_links(plain)
+    implements.extend(inh.build_haskell_implements_links(plain))
+    implements.extend(inh.build_elixir_implements_links(plain))
+    whole = {
+        "implements": implements,
+        "embeds": inh.build_embeds_links(plain),
+        "companion": inh.build_companion_of_links(plain),
+        "partial": inh.build_partial_of_links(plain),
+        "part_of": inh.build_part_of_links(plain),
+        "binds": inh.build_binds_links(plain, imports_map),
+        # Its rows come from Kotlin files only; without one it returns none (after an index of all).
+        "previews": inh.build_previews_links(plain, imports_map) if any(d.get("lang") == "kotlin" for d in plain) else [],
+    }
+    targets: Dict[str, FrozenSet[str]] = {}
+    for key in chosen:
+        found_targets = set()
+        for group in rows[key]["calls"]:
+            found_targets |= _target_paths("calls", group)
+        for kind in PER_FILE_KINDS:
+            found_targets |= _target_paths(kind, rows[key][kind])
+        targets[key] = frozenset(found_targets)
+    kept = [key for key in keys if key not in chosen]
+    if kept and prev is None:
+        raise NarrowingFailed("files left unresolved without a previous state")
+    state = TreeState(
+        files=files,
+        imports_map=imports_map,
+        rows={key: rows[key] if key in chosen else prev.rows[key] for key in keys},  # type: ignore[union-attr]
+        whole=whole,
+        deps={key: deps[key] if key in chosen else prev.deps[key] for key in keys},  # type: ignore[union-attr]
+        labels=labels,
+        targets={key: targets[key] if key in chosen else prev.targets[key] for key in keys},  # type: ignore[union-attr]
+        indices=run.indices,
+        skip_external=run.skip_external,
+    )
+    return state, chosen
+
+
+def assemble_links(state: TreeState) -> Dict[str, Any]:
+    """The full link lists in the pipeline's order: each is the files' rows concatenated in path order."""
+    links: Dict[str, Any] = {kind: [] for kind in LINK_KEYS if kind != "calls"}
+    calls: List[List[Dict[str, Any]]] = [[] for _ in range(CALL_GROUPS)]
+    for key in sorted(state.rows):
+        own = state.rows[key]
+        for index in range(CALL_GROUPS):
+            calls[index].extend(own["calls"][index])
+        for kind in PER_FILE_KINDS:
+            links[kind].extend(own[kind])
+    for kind in WHOLE_KINDS:
+        links[kind] = list(state.whole.get(kind, []))
+    links["calls"] = calls
+    return links
+
+
+def _row_text(row: Dict[str, Any]) -> str:
+    return json.dumps(row, sort_keys=True, default=str)
+
+
+def compare_links(narrowed: Dict[str, Any], full: Dict[str, Any]) -> List[str]:
+    """Where the narrowed rows differ from the full resolution's: per kind (per call group) and
+    owner, the rows only one side has, then any difference of order. Empty when equal."""
+    differences: List[str] = []
+    for kind, index, mine, theirs in _link_lists(narrowed, full):
+        if mine == theirs:
+            continue
+        owner_key = LINK_KEYS[kind][0]
+        by_owner: Dict[str, Tuple[List[str], List[str]]] = {}
+        for side, rows in ((0, mine), (1, theirs)):
+            for row in rows:
+                by_owner.setdefault(norm(row.get(owner_key)), ([], []))[side].append(_row_text(row))
+        label = f"{kind}[{index}]" if index >= 0 else kind
+        found = False
+        for owner, (a, b) in sorted(by_owner.items()):
+            if a != b:
+                found = True
+                ca, cb = collections.Counter(a), collections.Counter(b)
+                for text in sorted((ca - cb).elements()):
+                    differences.append(f"{label} {owner}: only narrowed: {text}")
+                for text in sorted((cb - ca).elements()):
+                    differences.append(f"{label} {owner}: only full: {text}")
+                if ca == cb:
+                    differences.append(f"{label} {owner}: same rows in another order")
+        if not found:
+            differences.append(f"{label}: same rows per owner, owners in another order")
+    return differences
+
+
+def _link_lists(a: Dict[str, Any], b: Dict[str, Any]) -> Iterator[Tuple[str, int, List[Any], List[Any]]]:
+    for kind in LINK_KEYS:
+        if kind == "calls":
+            ga, gb = list(a.get("calls", [])), list(b.get("calls", []))
+            for index in range(max(len(ga), len(gb))):
+                yield kind, index, list(ga[index]) if index < len(ga) else [], list(gb[index]) if index < len(gb) else []
+        else:
+            yield kind, -1, list(a.get(kind, [])), list(b.get(kind, []))
 
 
 def module_import_rows(data: Dict[str, Any]) -> List[Dict[str, Any]]:
@@ -506,15 +1193,18 @@ class Engine:
                 hits += 1
             else:
                 files[path.as_posix()] = self.tree.parse(path, known)
-        if self.cached_state is not None and self.cached_state.files.keys() == files.keys() and all(
-            self.cached_state.files[p].digest == e.digest for p, e in files.items()
+        cached_state = self.cached_state
+        if cached_state is not None and cached_state.files.keys() == files.keys() and all(
+            cached_state.files[p].digest == e.digest for p, e in files.items()
         ):
-            # Same tree, same contents: the resolved rows saved with it are what resolving would give.
-            self.state = TreeState(files, self.cached_state.imports_map, self.cached_state.links, self.cached_state.owned)
+            # Same tree, same contents: the resolved rows (and what each file's resolution read) saved
+            # with it are what resolving would give. cgc's indices are not saved: they are built again
+            # (no file resolved), for the next update to diff against.
+            cached_state.files = files
+            self.state = self.resolve(cached_state, files, cached_state.imports_map, set(), False, only=set())[0]
         else:
             imports_map = self.tree.merge_imports(files)
-            links = self.tree.resolve(files, imports_map)
-            self.state = TreeState(files, imports_map, links, rows_by_owner(links))
+            self.state = self.resolve(None, files, imports_map, set(files), True)[0]
         self.cached_state = None
         self.save_cache()
         marker = self.dirty_marker()
@@ -531,7 +1221,7 @@ class Engine:
         try:
             with self.cache_file.open("rb") as handle:
                 blob = pickle.load(handle)
-            if blob.get("cgc") == self.version and blob.get("root") == self.root.as_posix():
+            if blob.get("cgc") == self.version and blob.get("root") == self.root.as_posix() and blob.get("format") == CACHE_FORMAT:
                 self.db.binder_failures.update(blob.get("binder_failures", {}))
                 self.cached_state = blob.get("state")
                 return blob["state"].files
@@ -546,13 +1236,25 @@ class Engine:
         self.cache_file.parent.mkdir(parents=True, exist_ok=True)
         temp = self.cache_file.with_suffix(".tmp")
         with temp.open("wb") as handle:
-            pickle.dump({"cgc": self.version, "root": self.root.as_posix(), "state": self.state,
+            pickle.dump({"cgc": self.version, "root": self.root.as_posix(), "format": CACHE_FORMAT, "state": self.state,
                          "binder_failures": self.db.binder_failures}, handle, protocol=pickle.HIGHEST_PROTOCOL)
         temp.replace(self.cache_file)
 
+    # -- resolution ---------------------------------------------------------------------------
+    def resolve(self, prev: Optional[TreeState], files: Dict[str, FileEntry], imports_map: Dict[str, List[str]],
+                changed: Set[str], disk_changed: bool, only: Optional[Set[str]] = None) -> Tuple[TreeState, Set[str]]:
+        """resolve_tree, and the whole tree when the narrowing fails for a reason of its own."""
+        try:
+            return resolve_tree(prev, files, imports_map, changed, disk_changed, only)
+        except NarrowingFailed as error:
+            if prev is None:
+                raise
+            log(f"narrowed resolution not possible ({error}); resolving every file")
+            return resolve_tree(None, files, imports_map, set(files), True)
+
     # -- update -------------------------------------------------------------------------------
-    def plan(self, paths: List[str]) -> Tuple[TreeState, Set[str], Set[str], Set[str]]:
-        """The tree after the change, from the disk: (new state, changed, removed, added)."""
+    def plan(self, paths: List[str]) -> Tuple[TreeState, Set[str], Set[str], Set[str], Set[str]]:
+        """The tree after the change, from the disk: (new state, changed, removed, added, re-resolved)."""
         old = self.state.files
         current = {p.as_posix(): p for p in self.tree.discover()}
         requested = [norm(p) for p in paths]
@@ -579,10 +1281,13 @@ class Engine:
             files[path] = self.tree.parse(current[path], digest_of(current[path]))
         changed = removed | added | modified
         if not changed:
-            return TreeState(files, self.state.imports_map, self.state.links, self.state.owned), changed, removed, added
+            return dataclasses.replace(self.state, files=files), changed, removed, added, set()
         imports_map = self.tree.merge_imports(files)
-        links = self.tree.resolve(files, imports_map)
-        return TreeState(files, imports_map, links, rows_by_owner(links)), changed, removed, added
+        # What exists on disk changed (a JS/TS dynamic import probes it): files came or went, or a
+        # path was named that is no indexed file.
+        disk_changed = bool(added or removed) or any(p not in current for p in requested)
+        new, resolved = self.resolve(self.state, files, imports_map, changed, disk_changed)
+        return new, changed, removed, added, resolved
 
     def update(self, paths: List[str]) -> Dict[str, Any]:
         # Paths of an update that did not commit (BUSY, FAILED) are kept and tried again with the next.
@@ -596,14 +1301,24 @@ class Engine:
         if self.diverged:
             return {"ok": False, "code": "DIVERGED", "reason": "an earlier update left the graph unknown; rebuild"}
         start = time.monotonic()
-        new, changed, removed, added = self.plan(paths)
+        new, changed, removed, added, resolved = self.plan(paths)
         resolve_ms = ms_since(start)
         if not changed:
             self.state = new
             return {"ok": True, "written": [], "removed": [], "ms": ms_since(start), "lockMs": 0, "openMs": 0,
-                    "resolveMs": resolve_ms, "resolved": 0}
-        old_owned, new_owned = self.state.owned, new.owned
-        rewritten = {f for f in new.files if f not in changed and old_owned.get(f) != new_owned.get(f)}
+                    "resolveMs": resolve_ms, "resolved": 0, "reresolved": 0}
+        check_ms = 0
+        if CHECK:
+            check_start = time.monotonic()
+            differences = compare_links(new.links, self.tree.resolve(new.files, new.imports_map))
+            check_ms = ms_since(check_start)
+            if differences:
+                for line in differences[:200]:
+                    log(f"check: {line}")
+                return {"ok": False, "code": "FAILED",
+                        "reason": f"narrowed resolution differs from the full one: {len(differences)} differences, "
+                                  f"first: {differences[0]}"[:500]}
+        rewritten = rewritten_owners(self.state, new, resolved, changed)
         present_changed = sorted(changed & set(new.files))
         names: Set[str] = set()
         for path in changed:
@@ -613,13 +1328,6 @@ class Engine:
         metadata = module_metadata(new.files, names, row_by_row=self.db.embedded)
         repo_name = self.root.name
         root_str = self.root.as_posix()
-
-        def keep(kind: str, row: Dict[str, Any]) -> bool:
-            owner_key, target_key = LINK_KEYS[kind]
-            owner = norm(row.get(owner_key))
-            if owner in changed or owner in rewritten:
-                return True
-            return not SKIP_INCOMING and norm(row.get(target_key)) in changed
 
         def work(writer: Any) -> None:
             writer.add_repository_to_graph(self.root, False)
@@ -635,7 +1343,7 @@ class Engine:
                 elif not data.get("unsupported"):
                     writer.add_minimal_file_node(Path(path), self.root, False)
             self.delete_outgoing_links(writer, sorted(rewritten))
-            write_links(writer, new.links, new.imports_map, keep)
+            write_links(writer, choose_links(new, changed | rewritten, changed), new.imports_map)
             self.reset_modules(writer, metadata)
             # These repo-wide passes match classes by name in any file, so any change can add an
             # edge to them: they run again whenever the tree has what they link (MERGE, idempotent).
@@ -685,7 +1393,9 @@ class Engine:
             "lockMs": lock_ms,
             "openMs": open_ms,
             "resolveMs": resolve_ms,
+            "checkMs": check_ms,
             "resolved": len(new.files),
+            "reresolved": len(resolved),
             "rewritten": len(rewritten),
             "attempts": info.get("attempts", 1),
         }
@@ -786,9 +1496,15 @@ IDENTITY = ("path", "name", "line_number", "occurrence_index", "function_line_nu
 def _props(value: Any) -> Tuple[str, Dict[str, Any]]:
     if isinstance(value, dict):  # KùzuDB
         return str(value.get("_label")), {k: v for k, v in value.items() if k not in VOLATILE and v is not None}
-    labels = getattr(value, "labels", None)  # FalkorDB node
-    label = labels[0] if labels else getattr(value, "relation", "?")
-    return str(label), {k: v for k, v in (value.properties or {}).items() if k not in VOLATILE and v is not None}
+    labels = getattr(value, "labels", None)  # a FalkorDB node (a list) or a Neo4j node (a frozenset)
+    if labels:
+        label = labels[0] if isinstance(labels, list) else sorted(labels)[0]
+    else:  # a FalkorDB edge (.relation) or a Neo4j relationship (.type)
+        label = getattr(value, "relation", None) or getattr(value, "type", "?")
+    properties = getattr(value, "properties", None)
+    if properties is None:  # Neo4j: the entity is its own mapping
+        properties = dict(value.items()) if hasattr(value, "items") else {}
+    return str(label), {k: v for k, v in properties.items() if k not in VOLATILE and v is not None}
 
 
 def canonical_dump(db: Database, root: Path) -> List[str]:
