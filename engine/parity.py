@@ -18,6 +18,7 @@ import collections
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -105,6 +106,89 @@ def rename_symbol(relative: str, old: str, new: str) -> Callable[[Path], List[Pa
     return apply
 
 
+def rename_class(relative: str, old: str, new: str) -> Callable[[Path], List[Path]]:
+    """Renames a class in its own file only, so the subclasses elsewhere keep naming the old one."""
+
+    def apply(root: Path) -> List[Path]:
+        target = root / relative
+        text = target.read_text(encoding="utf-8")
+        renamed = re.sub(rf"^class {re.escape(old)}\b", f"class {new}", text, count=1, flags=re.M)
+        assert renamed != text, f"no class {old} in {relative}"
+        target.write_text(renamed, encoding="utf-8")
+        return [target]
+
+    return apply
+
+
+def insert_method(relative: str, class_name: str, method: str) -> Callable[[Path], List[Path]]:
+    """Inserts a method right after a class's first line: every line below it moves down."""
+
+    def apply(root: Path) -> List[Path]:
+        target = root / relative
+        lines = target.read_text(encoding="utf-8").split("\n")
+        at = next(i for i, line in enumerate(lines) if re.match(rf"class {re.escape(class_name)}\b.*:\s*$", line))
+        lines[at + 1:at + 1] = ["    " + line if line else line for line in method.split("\n")]
+        target.write_text("\n".join(lines), encoding="utf-8")
+        return [target]
+
+    return apply
+
+
+def write_file(relative: str, text: str) -> Callable[[Path], List[Path]]:
+    def apply(root: Path) -> List[Path]:
+        target = root / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+        return [target]
+
+    return apply
+
+
+def prepend_lines(relative: str, lines: str) -> Callable[[Path], List[Path]]:
+    def apply(root: Path) -> List[Path]:
+        target = root / relative
+        target.write_text(lines + target.read_text(encoding="utf-8"), encoding="utf-8")
+        return [target]
+
+    return apply
+
+
+ADDED_METHOD = "def pi_cgc_added_method(self):\n    return self\n"
+RUNNER = """def run_with(callback, value):
+    return callback(value)
+
+
+def run_twice(callback, value):
+    return callback(callback(value))
+"""
+USER = """from callbacks.runner import run_with, run_twice
+
+
+def double(value):
+    return value * 2
+
+
+def main():
+    return run_with(double, 21) + run_twice(double, 1)
+"""
+OTHER = """def double(value):
+    return value + value
+"""
+
+
+def narrowing_steps() -> List[Step]:
+    """Changes whose effect reaches files the change does not touch, written here (not taken from
+    anyone's history): cgc's callback pre-pass links a function that calls its parameter to every
+    function passed to it by name, in any file, so these files' rows change with other files."""
+    return [
+        Step("callback: a function that calls its parameter", write_file("callbacks/runner.py", RUNNER)),
+        Step("callback: another file passes its function by name", write_file("callbacks/user.py", USER)),
+        Step("callback: a third file defines a function of the same name", write_file("callbacks/other.py", OTHER)),
+        Step("callback: the passed function moves down its file", prepend_lines("callbacks/user.py", "# moved\n# down\n\n")),
+        Step("callback: the passing file is deleted", remove("callbacks/user.py")),
+    ]
+
+
 def version_steps(package: str, versions: List[str], prefix: str) -> tuple[Dict[str, Path], List[Step]]:
     """The package at versions[0], then every file that differs in each later version, one per step."""
     first = py_files(stdlib(versions[0], package))
@@ -165,6 +249,10 @@ def scenario(name: str) -> tuple[Dict[str, Path], List[Step]]:
         steps.insert(0, Step("append a function to a file others call", append_line("wsgiref/util.py", APPENDED)))
         steps += [
             Step("rename a function other files call", rename_symbol("wsgiref/util.py", "guess_scheme", "guess_url_scheme")),
+            Step("a method inserted at the top of a class other files subclass",
+                 insert_method("wsgiref/handlers.py", "SimpleHandler", ADDED_METHOD)),
+            Step("rename a class another file subclasses", rename_class("wsgiref/handlers.py", "SimpleHandler", "PlainHandler")),
+            *narrowing_steps(),
             Step("move a module into a new folder", move("wsgiref/headers.py", "wsgiref/extra/headers.py")),
             Step("new file whose names collide with existing ones", copy_in(stdlib("3.13", "wsgiref") / "util.py", "wsgiref/util_copy.py")),
             Step("delete a file others import", remove("wsgiref/util.py")),
@@ -177,6 +265,10 @@ def scenario(name: str) -> tuple[Dict[str, Path], List[Step]]:
     steps.insert(0, Step("append a function to a file others call", append_line("importlib/_bootstrap.py", APPENDED)))
     steps += [
         Step("rename a function other files call", rename_symbol("importlib/_bootstrap.py", "_call_with_frames_removed", "_call_frames_removed")),
+        Step("a method inserted at the top of a class other files subclass",
+             insert_method("importlib/_abc.py", "Loader", ADDED_METHOD)),
+        Step("rename a class other files subclass", rename_class("importlib/_abc.py", "Loader", "BaseLoader")),
+        *narrowing_steps(),
         Step("move a module into a new folder", move("importlib/machinery.py", "importlib/moved/machinery.py")),
         Step("new file whose names collide with existing ones", copy_in(stdlib("3.10", "importlib") / "util.py", "importlib/util_old.py")),
         Step("delete a file others import", remove("importlib/util.py")),

@@ -1246,10 +1246,10 @@ class Engine:
         """resolve_tree, and the whole tree when the narrowing fails for a reason of its own."""
         try:
             return resolve_tree(prev, files, imports_map, changed, disk_changed, only)
-        except NarrowingFailed as error:
+        except Exception as error:  # noqa: BLE001 - NarrowingFailed, or a fault of the narrowing itself
             if prev is None:
                 raise
-            log(f"narrowed resolution not possible ({error}); resolving every file")
+            log(f"narrowed resolution not possible ({error!r}); resolving every file")
             return resolve_tree(None, files, imports_map, set(files), True)
 
     # -- update -------------------------------------------------------------------------------
@@ -1301,8 +1301,11 @@ class Engine:
         if self.diverged:
             return {"ok": False, "code": "DIVERGED", "reason": "an earlier update left the graph unknown; rebuild"}
         start = time.monotonic()
+        cpu_start = time.process_time()
         new, changed, removed, added, resolved = self.plan(paths)
         resolve_ms = ms_since(start)
+        # CPU time as well: on a loaded machine the wall time says little about the work.
+        resolve_cpu_ms = round((time.process_time() - cpu_start) * 1000)
         if not changed:
             self.state = new
             return {"ok": True, "written": [], "removed": [], "ms": ms_since(start), "lockMs": 0, "openMs": 0,
@@ -1329,28 +1332,49 @@ class Engine:
         repo_name = self.root.name
         root_str = self.root.as_posix()
 
+        # Where the time under the lock goes, ms per phase of the last attempt (the answer's "phases").
+        phases: Dict[str, int] = {}
+
         def work(writer: Any) -> None:
+            phases.clear()
+            clock = [time.monotonic()]
+
+            def lap(name: str) -> None:
+                now = time.monotonic()
+                phases[name] = phases.get(name, 0) + round((now - clock[0]) * 1000)
+                clock[0] = now
+
             writer.add_repository_to_graph(self.root, False)
+            lap("repository")
             # Files whose link edges in the graph point into a changed file: their rows may have pointed
             # there before and point elsewhere now, which the rows the engine holds cannot tell.
-            rewritten.update(self.linked_into(writer, sorted(changed), set(new.files)) - changed)
+            rewritten.update(self.linked_into(writer, sorted(changed), set(new.files), not self.db.embedded) - changed)
+            lap("linkedInto")
             for path in sorted(changed & (set(self.state.files) | removed)):
                 writer.delete_file_from_graph(path)
+            lap("deleteFiles")
             for path in present_changed:
                 data = new.files[path].data
                 if "error" not in data:
                     writer.add_file_to_graph(data, repo_name, new.imports_map, repo_path_str=root_str)
                 elif not data.get("unsupported"):
                     writer.add_minimal_file_node(Path(path), self.root, False)
-            self.delete_outgoing_links(writer, sorted(rewritten))
-            write_links(writer, choose_links(new, changed | rewritten, changed), new.imports_map)
+            lap("addFiles")
+            self.delete_outgoing_links(writer, sorted(rewritten), not self.db.embedded)
+            lap("deleteLinks")
+            chosen = choose_links(new, {norm(p) for p in changed | rewritten}, changed)
+            lap("chooseLinks")
+            phases["linkRows"] = write_links(writer, chosen, new.imports_map)
+            lap("writeLinks")
             self.reset_modules(writer, metadata)
+            lap("modules")
             # These repo-wide passes match classes by name in any file, so any change can add an
             # edge to them: they run again whenever the tree has what they link (MERGE, idempotent).
             if any(Path(p).suffix in CPP_SOURCES for p in new.files):
                 writer.write_cpp_class_function_links(root_str)
             if any(Path(p).suffix == ".java" for p in new.files):
                 self.rewrite_java_passes(writer, new)
+            lap("repoPasses")
 
         def purge(writer: Any) -> None:
             writer._purge_dangling_pathless_nodes()
@@ -1393,20 +1417,32 @@ class Engine:
             "lockMs": lock_ms,
             "openMs": open_ms,
             "resolveMs": resolve_ms,
+            "resolveCpuMs": resolve_cpu_ms,
             "checkMs": check_ms,
             "resolved": len(new.files),
             "reresolved": len(resolved),
             "rewritten": len(rewritten),
             "attempts": info.get("attempts", 1),
+            "phases": phases,
         }
 
     @staticmethod
-    def linked_into(writer: Any, paths: List[str], known: Set[str]) -> Set[str]:
+    def linked_into(writer: Any, paths: List[str], known: Set[str], one_scan: bool) -> Set[str]:
         """Files owning a link edge (CALLS, INHERITS, ...) that ends in one of `paths`, as the graph has them."""
         owners: Set[str] = set()
         if not paths:
             return owners
         with writer.driver.session() as session:
+            if one_scan:
+                # FalkorDB plans `UNWIND $paths AS p MATCH (a)-[r:T]->(b) WHERE b.path = p` as a scan of
+                # every node per path and type; this is one scan for all of them, the same edges.
+                rows = session.run(
+                    "MATCH (b) WHERE b.path IN $paths MATCH (a)-[r]->(b) WHERE type(r) IN $types "
+                    "RETURN DISTINCT a.path AS owner",
+                    paths=paths, types=list(LINK_TYPES),
+                )
+                owners.update(norm(row["owner"]) for row in rows if row["owner"])
+                return owners & known
             for rel in LINK_TYPES:
                 try:
                     rows = session.run(
@@ -1420,10 +1456,16 @@ class Engine:
         return owners & known
 
     @staticmethod
-    def delete_outgoing_links(writer: Any, paths: List[str]) -> None:
+    def delete_outgoing_links(writer: Any, paths: List[str], one_scan: bool) -> None:
         if not paths:
             return
         with writer.driver.session() as session:
+            if one_scan:
+                session.run(
+                    "MATCH (a) WHERE a.path IN $paths MATCH (a)-[r]->() WHERE type(r) IN $types DELETE r",
+                    paths=paths, types=list(LINK_TYPES),
+                )
+                return
             for rel in LINK_TYPES:
                 session.run(f"UNWIND $paths AS p MATCH (a)-[r:{rel}]->() WHERE a.path = p DELETE r", paths=paths)
 
