@@ -294,6 +294,11 @@ export function createRunner(options: RunnerOptions) {
 
   return {
     run,
+    /**
+     * Work that opens the embedded database outside a cgc child (pi-cgc's engine): it waits for, and holds
+     * back, the calls that take the lock, so pi-cgc never meets its own lock.
+     */
+    exclusive: serialised,
     startLongLived,
     close,
     get spawnCount() {

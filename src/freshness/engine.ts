@@ -61,6 +61,8 @@ export interface EngineOptions {
   cacheDir: string;
   /** Budget of the start (parse of the tree, or the warm cache). */
   startBudgetMs: number;
+  /** How long the engine keeps the database open after its last request (its `--hold-ms`). */
+  holdMs?: number;
   env?: Record<string, string>;
 }
 
@@ -98,15 +100,26 @@ export function startEngine(options: EngineOptions): Engine {
   };
 
   const handle: LongLivedHandle & { child: import("node:child_process").ChildProcess | undefined } =
-    options.runner.startLongLived([ENGINE_SCRIPT, "serve", "--root", options.root, "--cache-dir", options.cacheDir], {
-      cwd: options.root,
-      env: options.env,
-      stdin: true,
-      program: { path: options.python, name: "pi-cgc engine" },
-      onLine: (line, stream) => {
-        if (stream === "stdout") onStdout(line);
+    options.runner.startLongLived(
+      [
+        ENGINE_SCRIPT,
+        "serve",
+        "--root",
+        options.root,
+        "--cache-dir",
+        options.cacheDir,
+        ...(options.holdMs === undefined ? [] : ["--hold-ms", String(options.holdMs)]),
+      ],
+      {
+        cwd: options.root,
+        env: options.env,
+        stdin: true,
+        program: { path: options.python, name: "pi-cgc engine" },
+        onLine: (line, stream) => {
+          if (stream === "stdout") onStdout(line);
+        },
       },
-    });
+    );
 
   const startTimer = setTimeout(() => {
     if (phase.phase !== "starting") return;

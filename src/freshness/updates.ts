@@ -3,12 +3,17 @@
 // runs only where it was proven (a cgc version it was checked on, the workspace's default graph); anywhere
 // else, after a crash or when an update cannot be trusted, the caller falls back to a full rebuild and
 // the user is told once why.
+import { holdsExclusiveLock } from "../cgc/backend.ts";
 import { cgcInterpreter } from "../cgc/interpreter.ts";
-import { noteRunStarted, readRunNote } from "../lifecycle/interrupted.ts";
+import { abandonedRunNote, noteRunStarted } from "../lifecycle/interrupted.ts";
 import type { CgcSession } from "../lifecycle/session.ts";
 import { freshnessVerified, maintenanceSettled, maintenanceStarted } from "../state/model.ts";
 import { graphRecordPath } from "../state/records.ts";
 import { type Engine, engineScriptPresent, PROVEN_CGC_VERSIONS, startEngine } from "./engine.ts";
+
+const NOTHING_TO_UPDATE = "Nothing to update: no file changed since the graph was verified.";
+
+const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 
 /** Quiet time after the last observed change before an update starts: one update per burst of edits. */
 export const DEBOUNCE_MS = 300;
@@ -18,6 +23,13 @@ export const SETTLE_BOUND_MS = 5_000;
 const SETTLE_START_MS = 30_000;
 /** Budget of the engine's start: a cold start parses the whole tree. */
 const START_BUDGET_MS = 600_000;
+/**
+ * Where the database allows one opener, the engine keeps it open this long after an update and its read-back
+ * (they come back to back), and pi-cgc's own cgc calls wait until it has let go.
+ */
+const EMBEDDED_HOLD_MS = 300;
+/** An update that met the lock is tried again this often (a lease server of ours still shutting down). */
+const BUSY_RETRIES = 2;
 
 export interface EngineUpdates {
   /** The engine is ready or starting: edits go through it, and the full-rebuild sync stands down. */
@@ -83,6 +95,7 @@ export function createEngineUpdates(session: CgcSession): EngineUpdates {
       root: session.root,
       cacheDir: graphRecordPath(session.env, session.root, "engine"),
       startBudgetMs: START_BUDGET_MS,
+      holdMs: holdsExclusiveLock(session.backend?.name) ? EMBEDDED_HOLD_MS : undefined,
     });
     void engine.started.then((phase) => {
       if (phase.phase === "ready") {
@@ -122,7 +135,7 @@ export function createEngineUpdates(session: CgcSession): EngineUpdates {
 
   const applyOnce = async (current: Engine): Promise<string | undefined> => {
     // A previous run that never settled left a graph of unknown shape: only a full rebuild knows it.
-    if (readRunNote(session.env, session.root)) return undefined;
+    if (abandonedRunNote(session.env, session.root)) return undefined;
     const { changedPaths: paths, freshness, rebuildNeeded } = session.store.get();
     // Written by another process: which files it left wrong is not known, so the engine cannot target them.
     if (rebuildNeeded) return undefined;
@@ -130,12 +143,11 @@ export function createEngineUpdates(session: CgcSession): EngineUpdates {
     if (paths.length === 0)
       return freshness === "possibly-stale"
         ? undefined
-        : "Nothing to update: no file changed since the graph was verified.";
+        : NOTHING_TO_UPDATE;
     const budget = session.config()["timeouts.maintenanceMs"];
     session.store.apply((state) => maintenanceStarted(state, "updating", "update"));
     const settleNote = noteRunStarted(session.env, session.root, "update");
-    const updated = await current.update(paths, budget);
-    const checked = updated.ok ? await current.verify(paths, session.config()["timeouts.queryMs"]) : updated;
+    const { updated, checked } = await talk(current, paths, budget);
     settleNote(updated.ok ? "OK" : updated.code === "BUSY" ? "BUSY" : "FAILED");
     if (session.disposed) return "the session ended";
     if (!updated.ok && updated.code === "BUSY") {
@@ -166,6 +178,23 @@ export function createEngineUpdates(session: CgcSession): EngineUpdates {
       : `Updated ${session.root}: the graph reflects ${reflected.length} changed file(s).`;
   };
 
+  /** The update and its read-back; never beside pi-cgc's own cgc calls where the database has one opener. */
+  const talk = async (current: Engine, paths: string[], budget: number) => {
+    const exclusive = holdsExclusiveLock(session.backend?.name);
+    const once = async () => {
+      const updated = await current.update(paths, budget);
+      const checked = updated.ok ? await current.verify(paths, session.config()["timeouts.queryMs"]) : updated;
+      if (exclusive) await pause(EMBEDDED_HOLD_MS + 200); // until the engine has let go of the database
+      return { updated, checked };
+    };
+    for (let attempt = 0; ; attempt++) {
+      const answer = exclusive ? await session.runner.exclusive(once) : await once();
+      if (answer.updated.ok || answer.updated.code !== "BUSY" || attempt >= BUSY_RETRIES || session.disposed)
+        return answer;
+      await pause(1_000 * (attempt + 1));
+    }
+  };
+
   /** One update at a time; a change observed meanwhile runs another right after. */
   const run = async (): Promise<string | undefined> => {
     // The first change starts the engine: its updates wait for the start rather than fall back.
@@ -178,11 +207,14 @@ export function createEngineUpdates(session: CgcSession): EngineUpdates {
     const current = engine;
     running = (async () => {
       let message: string | undefined;
+      let said: string | undefined;
       do {
         again = false;
         message = await applyOnce(current);
+        // A run joined while it worked finds nothing left: what the run did is the answer, not that.
+        if (message !== NOTHING_TO_UPDATE || said === undefined) said = message;
       } while (again && message !== undefined && ready() && !session.disposed);
-      return message;
+      return message === undefined ? undefined : said;
     })().finally(() => {
       running = undefined;
     });

@@ -30,6 +30,18 @@ export function readRunNote(env: NodeJS.ProcessEnv, root: string): RunNote | und
   }
 }
 
+/** The note of a run whose process is gone (not one another live pi session is running right now). */
+export function abandonedRunNote(env: NodeJS.ProcessEnv, root: string): RunNote | undefined {
+  const note = readRunNote(env, root);
+  if (note === undefined || note.pid === 0 || note.pid === process.pid) return note;
+  try {
+    process.kill(note.pid, 0);
+    return undefined; // alive: another session's run in progress, which its own read-back will judge
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM" ? undefined : note;
+  }
+}
+
 /**
  * Notes a run as started; the returned function settles it with the run's code (and, for TIMEOUT, how
  * long it ran). Only OK removes the note; a run that never opened the database (BUSY, UNAVAILABLE) puts
