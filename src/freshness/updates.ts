@@ -13,7 +13,8 @@ import { type Engine, engineScriptPresent, PROVEN_CGC_VERSIONS, startEngine } fr
 
 const NOTHING_TO_UPDATE = "Nothing to update: no file changed since the graph was verified.";
 
-const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+// Not unref'd: a pause inside an update is part of work pi is waiting for.
+const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Quiet time after the last observed change before an update starts: one update per burst of edits. */
 export const DEBOUNCE_MS = 300;
@@ -140,10 +141,7 @@ export function createEngineUpdates(session: CgcSession): EngineUpdates {
     // Written by another process: which files it left wrong is not known, so the engine cannot target them.
     if (rebuildNeeded) return undefined;
     // Stale for a reason no path names (a moved HEAD with no file changed, say): the full rebuild decides.
-    if (paths.length === 0)
-      return freshness === "possibly-stale"
-        ? undefined
-        : NOTHING_TO_UPDATE;
+    if (paths.length === 0) return freshness === "possibly-stale" ? undefined : NOTHING_TO_UPDATE;
     const budget = session.config()["timeouts.maintenanceMs"];
     session.store.apply((state) => maintenanceStarted(state, "updating", "update"));
     const settleNote = noteRunStarted(session.env, session.root, "update");

@@ -212,12 +212,16 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     durationMs: 0,
   };
   const saved = { HOME: process.env.HOME, agent: process.env.PI_CODING_AGENT_DIR, exe: process.env.CGC_EXECUTABLE };
+  // pi's own process stays alive (its terminal, its output); this one must too, or a timer pi-cgc rightly
+  // unrefs (the bounded wait of a graph tool) is all that is left and Node ends the soak mid-run, exit 0.
+  const alive = setInterval(() => {}, 60_000);
   try {
     const first = options.firstRun ?? 0;
     for (let index = first; index < first + options.runs; index++) {
       await soakRun(index, generator(options.seed * 1_000_003 + index), options, report);
     }
   } finally {
+    clearInterval(alive);
     restore("HOME", saved.HOME);
     restore("PI_CODING_AGENT_DIR", saved.agent);
     restore("CGC_EXECUTABLE", saved.exe);
