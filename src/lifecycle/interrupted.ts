@@ -8,7 +8,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { graphRecordPath } from "../state/records.ts";
-import { openWriteWindow } from "./provenance.ts";
+import { openWriteWindow, pidAlive } from "./provenance.ts";
 
 export interface RunNote {
   root: string;
@@ -34,12 +34,8 @@ export function readRunNote(env: NodeJS.ProcessEnv, root: string): RunNote | und
 export function abandonedRunNote(env: NodeJS.ProcessEnv, root: string): RunNote | undefined {
   const note = readRunNote(env, root);
   if (note === undefined || note.pid === 0 || note.pid === process.pid) return note;
-  try {
-    process.kill(note.pid, 0);
-    return undefined; // alive: another session's run in progress, which its own read-back will judge
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM" ? undefined : note;
-  }
+  // Alive: another session's run in progress, which its own read-back will judge.
+  return pidAlive(note.pid) ? undefined : note;
 }
 
 /**

@@ -21,7 +21,8 @@ type Window = { from: number; to?: number; pid: number };
 /** This process's own windows, by record: they count even when the agent directory cannot be written. */
 const ownWindows = new Map<string, Window[]>();
 
-function pidAlive(pid: number): boolean {
+/** Whether a process lives (one of another user's counts: it is there, only not ours to signal). */
+export function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
