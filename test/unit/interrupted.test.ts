@@ -1,11 +1,13 @@
 // The unfinished-run note (src/lifecycle/interrupted.ts) through each way a run can settle. The real
 // runs that leave these notes behind are in test/integration/freshness.test.ts (a sync stopped by its
 // budget) and test/reliability/faults.test.ts (pi killed mid-sync, a session replaced mid-sync).
-import { mkdtempSync, rmSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { noteRunStarted, readRunNote } from "../../src/lifecycle/interrupted.ts";
+import { abandonedRunNote, noteRunStarted, readRunNote } from "../../src/lifecycle/interrupted.ts";
+import { graphRecordPath } from "../../src/state/records.ts";
 
 const ROOT = "/work/repo";
 const dirs: string[] = [];
@@ -55,5 +57,26 @@ describe("the unfinished-run note", () => {
     const env = agentEnv();
     noteRunStarted(env, ROOT, "sync")("TIMEOUT", 5_000);
     expect(readRunNote({ ...env, DEFAULT_DATABASE: "falkordb-remote", FALKORDB_PORT: "6390" }, ROOT)).toBeUndefined();
+  });
+
+  it("a run of another live process is in progress, not abandoned; one whose process is gone is abandoned", () => {
+    const env = agentEnv();
+    const path = graphRecordPath(env, ROOT, "runs");
+    mkdirSync(dirname(path), { recursive: true });
+    const note = (pid: number) =>
+      writeFileSync(path, JSON.stringify({ root: ROOT, what: "update", startedAt: "2026-12-01T00:00:00Z", pid }));
+    // A second pi session of the same user: its own process, alive while it writes.
+    const other = spawn(process.execPath, ["-e", "setTimeout(() => {}, 30000)"], { stdio: "ignore" });
+    try {
+      note(other.pid as number);
+      expect(abandonedRunNote(env, ROOT)).toBeUndefined();
+    } finally {
+      other.kill("SIGKILL");
+    }
+    const gone = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" });
+    note(Number(gone.stdout));
+    expect(abandonedRunNote(env, ROOT)).toMatchObject({ what: "update" });
+    note(process.pid); // this session's own note is its own business: kept
+    expect(abandonedRunNote(env, ROOT)).toMatchObject({ pid: process.pid });
   });
 });
