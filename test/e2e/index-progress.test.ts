@@ -6,10 +6,8 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
-import { cgcBinary, PROJECT_ROOT } from "../helpers/cgc-env.ts";
-import { startTmux, type TmuxSession } from "../helpers/tmux.ts";
+import { piInTmux, runSlashCommand, type TmuxSession } from "../helpers/tmux.ts";
 
-const PI_CLI = join(PROJECT_ROOT, "node_modules", "@mariozechner", "pi-coding-agent", "dist", "cli.js");
 const tmp = mkdtempSync(join(tmpdir(), "pi-cgc-index-progress-"));
 let tui: TmuxSession | undefined;
 
@@ -21,8 +19,6 @@ afterAll(() => {
 it("/cgc index: the confirmation states files and time; the chip shows elapsed of the estimate, then ready", async () => {
   const repo = join(tmp, "repo");
   mkdirSync(join(repo, "pkg"), { recursive: true });
-  mkdirSync(join(tmp, "home"));
-  mkdirSync(join(tmp, "agent"));
   execFileSync("git", ["init", "-q", repo]);
   for (let i = 0; i < 12; i++) {
     writeFileSync(
@@ -32,23 +28,9 @@ it("/cgc index: the confirmation states files and time; the chip shows elapsed o
   }
   writeFileSync(join(repo, "notes.bin"), Buffer.alloc(16)); // not a file cgc reads
 
-  tui = startTmux({
-    command: [process.execPath, PI_CLI, "--no-session", "-e", join(PROJECT_ROOT, "src", "index.ts")],
-    cwd: repo,
-    env: {
-      HOME: join(tmp, "home"),
-      PI_CODING_AGENT_DIR: join(tmp, "agent"),
-      PI_OFFLINE: "1",
-      CGC_EXECUTABLE: cgcBinary(),
-    },
-    width: 160,
-    height: 45,
-  });
+  tui = piInTmux({ repo, scratch: tmp, width: 160 });
   await tui.waitFor(/cgc unindexed/, 90_000);
-  tui.sendKeys("/cgc index");
-  await tui.waitFor(/\/cgc index/, 10_000);
-  tui.sendKeys("Enter"); // accepts the autocomplete suggestion
-  tui.sendKeys("Enter"); // runs the command
+  await runSlashCommand(tui, "/cgc index");
   const asked = await tui.waitFor(/Build a code graph\?/, 60_000);
   expect(asked.replace(/\s+/g, " ")).toMatch(/cgc will read 12 file\(s\): about \d+s on kuzudb/);
   // Counting wrote nothing into the workspace before the yes (cgc's own discovery would write .cgcignore).

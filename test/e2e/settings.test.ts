@@ -5,10 +5,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
-import { cgcBinary, PROJECT_ROOT } from "../helpers/cgc-env.ts";
-import { startTmux, type TmuxSession } from "../helpers/tmux.ts";
+import { piInTmux, runSlashCommand, type TmuxSession } from "../helpers/tmux.ts";
 
-const PI_CLI = join(PROJECT_ROOT, "node_modules", "@mariozechner", "pi-coding-agent", "dist", "cli.js");
 const tmp = mkdtempSync(join(tmpdir(), "pi-cgc-settings-"));
 let tui: TmuxSession | undefined;
 
@@ -20,30 +18,14 @@ afterAll(() => {
 it("/cgc config: cycle freshness.watch to auto, save to project, unknown keys kept", async () => {
   const repo = join(tmp, "repo");
   mkdirSync(join(repo, ".pi"), { recursive: true });
-  mkdirSync(join(tmp, "home"));
-  mkdirSync(join(tmp, "agent"));
   execFileSync("git", ["init", "-q", repo]);
   writeFileSync(join(repo, "app.py"), "def main():\n    return 1\n");
   const projectFile = join(repo, ".pi", "cgc.json");
   writeFileSync(projectFile, JSON.stringify({ someone: { else: [1, 2] }, freshness: { watch: "off" } }));
 
-  tui = startTmux({
-    command: [process.execPath, PI_CLI, "--no-session", "-e", join(PROJECT_ROOT, "src", "index.ts")],
-    cwd: repo,
-    env: {
-      HOME: join(tmp, "home"),
-      PI_CODING_AGENT_DIR: join(tmp, "agent"),
-      PI_OFFLINE: "1",
-      CGC_EXECUTABLE: cgcBinary(),
-    },
-    width: 140,
-    height: 45,
-  });
+  tui = piInTmux({ repo, scratch: tmp });
   await tui.waitFor(/cgc (unindexed|ready)/, 60_000);
-  tui.sendKeys("/cgc config");
-  await tui.waitFor(/\/cgc config/, 10_000);
-  tui.sendKeys("Enter"); // accepts the autocomplete suggestion
-  tui.sendKeys("Enter"); // runs the command
+  await runSlashCommand(tui, "/cgc config");
   await tui.waitFor(/pi-cgc settings/, 10_000);
   tui.sendKeys("freshness.watch");
   await tui.waitFor(/→ freshness\.watch\s+off/, 10_000);

@@ -1,5 +1,8 @@
 // Environment for the in-process pi of a test (pi-cgc reads process.env): what a case sets is put back
 // as it was when the case ends (`afterEach(restoreEnv)`), so no case sees another's settings.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 const saved = new Map<string, string | undefined>();
 
@@ -18,4 +21,17 @@ export function restoreEnv(): void {
     else process.env[key] = value;
   }
   saved.clear();
+}
+
+const agentDirs: string[] = [];
+
+/** A fresh pi agent directory (HOME too) for the records a case writes; `removeAgentDirs` (afterEach) removes it. */
+export function scratchAgentEnv(): NodeJS.ProcessEnv {
+  const dir = mkdtempSync(join(tmpdir(), "pi-cgc-agent-"));
+  agentDirs.push(dir);
+  return { PI_CODING_AGENT_DIR: dir, HOME: dir };
+}
+
+export function removeAgentDirs(): void {
+  for (const dir of agentDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 }

@@ -1,6 +1,9 @@
 // Drives a real terminal program (pi's TUI) under tmux for e2e tests. Each session gets its own tmux
 // server socket, so tests never touch a developer's tmux and killing the session ends its server too.
 import { execFileSync } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { cgcBinary, PROJECT_ROOT } from "./cgc-env.ts";
 import { poll } from "./poll.ts";
 
 export interface TmuxOptions {
@@ -94,4 +97,31 @@ export function startTmux(options: TmuxOptions): TmuxSession {
       }
     },
   };
+}
+
+/**
+ * pi's real TUI with this checkout's pi-cgc, in `repo`, under tmux: a fresh HOME and agent directory under
+ * `scratch` (so cgc and pi keep away from the developer's), offline, with the project's cgc.
+ */
+export function piInTmux(options: { repo: string; scratch: string; width?: number; height?: number }): TmuxSession {
+  const home = join(options.scratch, "home");
+  const agent = join(options.scratch, "agent");
+  mkdirSync(home, { recursive: true });
+  mkdirSync(agent, { recursive: true });
+  const cli = join(PROJECT_ROOT, "node_modules", "@mariozechner", "pi-coding-agent", "dist", "cli.js");
+  return startTmux({
+    command: [process.execPath, cli, "--no-session", "-e", join(PROJECT_ROOT, "src", "index.ts")],
+    cwd: options.repo,
+    env: { HOME: home, PI_CODING_AGENT_DIR: agent, PI_OFFLINE: "1", CGC_EXECUTABLE: cgcBinary() },
+    width: options.width ?? 140,
+    height: options.height ?? 45,
+  });
+}
+
+/** Types a slash command, takes pi's autocomplete suggestion and runs it. */
+export async function runSlashCommand(tui: TmuxSession, command: string): Promise<void> {
+  tui.sendKeys(command);
+  await tui.waitFor(new RegExp(command.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")), 10_000);
+  tui.sendKeys("Enter"); // accepts the autocomplete suggestion
+  tui.sendKeys("Enter"); // runs the command
 }

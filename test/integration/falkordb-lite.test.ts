@@ -36,6 +36,17 @@ const unlinked = async (root: string): Promise<number> => {
   return [...query.stdout.matchAll(/"functions": (\d+)/g)].reduce((sum, match) => sum + Number(match[1]), 0);
 };
 
+/** A tiny repository indexed on this Lite database (its first index: whole), and pi ready and fresh on it. */
+async function freshSession() {
+  const repo = await repos.indexed(backend.env, { cgc: backend.cgc, timeoutMs: 240_000 });
+  const ui = recordingUi();
+  const h = await startPi({ cwd: repo.path, ui });
+  harnesses.push(h);
+  const chip = () => ui.statuses.get("cgc");
+  await waitFor(() => chip() === "cgc ready · fresh", `ready and fresh (was ${chip()})`, 150_000);
+  return { repo, h, ui, chip };
+}
+
 describe("FalkorDB Lite: a re-index that links nothing", () => {
   it("is real: the first index links every function to its file, an index --force after it links none", async () => {
     const repo = repos.tiny();
@@ -47,18 +58,9 @@ describe("FalkorDB Lite: a re-index that links nothing", () => {
   }, 300_000);
 
   it("a sync that leaves such a graph is not called fresh, and says why", async () => {
-    const repo = repos.tiny();
-    expect(
-      (await cgcExec(["index", repo.path], { cwd: repo.path, env: backend.env, cgc: backend.cgc, timeoutMs: 240_000 }))
-        .code,
-    ).toBe(0);
     process.env.CGC_FRESHNESS_ENGINE = "false"; // the full-rebuild sync: the engine's own check is the next case
-    const ui = recordingUi();
-    const h = await startPi({ cwd: repo.path, ui });
-    harnesses.push(h);
-    const chip = () => ui.statuses.get("cgc");
     try {
-      await waitFor(() => chip() === "cgc ready · fresh", `ready and fresh (was ${chip()})`, 150_000);
+      const { repo, h, ui, chip } = await freshSession();
       appendFileSync(join(repo.path, "pkg", "alpha.py"), "\n\ndef added_on_lite():\n    return 1\n");
       await h.session.prompt("/cgc sync");
       const said = ui.notices.at(-1)?.message ?? "";
@@ -71,16 +73,7 @@ describe("FalkorDB Lite: a re-index that links nothing", () => {
   }, 400_000);
 
   it("the engine's update on it is not called fresh either", async () => {
-    const repo = repos.tiny();
-    expect(
-      (await cgcExec(["index", repo.path], { cwd: repo.path, env: backend.env, cgc: backend.cgc, timeoutMs: 240_000 }))
-        .code,
-    ).toBe(0);
-    const ui = recordingUi();
-    const h = await startPi({ cwd: repo.path, ui });
-    harnesses.push(h);
-    const chip = () => ui.statuses.get("cgc");
-    await waitFor(() => chip() === "cgc ready · fresh", `ready and fresh (was ${chip()})`, 150_000);
+    const { repo, h, chip } = await freshSession();
     appendFileSync(join(repo.path, "pkg", "alpha.py"), "\n\ndef added_by_engine():\n    return 1\n");
     await h.session.prompt("/cgc sync");
     expect(chip()).not.toBe("cgc ready · fresh");

@@ -2,29 +2,20 @@
 // runs that leave these notes behind are in test/integration/freshness.test.ts (a sync stopped by its
 // budget) and test/reliability/faults.test.ts (pi killed mid-sync, a session replaced mid-sync).
 import { spawn, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { abandonedRunNote, noteRunStarted, readRunNote } from "../../src/lifecycle/interrupted.ts";
 import { graphRecordPath } from "../../src/state/records.ts";
+import { removeAgentDirs, scratchAgentEnv } from "../helpers/env.ts";
 
 const ROOT = "/work/repo";
-const dirs: string[] = [];
 
-function agentEnv(): NodeJS.ProcessEnv {
-  const dir = mkdtempSync(join(tmpdir(), "pi-cgc-notes-"));
-  dirs.push(dir);
-  return { PI_CODING_AGENT_DIR: dir, HOME: dir };
-}
-
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+afterEach(removeAgentDirs);
 
 describe("the unfinished-run note", () => {
   it("is there while a run goes on, and an OK run removes it", () => {
-    const env = agentEnv();
+    const env = scratchAgentEnv();
     const settle = noteRunStarted(env, ROOT, "sync");
     expect(readRunNote(env, ROOT)).toMatchObject({ root: ROOT, what: "sync" });
     expect(readRunNote(env, ROOT)?.timedOutAfterMs).toBeUndefined();
@@ -33,20 +24,20 @@ describe("the unfinished-run note", () => {
   });
 
   it("a run stopped by its budget stays noted, with how long it ran", () => {
-    const env = agentEnv();
+    const env = scratchAgentEnv();
     noteRunStarted(env, ROOT, "sync")("TIMEOUT", 1_800_412);
     expect(readRunNote(env, ROOT)).toMatchObject({ what: "sync", timedOutAfterMs: 1_800_412 });
   });
 
   it("a run that never opened the database puts back the note of the stopped run before it", () => {
-    const env = agentEnv();
+    const env = scratchAgentEnv();
     noteRunStarted(env, ROOT, "index")("TIMEOUT", 5_000);
     noteRunStarted(env, ROOT, "sync")("BUSY");
     expect(readRunNote(env, ROOT)).toMatchObject({ what: "index", timedOutAfterMs: 5_000 });
   });
 
   it("a failed run stays noted without a budget, so nothing is held back for it", () => {
-    const env = agentEnv();
+    const env = scratchAgentEnv();
     noteRunStarted(env, ROOT, "index")("TIMEOUT", 5_000);
     noteRunStarted(env, ROOT, "sync")("FAILED");
     expect(readRunNote(env, ROOT)).toMatchObject({ what: "sync" });
@@ -54,13 +45,13 @@ describe("the unfinished-run note", () => {
   });
 
   it("is kept per database: another HOME or server is another graph", () => {
-    const env = agentEnv();
+    const env = scratchAgentEnv();
     noteRunStarted(env, ROOT, "sync")("TIMEOUT", 5_000);
     expect(readRunNote({ ...env, DEFAULT_DATABASE: "falkordb-remote", FALKORDB_PORT: "6390" }, ROOT)).toBeUndefined();
   });
 
   it("a run of another live process is in progress, not abandoned; one whose process is gone is abandoned", () => {
-    const env = agentEnv();
+    const env = scratchAgentEnv();
     const path = graphRecordPath(env, ROOT, "runs");
     mkdirSync(dirname(path), { recursive: true });
     const note = (pid: number) =>

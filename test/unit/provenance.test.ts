@@ -4,8 +4,6 @@
 // the soak's fixed seed 1 run 0 (test/reliability/soak-seeds.json): a cgc watch stopped half-way through its
 // first index, a plain cgc index resuming over it.
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createGraphProvenance, openWriteWindow, writtenByPiCgc } from "../../src/lifecycle/provenance.ts";
@@ -18,25 +16,17 @@ import {
   maintenanceStarted,
   type State,
 } from "../../src/state/model.ts";
+import { removeAgentDirs, scratchAgentEnv } from "../helpers/env.ts";
 
 const ROOT = "/work/repo";
-const dirs: string[] = [];
-
-function agentEnv(): NodeJS.ProcessEnv {
-  const dir = mkdtempSync(join(tmpdir(), "pi-cgc-provenance-"));
-  dirs.push(dir);
-  return { PI_CODING_AGENT_DIR: dir, HOME: dir };
-}
 
 const stamp = (ms: number) => new Date(ms).toISOString();
 
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+afterEach(removeAgentDirs);
 
 describe("who wrote the graph", () => {
   it("the graph the session starts with is taken as its dates say; a later stamp outside pi-cgc's writes is named", () => {
-    const env = agentEnv();
+    const env = scratchAgentEnv();
     const provenance = createGraphProvenance(env, () => ROOT);
     const found = stamp(Date.now() - 60_000);
     expect(provenance.check(found, true)).toBeUndefined();
@@ -48,14 +38,14 @@ describe("who wrote the graph", () => {
   });
 
   it("a graph that appears mid-session without pi-cgc writing it is another process's", () => {
-    const env = agentEnv();
+    const env = scratchAgentEnv();
     const provenance = createGraphProvenance(env, () => ROOT);
     expect(provenance.check(undefined, false)).toBeUndefined();
     expect(provenance.check(stamp(Date.now()), true)).toMatch(/another cgc process/);
   });
 
   it("a stamp inside this session's own write is pi-cgc's", () => {
-    const env = agentEnv();
+    const env = scratchAgentEnv();
     const provenance = createGraphProvenance(env, () => ROOT);
     provenance.check(undefined, false);
     const close = openWriteWindow(env, ROOT);
@@ -65,7 +55,7 @@ describe("who wrote the graph", () => {
   });
 
   it("a stamp inside another pi session's write (another process) is pi-cgc's too", () => {
-    const env = agentEnv();
+    const env = scratchAgentEnv();
     const before = Date.now();
     // A second pi process writing the same graph: its window is on disk, not in this process's memory.
     execFileSync(
@@ -85,7 +75,7 @@ describe("who wrote the graph", () => {
   });
 
   it("a window still open reaches to now while its process lives", () => {
-    const env = agentEnv();
+    const env = scratchAgentEnv();
     openWriteWindow(env, ROOT); // a long write of this (live) process, not closed yet
     expect(writtenByPiCgc(env, ROOT, Date.now() + 1_000)).toBe(true);
   });
