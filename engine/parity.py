@@ -171,8 +171,15 @@ def double(value):
 def main():
     return run_with(double, 21) + run_twice(double, 1)
 """
-OTHER = """def double(value):
+OTHER = """from callbacks.runner import run_with
+
+
+def double(value):
     return value + value
+
+
+def other():
+    return run_with(double, 1)
 """
 
 
@@ -183,7 +190,7 @@ def narrowing_steps() -> List[Step]:
     return [
         Step("callback: a function that calls its parameter", write_file("callbacks/runner.py", RUNNER)),
         Step("callback: another file passes its function by name", write_file("callbacks/user.py", USER)),
-        Step("callback: a third file defines a function of the same name", write_file("callbacks/other.py", OTHER)),
+        Step("callback: a third file defines a function of the same name and passes it", write_file("callbacks/other.py", OTHER)),
         Step("callback: the passed function moves down its file", prepend_lines("callbacks/user.py", "# moved\n# down\n\n")),
         Step("callback: the passing file is deleted", remove("callbacks/user.py")),
     ]
@@ -336,7 +343,7 @@ def main() -> int:
     shutil.rmtree(work, ignore_errors=True)
     # Both trees share a basename, so a repository-relative dump is comparable line for line.
     engine_root, fresh_root = work / "engine" / "repo", work / "fresh" / "repo"
-    base = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR", "TREE_SITTER_LANGUAGE_PACK_LIBS_DIR", "PI_CGC_ENGINE_SKIP_INCOMING")}
+    base = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR", "TREE_SITTER_LANGUAGE_PACK_LIBS_DIR", "PI_CGC_ENGINE_SKIP_INCOMING", "PI_CGC_ENGINE_NARROW_FAULT")}
     base.update(COLUMNS="10000", ENABLE_AUTO_WATCH="false")
     envs = {}
     for side in ("engine", "fresh"):

@@ -3,9 +3,11 @@
 
 Run by cgc's own interpreter with cwd = the workspace root. It imports cgc's library to parse, resolve
 and write, and keeps the graph equal to what a fresh `cgc index --force <root>` of the same tree holds:
-changed files are deleted and re-added with cgc's own GraphWriter, every link row (CALLS, INHERITS, …)
-is re-resolved in memory over the whole tree, and only the rows that differ — plus the rows pointing
-into replaced files, whose incoming edges the delete detached — are written again.
+changed files are deleted and re-added with cgc's own GraphWriter, the link rows (CALLS, INHERITS, …)
+of every file the change can affect are re-resolved in memory by cgc's own resolution (see "Narrowed
+resolution" below: the files whose resolution read something that changed), and only the rows that
+differ — plus the rows pointing into replaced files, whose incoming edges the delete detached — are
+written again.
 
   python pi_cgc_engine.py serve --root R [--cache-dir D] [--hold-ms N] [--context NAME]
   python pi_cgc_engine.py dump  --root R [--out FILE] [--context NAME]
@@ -15,14 +17,19 @@ serve speaks JSON lines (stdout: protocol only; logs go to stderr). First line:
   or {"event":"refused","reason"} and exit 3 (another cgc version, no importable cgc, unproven backend).
 Requests, one per line, each answered by one line with the same id:
   {"id","op":"update","paths":[abs…]} → {"ok":true,"written","removed","ms","lockMs","openMs","resolveMs",
-      "resolved","rewritten","attempts"} | {"ok":false,"code":"BUSY"|"FAILED"|"DIVERGED","reason"}
-      (paths of an update that did not commit are retried with the next one)
+      "resolveCpuMs","checkMs","resolved","reresolved","rewritten","attempts","phases"}
+      | {"ok":false,"code":"BUSY"|"FAILED"|"DIVERGED","reason"}
+      (paths of an update that did not commit are retried with the next one; resolved = files in the
+      tree, reresolved = files whose links were resolved again, phases = ms per step under the lock)
   {"id","op":"verify","paths":[…]} → {"ok":true,"reflected":[…],"unreflected":[…]}
   {"id","op":"dump","out":"/abs/file"} → {"ok":true,"lines":N}
   {"id","op":"rebuilt"} → the caller rebuilt the graph fully: re-read the tree, clear DIVERGED
   {"id","op":"shutdown"} → {"ok":true}, exit 0. stdin EOF, SIGINT and SIGTERM also exit 0.
 PI_CGC_ENGINE_SKIP_INCOMING=1 switches off the restore of edges coming into replaced files (to show
-that the parity harness catches it).
+that the parity harness catches it). PI_CGC_ENGINE_CHECK=1 resolves the whole tree after each narrowed
+resolution and answers FAILED (nothing written) when any row differs; the differing rows go to stderr.
+PI_CGC_ENGINE_NARROW_FAULT=1 plants a wrong narrowing (only the changed files resolved again), to show
+that the check catches it.
 """
 
 from __future__ import annotations
@@ -522,6 +529,8 @@ def rewritten_owners(old: "TreeState", new: "TreeState", resolved: Set[str], cha
 # each narrowed one and refuses the update on any difference.
 
 CHECK = os.environ.get("PI_CGC_ENGINE_CHECK") == "1"
+# A planted fault, to show the check catches a wrong narrowing: only the changed files are resolved again.
+NARROW_FAULT = os.environ.get("PI_CGC_ENGINE_NARROW_FAULT") == "1"
 CALL_GROUPS = 10
 # The indices the loop body of build_function_call_groups reads (the frame's local names).
 CALL_INDEXES = (
@@ -955,6 +964,8 @@ def resolve_tree(
             return set(only)
         if prev.indices is None:
             return set(keys)
+        if NARROW_FAULT:
+            return {key for key in keys if key in changed}
         found: Set[Tuple[str, Any]] = set()
         defined = info["defined"]
         for name in CALL_INDEXES:

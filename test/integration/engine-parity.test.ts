@@ -6,11 +6,14 @@
 // (importlib 3.10 → 3.12, a new folder, JS, TS, Rust, C, C++, Go) runs on a FalkorDB server.
 // `python engine/parity.py --scenario falkor-long …` replays 3.13 too. The time limits are guards for a
 // loaded machine (each step runs a real cgc index --force); unloaded, each case takes a few minutes.
+// The harness runs the engine with PI_CGC_ENGINE_CHECK=1: each update's narrowed resolution (only the
+// files the change can affect) is compared with a resolution of the whole tree, and any difference
+// fails the step even where the graphs would not show it; a planted fault shows that check at work.
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ParityRun, runParity } from "../helpers/engine.ts";
+import { type ParityRun, type ParityStep, runParity } from "../helpers/engine.ts";
 import { type FalkorServer, startFalkorDB } from "../helpers/falkordb.ts";
 
 function expectParity(run: ParityRun): void {
@@ -36,7 +39,22 @@ describe("engine parity with a fresh full index", () => {
     expect(run.ready).toMatchObject({ backend: "kuzudb", cgcVersion: "0.6.13" });
     expect(run.steps.length, run.stderr.slice(-4000)).toBeGreaterThanOrEqual(15);
     expectParity(run);
-  }, 1_200_000);
+  }, 1_800_000);
+
+  it("the engine's check refuses a narrowed resolution that leaves out a file the change reaches (a planted fault)", async () => {
+    // PI_CGC_ENGINE_NARROW_FAULT=1 re-resolves only the changed files; the second step deletes a file
+    // others import, so their rows change too, and the check (on in the harness) must refuse it.
+    const work = mkdtempSync(join(tmpdir(), "pi-cgc-parity-fault-"));
+    const run = await runParity(
+      ["--scenario", "falkor", "--work", work, "--falkor-port", String(falkor.port), "--max-steps", "2"],
+      { PI_CGC_ENGINE_NARROW_FAULT: "1" },
+    );
+    const refused = run.steps.filter((step) => !step.ok) as Array<ParityStep & { reason?: string }>;
+    expect(refused.length, `${JSON.stringify(run.steps, null, 1)}\n${run.stderr.slice(-4000)}`).toBeGreaterThan(0);
+    expect(refused[0]?.code).toBe("FAILED");
+    expect(refused[0]?.reason).toContain("narrowed resolution differs from the full one");
+    expect(run.stderr).toContain("check: ");
+  }, 600_000);
 
   it("FalkorDB server: every step of the long replay leaves the graph a full index would build", async () => {
     const work = mkdtempSync(join(tmpdir(), "pi-cgc-parity-falkor-"));
@@ -44,5 +62,5 @@ describe("engine parity with a fresh full index", () => {
     expect(run.ready).toMatchObject({ backend: "falkordb-remote", cgcVersion: "0.6.13" });
     expect(run.steps.length, run.stderr.slice(-4000)).toBeGreaterThanOrEqual(50);
     expectParity(run);
-  }, 1_200_000);
+  }, 1_800_000);
 });
