@@ -496,37 +496,47 @@ def rewritten_owners(old: "TreeState", new: "TreeState", resolved: Set[str], cha
 # Narrowed resolution: an update re-resolves only the files whose rows it can change.
 #
 # cgc's build_function_call_groups builds tree-wide indices from every file (function_index,
-# class_method_index, global_class_bases, ...), then resolves each file in a loop whose body reads
-# those indices and the file's own data, and appends to the result only. The engine lets cgc build
-# the indices from every file as always, and
-#   - records, per file, every key the loop body reads from each index while resolving that file
-#     (the indices are swapped, once built, for read-only copies that note each read: RecordingDict);
+# class_method_index, global_class_bases, ...; CALL_INDEXES), then resolves each file in a loop whose
+# body reads those indices, the imports map and the file's own data, and only appends to the result
+# (it writes no index; RecordingDict refuses writes). The engine lets cgc build the indices from
+# every file as always, and
+#   - records, per file, every key the loop body reads from each index while resolving that file (the
+#     indices, once built, are swapped in cgc's frame for read-only copies that note each read);
 #   - at the next update diffs the indices cgc builds then against the ones before, and re-resolves
-#     the changed files plus every file that read a key whose value differs (R). A file outside R
-#     read only keys whose values did not change, and resolution is deterministic, so resolving it
-#     again would read the same values, take the same path and append the same rows: its rows and
-#     its recorded reads are kept. The loop resolves R only (a module-level `enumerate` in cgc's
-#     calls module yields R's files when given the list the engine passed).
-#   - feeds cgc's callback pre-pass (every call x every same-named function) only the calls that can
-#     land in an entry R's files read: those named like a function R defines (the pre-pass keys its
-#     entries by the called function's file, and a file's loop reads only its own entries).
+#     the changed files plus every file that read a key whose value differs (R). A file outside R read
+#     only keys whose values did not change; resolution is deterministic, so resolving it again would
+#     read the same values, take the same path and produce the same rows and the same reads: both are
+#     kept. (By induction over updates: a file's reads were recorded against the indices of the update
+#     that last resolved it, and every update since kept their values.) Reads of a whole index (its
+#     keys, its length, whether it is empty) are keys of their own, changed when those change. The
+#     loop resolves R only: a module-level `enumerate` in cgc's calls module yields R's files when
+#     given the engine's list, and passes everything else through.
+#   - feeds cgc's callback pre-pass (every call x every same-named function) only what can land in an
+#     entry R's files read: an entry is keyed by the called function's file, and a file's loop reads
+#     only its own functions' entries, so the pre-pass sees only calls named like a function of R that
+#     pass a bare name some function has (others add nothing), and skips (enumerate again) the
+#     parameter lists of functions outside R.
 # What the recording cannot see is handled by rule:
-#   - the callback entries are not diffed (the pre-pass runs filtered): a file's read of the entry for
-#     its function f changes value only if a changed file (before or after) has a call named f, or a
-#     call named f anywhere passes a bare name a changed file defines a function by (callback_names);
+#   - the callback entries are not diffed (the pre-pass runs filtered): the entries of a function f
+#     differ only if a changed file's calls named f differ, or the functions named by a bare name
+#     passed to f moved or changed files (callback_names, which says why);
 #   - disk reads: a JS/TS dynamic import probes which files exist, so files with one are re-resolved
 #     whenever the set of files changed or a requested path is not an indexed file;
 #   - the call groups are assigned after the loop from file_symbol_labels of each row's target file:
 #     that read is added to the owner's reads;
-#   - SKIP_EXTERNAL_RESOLUTION read anew: any change re-resolves everything.
+#   - SKIP_EXTERNAL_RESOLUTION is read anew by cgc at each run: any change re-resolves everything;
+#   - fields of the indexed functions and classes the resolution never reads (UNREAD_FIELDS: their
+#     source text) are left out of the diff.
 # INHERITS, DECORATED_BY and METACLASS rows are resolved per file the same way (cgc's builder called
-# with one file, its imports map and node label index recording); the other link kinds are resolved
-# over the whole tree at every update (each builder skips other languages first, so this is cheap),
-# and for those the narrowing is not attempted: C# partial classes group across files, Kotlin @Binds
-# rows are deduplicated across files.
-# Anything unexpected (a row owned by a file not resolved, an index missing) raises NarrowingFailed
-# and the update resolves the whole tree instead. PI_CGC_ENGINE_CHECK=1 runs the full resolution after
-# each narrowed one and refuses the update on any difference.
+# with one file, a recording imports map and node label index). Not narrowed, resolved over the whole
+# tree at every update instead (each of their builders skips other languages first, so this is cheap):
+# IMPLEMENTS (Go, Haskell, Elixir), EMBEDS, COMPANION_OF, PART_OF, BINDS, PREVIEWS and PARTIAL_OF --
+# C# partial classes are grouped across files and Kotlin @Binds rows deduplicated across files, so
+# per-file resolution would not be the same rows.
+# Anything unexpected (a row owned by a file not resolved, an index missing, any fault of the hooks)
+# raises and the update resolves the whole tree instead. PI_CGC_ENGINE_CHECK=1 resolves the whole tree
+# after each narrowed resolution and refuses the update on any difference; PI_CGC_ENGINE_DEBUG=1 logs
+# the index keys an update changed.
 
 CHECK = os.environ.get("PI_CGC_ENGINE_CHECK") == "1"
 # A planted fault, to show the check catches a wrong narrowing: only the changed files are resolved again.
@@ -678,11 +688,28 @@ def _enumerate_hook(iterable: Any, start: int = 0) -> Any:
     if run is not None:
         if iterable is run.data:
             return run.loop(sys._getframe(1), start)
-        if run.in_prepass and id(iterable) not in run.param_lists:
-            # The callback pre-pass's `enumerate(params)` over a function no chosen file defines: what
-            # it would add is keyed by that function's file, which no chosen file reads.
-            return iter(())
+        if run.in_prepass:
+            if id(iterable) not in run.param_lists:
+                # The callback pre-pass's `enumerate(params)` over a function no chosen file defines:
+                # what it would add is keyed by that function's file, which no chosen file reads.
+                return iter(())
+            return run.parameters(iterable, start)
     return enumerate(iterable, start)
+
+
+class _FunctionsByName(dict):
+    """cgc's _functions_by_name during a narrowed callback pre-pass. The pre-pass looks a name up twice:
+    for the functions a call may call (the entries go under each one's file), then, inside the loop
+    over each one's parameters, for the functions a bare-name argument may mean. The first gets only
+    the chosen files' functions of that name (the entries under other files are read by no chosen
+    file; the order of the rest is kept), the second everything, as cgc built it."""
+
+    __slots__ = ("chosen_only", "run")
+
+    def get(self, name: Any, default: Any = None) -> Any:
+        if self.run.in_parameters or not self.run.in_prepass:
+            return dict.get(self, name, default)
+        return self.chosen_only.get(name, default)
 
 
 def _locals_to_fast(frame: Any) -> None:
@@ -765,6 +792,7 @@ class _CallRun:
         self.defined: Dict[str, Any] = {}
         self.param_lists: Set[int] = set()
         self.in_prepass = False
+        self.in_parameters = False
 
     def capture(self, frame: Any) -> None:
         if frame.f_code is not build_function_call_groups.__code__:
@@ -786,13 +814,31 @@ class _CallRun:
         self.defined = functions_by_name
         # The parameter lists of the chosen files' functions, as the pre-pass reads them from the
         # index entries (shallow copies of the parsed functions: the same list objects).
+        chosen_paths = set()
         for fd in self.data:
             if fd.key in self.chosen:
+                chosen_paths.add(_calls_module._resolved_posix(dict.__getitem__(fd, "path")))
                 for fn in dict.get(fd, "functions") or []:
                     params = fn.get("args") or fn.get("parameters")
                     if params:
                         self.param_lists.add(id(params))
+        narrowed = _FunctionsByName(functions_by_name)
+        narrowed.run = self
+        narrowed.chosen_only = {
+            name: [pair for pair in functions_by_name.get(name, []) if pair[0] in chosen_paths] for name in self.names
+        }
+        loc["_functions_by_name"] = narrowed
+        _locals_to_fast(frame)
+        if frame.f_locals.get("_functions_by_name") is not narrowed:
+            raise NarrowingFailed("the narrowed _functions_by_name did not take")
         self.in_prepass = True
+
+    def parameters(self, params: Any, start: int) -> Iterator[Tuple[int, Any]]:
+        self.in_parameters = True
+        try:
+            yield from enumerate(params, start)
+        finally:
+            self.in_parameters = False
 
     def function_calls(self, fd: _Parsed, default: Any) -> Any:
         calls = dict.get(fd, "function_calls", default)
