@@ -319,10 +319,13 @@ class TreeState:
     # cgc's tree-wide indices as the last resolution built them (not cached on disk: rebuilt at start).
     indices: Optional[Dict[str, Dict[Any, Any]]] = None
     skip_external: Optional[bool] = None
+    # cgc's per-language views of the imports map, as the last resolution built them (not cached).
+    lang_views: Optional[Dict[str, Dict[str, List[str]]]] = None
 
     def __getstate__(self) -> Dict[str, Any]:
         state = dict(self.__dict__)
         state["indices"] = None
+        state["lang_views"] = None
         return state
 
     @property
@@ -564,6 +567,25 @@ class NarrowingFailed(Exception):
     """Something the narrowing relies on did not hold; the whole tree is resolved instead."""
 
 
+class DebugClock:
+    """With PI_CGC_ENGINE_DEBUG=1, CPU ms per phase, logged."""
+
+    def __init__(self) -> None:
+        self.on = bool(os.environ.get("PI_CGC_ENGINE_DEBUG"))
+        self.last = time.process_time()
+        self.laps: List[str] = []
+
+    def lap(self, name: str) -> None:
+        if self.on:
+            now = time.process_time()
+            self.laps.append(f"{name} {round((now - self.last) * 1000)}")
+            self.last = now
+
+    def report(self, what: str) -> None:
+        if self.on:
+            log(f"{what}: {', '.join(self.laps)} (CPU ms)")
+
+
 def _note(tag: str, key: Any) -> None:
     sink = _SINK
     if sink is not None:
@@ -793,6 +815,8 @@ class _CallRun:
         self.param_lists: Set[int] = set()
         self.in_prepass = False
         self.in_parameters = False
+        self.reuse_views: Dict[str, Dict[str, List[str]]] = {}
+        self.views: Dict[str, Dict[str, List[str]]] = {}
 
     def capture(self, frame: Any) -> None:
         if frame.f_code is not build_function_call_groups.__code__:
@@ -871,11 +895,16 @@ class _CallRun:
         self.in_prepass = False
         loc = frame.f_locals
         # The per-language views of the imports map are built now, unrecorded, as the loop would
-        # build them (each is a function of the map, key by key: read as the map's own keys).
+        # build them (each is a function of the map, key by key: read as the map's own keys). A view
+        # the last resolution built from an equal map (same keys, same order) is that same function's
+        # value: it is given to cgc's cache instead of being built again.
+        cache = loc["_lang_imports_cache"]
+        for lang, view in self.reuse_views.items():
+            cache.setdefault(lang, view)
         langs = {dict.get(fd, "lang") for fd in self.data if fd.key in self.chosen}
         for lang in sorted(filter(None, langs)):
             loc["_get_lang_imports"](lang)
-        cache = loc["_lang_imports_cache"]
+        self.views = dict(cache)
         for lang in list(cache):
             cache[lang] = RecordingDict(cache[lang], "imports_map")
         swapped: Dict[str, Any] = {"imports_map": RecordingDict(loc["imports_map"], "imports_map")}
@@ -990,6 +1019,7 @@ def resolve_tree(
     (all of them without a previous state), every other file's kept. Returns (state, files resolved).
     `only` resolves just those files (a warm start's index-only run)."""
     global _RUN, _SINK
+    debug = DebugClock()
     keys = [p for p in sorted(files) if "error" not in files[p].data]
     data: List[_Parsed] = []
     for key in keys:
@@ -1004,6 +1034,7 @@ def resolve_tree(
     new_label_index = label_index(labels, keys)
 
     def decide(info: Dict[str, Any]) -> Set[str]:
+        debug.lap("cgc indices")
         if prev is None or info["skip_external"] != prev.skip_external:
             return set(keys)
         if only is not None:
@@ -1024,9 +1055,13 @@ def resolve_tree(
             found.add(("disk", None))
         if os.environ.get("PI_CGC_ENGINE_DEBUG"):
             log(f"changed keys: {sorted(map(str, (k for k in found if k[0] != 'callback_fn')))[:60]}")
+            debug.lap("diff")
         return {key for key in keys if key in changed or key not in prev.deps or not prev.deps[key].isdisjoint(found)}
 
+    debug.lap("labels")
     run = _CallRun(data, decide)
+    if prev is not None and prev.lang_views and prev.imports_map == imports_map and list(prev.imports_map) == list(imports_map):
+        run.reuse_views = prev.lang_views
     _RUN = run
     try:
         groups = build_function_call_groups(data, imports_map, None)
@@ -1035,6 +1070,7 @@ def resolve_tree(
         _SINK = None
     if run.chosen is None or not run.swapped and run.chosen:
         raise NarrowingFailed("cgc's resolution did not reach the points the narrowing hooks")
+    debug.lap("calls")
     chosen = run.chosen
     if len(groups) != CALL_GROUPS:
         raise NarrowingFailed(f"cgc returned {len(groups)} call groups")
@@ -1055,6 +1091,7 @@ def resolve_tree(
         if any(call.get("call_kind") == "dynamic_import" for call in files[key].data.get("function_calls") or []):
             sink.add(("disk", None))
 
+    debug.lap("call rows")
     imports_rec = RecordingDict(imports_map, "imports_map")
     labels_rec = RecordingDict(new_label_index, "node_labels")
     inh._build_node_label_index = lambda _data: labels_rec
@@ -1071,6 +1108,7 @@ def resolve_tree(
         _SINK = None
         inh._build_node_label_index = _ORIGINAL_LABEL_INDEX
 
+    debug.lap("per-file kinds")
     plain = [files[key].data for key in keys]
     implements = inh.build_go_implements_links(plain)
     implements.extend(inh.build_haskell_implements_links(plain))
@@ -1085,6 +1123,7 @@ def resolve_tree(
         # Its rows come from Kotlin files only; without one it returns none (after an index of all).
         "previews": inh.build_previews_links(plain, imports_map) if any(d.get("lang") == "kotlin" for d in plain) else [],
     }
+    debug.lap("whole kinds")
     targets: Dict[str, FrozenSet[str]] = {}
     for key in chosen:
         found_targets = set()
@@ -1106,7 +1145,10 @@ def resolve_tree(
         targets={key: targets[key] if key in chosen else prev.targets[key] for key in keys},  # type: ignore[union-attr]
         indices=run.indices,
         skip_external=run.skip_external,
+        lang_views=run.views,
     )
+    debug.lap("state")
+    debug.report(f"resolve_tree: {len(chosen)} of {len(keys)} files")
     return state, chosen
 
 
@@ -1263,6 +1305,8 @@ class Engine:
             imports_map = self.tree.merge_imports(files)
             self.state = self.resolve(None, files, imports_map, set(files), True)[0]
         self.cached_state = None
+        for entry in files.values():
+            call_arg_names(entry)  # what an update's callback rule reads of every file, computed once
         self.save_cache()
         marker = self.dirty_marker()
         self.diverged = marker is not None and marker.exists()
