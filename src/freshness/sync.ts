@@ -6,7 +6,7 @@ import { existsSync, statSync } from "node:fs";
 import { parseQueryJson, richPrinted } from "../cgc/parse.ts";
 import type { RunResult } from "../cgc/runner.ts";
 import type { CgcSession } from "../lifecycle/session.ts";
-import { freshnessVerified } from "../state/model.ts";
+import { changesObserved, freshnessVerified } from "../state/model.ts";
 
 /** Clock slack between Node's clock and cgc's recorded UTC time on the same machine. */
 const CLOCK_SLACK_MS = 1_000;
@@ -70,6 +70,20 @@ export async function syncAndVerify(session: CgcSession): Promise<SyncOutcome> {
   if (!(indexedAt >= startedAt - CLOCK_SLACK_MS)) {
     return { result, verified: [], unverified: "the graph's index time did not advance: the rebuild did not happen" };
   }
+  // A rebuild reads whatever is on disk while it runs: a file there only for a moment (written and removed
+  // between two looks of the tracker) can stay in the graph without ever being a changed path.
+  const vanished = await filesNotOnDisk(session);
+  if (vanished === undefined || vanished.length > 0) {
+    if (vanished?.length) session.store.apply((state) => changesObserved(state, vanished));
+    return {
+      result,
+      verified: [],
+      unverified:
+        vanished === undefined
+          ? "the graph's files could not be read back"
+          : `the graph holds ${vanished.length} file(s) no longer on disk (${vanished.slice(0, 3).join(", ")})`,
+    };
+  }
   const unlinked = await uncontained(session);
   if (unlinked !== 0) {
     return {
@@ -103,4 +117,18 @@ async function uncontained(session: CgcSession): Promise<number | undefined> {
   const rows = check.code === "OK" ? parseQueryJson(check.stdout) : undefined;
   if (rows?.kind !== "ok") return undefined;
   return rows.value.reduce((sum: number, row) => sum + Number((row as { functions?: unknown }).functions ?? 0), 0);
+}
+
+/** Files the graph holds under the root that are not on disk (undefined when the graph could not be read). */
+async function filesNotOnDisk(session: CgcSession): Promise<string[] | undefined> {
+  const query = `MATCH (f:File) WHERE f.path STARTS WITH ${cypherString(`${session.root}/`)} RETURN f.path AS path`;
+  const check = await session.runner.run(["query", query], { kind: "query", cwd: session.root });
+  const rows = check.code === "OK" ? parseQueryJson(check.stdout) : undefined;
+  if (rows?.kind !== "ok") return undefined;
+  return (
+    rows.value
+      .map((row) => String((row as { path?: unknown }).path ?? ""))
+      // A path the CLI printed through Rich markup (`app/[id]/x.py` as `app//x.py`) cannot be looked up: left out.
+      .filter((path) => path && !path.includes("//") && !existsSync(path))
+  );
 }

@@ -29,8 +29,9 @@ const START_BUDGET_MS = 600_000;
  * (they come back to back), and pi-cgc's own cgc calls wait until it has let go.
  */
 const EMBEDDED_HOLD_MS = 300;
-/** An update that met the lock is tried again this often (a lease server of ours still shutting down). */
-const BUSY_RETRIES = 2;
+/** An update that met the lock is tried again this often, 1 s, 2 s, … apart (a lease server of ours, or a cgc that
+ * was just stopped, still letting go: on a loaded machine that took more than the 3 s of two retries). */
+const BUSY_RETRIES = 4;
 
 export interface EngineUpdates {
   /** The engine is ready or starting: edits go through it, and the full-rebuild sync stands down. */
