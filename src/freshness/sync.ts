@@ -109,25 +109,28 @@ export async function syncAndVerify(session: CgcSession): Promise<SyncOutcome> {
   return { result, verified, unverified: missing > 0 ? `${missing} changed file(s) are not reflected yet` : "" };
 }
 
-async function uncontained(session: CgcSession): Promise<number | undefined> {
-  const check = await session.runner.run(["query", uncontainedQuery(session.root)], {
-    kind: "query",
-    cwd: session.root,
-  });
+/** One read-back query's rows, or undefined when cgc did not answer it. */
+async function readBack(session: CgcSession, query: string): Promise<Record<string, unknown>[] | undefined> {
+  const check = await session.runner.run(["query", query], { kind: "query", cwd: session.root });
   const rows = check.code === "OK" ? parseQueryJson(check.stdout) : undefined;
-  if (rows?.kind !== "ok") return undefined;
-  return rows.value.reduce((sum: number, row) => sum + Number((row as { functions?: unknown }).functions ?? 0), 0);
+  return rows?.kind === "ok" ? (rows.value as Record<string, unknown>[]) : undefined;
+}
+
+async function uncontained(session: CgcSession): Promise<number | undefined> {
+  const rows = await readBack(session, uncontainedQuery(session.root));
+  if (rows === undefined) return undefined;
+  return rows.reduce((sum: number, row) => sum + Number((row as { functions?: unknown }).functions ?? 0), 0);
 }
 
 /** Files the graph holds under the root that are not on disk (undefined when the graph could not be read). */
 async function filesNotOnDisk(session: CgcSession): Promise<string[] | undefined> {
-  const query = `MATCH (f:File) WHERE f.path STARTS WITH ${cypherString(`${session.root}/`)} RETURN f.path AS path`;
-  const check = await session.runner.run(["query", query], { kind: "query", cwd: session.root });
-  const rows = check.code === "OK" ? parseQueryJson(check.stdout) : undefined;
-  if (rows?.kind !== "ok") return undefined;
+  const rows = await readBack(
+    session,
+    `MATCH (f:File) WHERE f.path STARTS WITH ${cypherString(`${session.root}/`)} RETURN f.path AS path`,
+  );
   return (
-    rows.value
-      .map((row) => String((row as { path?: unknown }).path ?? ""))
+    rows
+      ?.map((row) => String(row.path ?? ""))
       // A path the CLI printed through Rich markup (`app/[id]/x.py` as `app//x.py`) cannot be looked up: left out.
       .filter((path) => path && !path.includes("//") && !existsSync(path))
   );
