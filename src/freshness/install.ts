@@ -49,8 +49,18 @@ export function installFreshness(pi: ExtensionAPI, current: CurrentSession) {
     quietTimer = undefined;
   };
 
-  /** One sync at a time; concurrent requests share it. */
-  const sync = (session: CgcSession, automatic: boolean): Promise<string> => {
+  /**
+   * One sync at a time; concurrent requests share it. A /cgc sync that joined a run which then met the lock
+   * tries once for itself: that run's attempts were made before the user asked, perhaps before the lock went.
+   */
+  const sync = async (session: CgcSession, automatic: boolean): Promise<string> => {
+    const joined = syncing !== undefined;
+    const answer = await shared(session, automatic);
+    const skipped = session.store.get().lastAction?.outcome === "BUSY";
+    return joined && !automatic && skipped && !session.disposed ? shared(session, false) : answer;
+  };
+
+  const shared = (session: CgcSession, automatic: boolean): Promise<string> => {
     syncing ??= (async () => {
       const updated = await updates?.run();
       if (updated !== undefined) return updated;

@@ -29,9 +29,13 @@ const START_BUDGET_MS = 600_000;
  * (they come back to back), and pi-cgc's own cgc calls wait until it has let go.
  */
 const EMBEDDED_HOLD_MS = 300;
-/** An update that met the lock is tried again this often, 1 s, 2 s, … apart (a lease server of ours, or a cgc that
- * was just stopped, still letting go: on a loaded machine that took more than the 3 s of two retries). */
-const BUSY_RETRIES = 4;
+/**
+ * An update that met the lock is tried once more, a second later (a lease server of ours still letting go).
+ * Each attempt already waits: cgc's own database open retries a held Kùzu lock for 7.5 s (0.5, 1, 2, 4 s).
+ * More attempts only kept the chip at "updating…" for most of a minute while a user's `cgc watch` held it.
+ */
+const BUSY_RETRIES = 1;
+const BUSY_SKIP = "Update skipped: ";
 
 export interface EngineUpdates {
   /** The engine is ready or starting: edits go through it, and the full-rebuild sync stands down. */
@@ -157,7 +161,7 @@ export function createEngineUpdates(session: CgcSession): EngineUpdates {
         "warning",
       );
       await session.refresh(); // readiness is re-derived after every settled run: busy, as the lock says
-      return `Update skipped: ${updated.reason}`;
+      return `${BUSY_SKIP}${updated.reason}`;
     }
     if (!checked.ok) {
       session.store.apply((state) => maintenanceSettled(state, "FAILED", `update: ${checked.reason}`));
@@ -207,12 +211,15 @@ export function createEngineUpdates(session: CgcSession): EngineUpdates {
     running = (async () => {
       let message: string | undefined;
       let said: string | undefined;
+      let busy = false;
       do {
         again = false;
         message = await applyOnce(current);
+        busy = message?.startsWith(BUSY_SKIP) ?? false;
         // A run joined while it worked finds nothing left: what the run did is the answer, not that.
         if (message !== NOTHING_TO_UPDATE || said === undefined) said = message;
-      } while (again && message !== undefined && ready() && !session.disposed);
+        // After a skip the lock is still held as far as anyone knows: the next try is the user's (/cgc sync).
+      } while (again && !busy && message !== undefined && ready() && !session.disposed);
       return message === undefined ? undefined : said;
     })().finally(() => {
       running = undefined;
