@@ -1,21 +1,52 @@
-// Readiness at session start on each backend of the matrix (test/helpers/backends.ts), with the real pi (SDK,
-// faux model, recording UI) and the real cgc: an indexed tiny repository reaches `cgc ready · fresh`, an
-// unindexed one `cgc unindexed`. Server backends are started here on 127.0.0.1 and stopped here; on FalkorDB
-// Lite nothing pi-cgc started may still run once pi has ended.
+// The behaviour that depends on the backend, on each backend of the matrix (test/helpers/backends.ts), with
+// the real pi (SDK, faux model, recording UI) and the real cgc: readiness at session start (an indexed tiny
+// repository reaches `cgc ready · fresh`, an unindexed one `cgc unindexed`); an agent's edit reaching the
+// graph (the engine where it was proven, the full rebuild where it was not, never fresh where cgc's own
+// index is faulty); the watcher's `auto` gating; and nothing pi-cgc started left once pi has ended. Server
+// backends are started here on 127.0.0.1 and stopped here.
+import { join } from "node:path";
+import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
   BACKEND_NAMES,
+  type BackendName,
   falkordbLiteDaemons,
   startBackend,
   type TestBackend,
   useBackendInProcess,
 } from "../helpers/backends.ts";
-import { type PiHarness, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
+import { cgcExec } from "../helpers/cgc-env.ts";
+import { restoreEnv, withEnv } from "../helpers/env.ts";
+import { cgcStatus, type PiHarness, recordingUi, startPi, toolResults, waitFor } from "../helpers/pi-sdk.ts";
 import { indexedTinyRepo, tinyRepo } from "../helpers/repos.ts";
+import { processesOf } from "../reliability/support.ts";
 
 // Two cores shared by every suite: a probe's cgc call on a server backend or FalkorDB Lite (a daemon
 // started per call) can take several seconds here, so the probe gets a wide budget; the verdict is under test.
 const PROBE_BUDGET = { CGC_TIMEOUTS_PROBE_MS: "90000" };
+
+/**
+ * How an agent's edit reaches the graph on each backend. The engine runs where its parity was proven
+ * (engine/pi_cgc_engine.py PROVEN_BACKENDS); on Neo4j it refuses and the full rebuild takes over. On FalkorDB
+ * Lite every write after the database's first index leaves functions no file contains (cgc 0.6.13 with
+ * falkordblite 0.9.0, docs/cgc-compat.md): the graph is never called fresh after it.
+ */
+const EDIT_REACHES_GRAPH: Record<BackendName, "engine" | "full rebuild" | "never fresh"> = {
+  kuzudb: "engine",
+  "falkordb-remote": "engine",
+  neo4j: "full rebuild",
+  falkordb: "never fresh",
+};
+
+const addCaller = fauxToolCall("edit", {
+  path: "pkg/text.py",
+  edits: [
+    {
+      oldText: "def orphan(value):",
+      newText: "def matrix_caller(value):\n    return normalize(value)\n\n\ndef orphan(value):",
+    },
+  ],
+});
 
 describe.each(BACKEND_NAMES)("readiness on %s", (name) => {
   let backend: TestBackend;
@@ -28,7 +59,13 @@ describe.each(BACKEND_NAMES)("readiness on %s", (name) => {
   }, 300_000);
   afterEach(async () => {
     for (const h of harnesses.splice(0)) await h.dispose();
-    // pi ended: whatever pi-cgc's cgc children started (FalkorDB Lite's daemon) ended with them.
+    restoreEnv();
+    // pi ended: every cgc child and the engine with it, and whatever they started (FalkorDB Lite's daemon).
+    await waitFor(
+      () => processesOf(backend.home.home, /cgc|pi_cgc_engine/).length === 0,
+      `no cgc or engine process of pi-cgc's left on ${name}`,
+      20_000,
+    );
     if (name === "falkordb") expect(falkordbLiteDaemons(backend.home.home)).toEqual([]);
   });
   afterAll(async () => {
@@ -65,5 +102,77 @@ describe.each(BACKEND_NAMES)("readiness on %s", (name) => {
   it("an unindexed repository: cgc unindexed", async () => {
     const { chip } = await start(tinyRepo().path);
     await waitFor(() => chip() === "cgc unindexed", `chip unindexed on ${name} (was ${chip()})`, 150_000);
+  });
+
+  it(`an agent's edit, then a graph tool in the same run: ${EDIT_REACHES_GRAPH[name]}`, async () => {
+    const repo = await indexedTinyRepo(backend.env, { cgc: backend.cgc, timeoutMs: 240_000 });
+    const { h, ui, chip } = await start(repo.path);
+    await waitFor(() => chip() === "cgc ready · fresh", `chip ready on ${name} (was ${chip()})`, 150_000);
+    h.faux.setResponses([
+      fauxAssistantMessage(addCaller, { stopReason: "toolUse" }),
+      fauxAssistantMessage(fauxToolCall("cgc_relations", { relation: "callers", target: "normalize" }), {
+        stopReason: "toolUse",
+      }),
+      fauxAssistantMessage("done"),
+    ]);
+    const from = h.session.messages.length;
+    await h.session.prompt("add a caller of normalize, then list its callers");
+    const answer = toolResults(h, from).find((result) => result.name === "cgc_relations");
+    expect(answer?.isError, answer?.text).toBe(false);
+    const notices = () => ui.notices.map((notice) => notice.message);
+    const outcome = EDIT_REACHES_GRAPH[name];
+    if (outcome === "never fresh") {
+      await waitFor(
+        () => chip() === "cgc ready · possibly stale",
+        `possibly stale on ${name} (was ${chip()})`,
+        150_000,
+      );
+      expect(await cgcStatus(h)).toMatch(/freshness: {2}possibly-stale/);
+      expect(ui.statusHistory.slice(ui.statusHistory.lastIndexOf("cgc ready · possibly stale"))).not.toContain(
+        "cgc ready · fresh",
+      );
+      return;
+    }
+    await waitFor(() => chip() === "cgc ready · fresh", `fresh after the edit on ${name} (was ${chip()})`, 240_000);
+    const status = await cgcStatus(h);
+    if (outcome === "engine") {
+      // The engine applied it before the tool answered, and no full rebuild ran.
+      expect(answer?.text).toMatch(/matrix_caller/);
+      expect(status).toMatch(new RegExp(`engine: {5}ready — cgc 0\\.6\\.13, ${name}, \\d+ files`));
+      expect(ui.statusHistory.filter((text) => /^cgc (syncing|rebuilding|indexing)…/.test(text ?? ""))).toEqual([]);
+      expect(notices().filter((message) => /incremental engine/.test(message))).toEqual([]);
+    } else {
+      expect(status).toMatch(/engine: {5}not used: .*neo4j/);
+      expect(notices().filter((message) => /incremental engine/.test(message))).toEqual([
+        expect.stringMatching(/incremental engine is not used: .*; each sync is a full rebuild/),
+      ]);
+    }
+    const query = await cgcExec(
+      ["query", `MATCH (f:Function) WHERE f.path = '${join(repo.path, "pkg", "text.py")}' RETURN f.name AS name`],
+      { cwd: repo.path, env: backend.env, cgc: backend.cgc },
+    );
+    expect(query.stdout).toContain("matrix_caller");
+  });
+
+  it(`freshness.watch auto: ${["falkordb-remote", "neo4j"].includes(name) ? "a watcher" : "no watcher"} on ${name}`, async () => {
+    withEnv({ CGC_FRESHNESS_WATCH: "auto" });
+    const repo = await indexedTinyRepo(backend.env, { cgc: backend.cgc, timeoutMs: 240_000 });
+    const { ui } = await start(repo.path);
+    const notices = () => ui.notices.map((notice) => notice.message);
+    if (name === "falkordb-remote" || name === "neo4j") {
+      await waitFor(
+        () => notices().some((text) => /^cgc watch is keeping/.test(text)),
+        `a verified watcher on ${name}`,
+        150_000,
+      );
+    } else {
+      await waitFor(
+        () =>
+          notices().some((text) => /^freshness\.watch is auto and cgc's backend is .* not a server backend/.test(text)),
+        `the declined watcher on ${name}`,
+        150_000,
+      );
+      expect(processesOf(backend.home.home, /cgc watch/)).toEqual([]);
+    }
   });
 });
