@@ -1,10 +1,10 @@
-// Detection of changes made outside pi (ADR 0007): the turn-boundary check (src/freshness/tracker.ts
+// Detection of changes made outside pi (ADR 0007): the turn-boundary check (src/workspace/tracker.ts
 // `check`, run at each prompt start and after each bash command) costs a directory walk, one stat per
 // source file and a comparison with the previous snapshot. Measured per 1 000 files on the 1 000- and 5 000-file repositories, warm cache,
 // next to `git status --porcelain` on the same trees for comparison.
 import { execFileSync } from "node:child_process";
-import { createChangeTracker } from "../src/freshness/tracker.ts";
-import { snapshotTree } from "../src/freshness/tree.ts";
+import { createChangeTracker } from "../src/workspace/tracker.ts";
+import { snapshotTree } from "../src/workspace/tree.ts";
 import { type FixtureRepo, scaledRepo } from "../test/helpers/repos.ts";
 import { type BenchOptions, type BenchReport, interleave, log, ms, spread, stats, table } from "./harness.ts";
 

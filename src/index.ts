@@ -5,23 +5,28 @@ import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import { annotate, installInjection } from "./agent/inject.ts";
 import { installAgentSurface } from "./agent/install.ts";
 import { installFreshness } from "./freshness/install.ts";
-import { type CgcSession, createCgcSession } from "./lifecycle/session.ts";
+import { type CgcSession, type CurrentSession, createCgcSession } from "./lifecycle/session.ts";
+import { CHIP_KEY, mountChip } from "./ui/chip.ts";
 import { registerCgcCommand } from "./ui/command.ts";
-
-export type CurrentSession = () => CgcSession | undefined;
 
 export default function piCgc(pi: ExtensionAPI): void {
   let session: CgcSession | undefined;
+  let unmountChip: (() => void) | undefined;
   const current: CurrentSession = () => session;
 
   pi.on("session_start", (_event, ctx) => {
-    session = createCgcSession(ctx);
-    void session.refresh(); // background: session_start returns at once
+    const started = createCgcSession(ctx);
+    session = started;
+    if (started.hasUI)
+      unmountChip = mountChip(started.store, (text) => started.withUi(() => ctx.ui.setStatus(CHIP_KEY, text)));
+    void started.refresh(); // background: session_start returns at once
   });
 
   pi.on("session_shutdown", async () => {
     const ending = session;
     session = undefined;
+    unmountChip?.();
+    unmountChip = undefined;
     await ending?.dispose();
   });
 

@@ -5,8 +5,7 @@
 // outputs only. Content classes: coverage and staleness facts here, routing rules in the card — never both.
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import { shownBackend } from "../cgc/backend.ts";
-import type { CurrentSession } from "../index.ts";
-import type { CgcSession } from "../lifecycle/session.ts";
+import type { CgcSession, CurrentSession } from "../lifecycle/session.ts";
 import { isReady, type State } from "../state/model.ts";
 
 export const NOTE_MAX_CHARS = 600;

@@ -5,8 +5,7 @@
 // system-prompt change after one prompt). The query lease ends with each run and before maintenance.
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import { holdsExclusiveLock } from "../cgc/backend.ts";
-import type { CurrentSession } from "../index.ts";
-import type { CgcSession } from "../lifecycle/session.ts";
+import type { CgcSession, CurrentSession } from "../lifecycle/session.ts";
 import { isReady, type State } from "../state/model.ts";
 import { buildCard, type CardTools } from "./card.ts";
 import { detectMcpTools, INTENT_CATALOG, INTENTS, type Intent } from "./catalog.ts";

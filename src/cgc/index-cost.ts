@@ -5,7 +5,7 @@
 import { execFile } from "node:child_process";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { formatElapsed } from "../ui/chip.ts";
+import { formatElapsed } from "../state/elapsed.ts";
 
 export const DISCOVER_SCRIPT = resolve(dirname(fileURLToPath(import.meta.url)), "../../engine/discover.py");
 

@@ -5,13 +5,12 @@
 // has ended. While a verified watcher is alive (watcher.ts) it keeps the graph and both stand down.
 import { basename, dirname, join, resolve } from "node:path";
 import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
-import type { CurrentSession } from "../index.ts";
-import type { CgcSession } from "../lifecycle/session.ts";
+import type { CgcSession, CurrentSession } from "../lifecycle/session.ts";
+import { formatElapsed } from "../state/elapsed.ts";
 import { autoSyncCounted, changesObserved, isReady } from "../state/model.ts";
-import { formatElapsed } from "../ui/chip.ts";
 import { canonical, isWithin } from "../workspace/root.ts";
+import { isSourcePath } from "../workspace/tree.ts";
 import { syncAndVerify } from "./sync.ts";
-import { isSourcePath } from "./tree.ts";
 import { createEngineUpdates, type EngineUpdates } from "./updates.ts";
 import { startWatcherIfEnabled, type WatcherController } from "./watcher.ts";
 

@@ -16,7 +16,7 @@ import {
 } from "../state/model.ts";
 import type { NoticeLedger } from "../state/notices.ts";
 import type { Store } from "../state/store.ts";
-import type { ChangeTracker } from "./tracker.ts";
+import type { ChangeTracker } from "../workspace/tracker.ts";
 
 /** What the watcher needs of a session (CgcSession satisfies it). */
 export interface WatcherSession {

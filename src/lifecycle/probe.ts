@@ -4,10 +4,10 @@
 import { type Backend, detectCgcBackend, reportedBackend } from "../cgc/backend.ts";
 import { detectDamagedDatabase, parseQueryJson, parseVersion, richPrinted } from "../cgc/parse.ts";
 import type { Runner } from "../cgc/runner.ts";
-import type { StartDrift } from "../freshness/tracker.ts";
 import type { ProbeVerdict, RepositoryFacts } from "../state/model.ts";
 import { readHeadCommit } from "../workspace/git.ts";
 import { resolveWorkspaceRoot } from "../workspace/root.ts";
+import type { StartDrift } from "../workspace/tracker.ts";
 import { readRunNote } from "./interrupted.ts";
 
 /** Every repository with its counts, in one query; the graph decides indexedness, never a folder marker. */

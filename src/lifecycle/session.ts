@@ -8,7 +8,7 @@ import { indexResumed, indexSkipped } from "../cgc/parse.ts";
 import { createRunner, type RunResult } from "../cgc/runner.ts";
 import type { Config } from "../config/keys.ts";
 import { type LoadedConfig, loadConfig } from "../config/load.ts";
-import { createChangeTracker } from "../freshness/tracker.ts";
+import { formatElapsed } from "../state/elapsed.ts";
 import {
   type Activity,
   graphWrittenOutside,
@@ -22,7 +22,7 @@ import {
 } from "../state/model.ts";
 import { createNoticeLedger } from "../state/notices.ts";
 import { createStore } from "../state/store.ts";
-import { CHIP_KEY, chipText, formatElapsed } from "../ui/chip.ts";
+import { createChangeTracker } from "../workspace/tracker.ts";
 import { noteRunStarted, readRunNote } from "./interrupted.ts";
 import { probeReadiness } from "./probe.ts";
 import { createGraphProvenance } from "./provenance.ts";
@@ -96,22 +96,6 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
     notices.once("config-warning", warning, "warning", String(index));
   // Read once, like the executable: switching graphs inside a running session would mix them.
   const worktree = createWorktreeScope({ cwd, env, mode: config()["worktree.mode"], notices });
-
-  // Passive renderer: the chip follows the state, and ticks only while work runs (elapsed time).
-  let ticker: NodeJS.Timeout | undefined;
-  const renderChip = (state: State) => {
-    if (disposed || !hasUI) return;
-    ui(() => ctx.ui.setStatus(CHIP_KEY, chipText(state)));
-    if (state.activity !== "idle" && !ticker) {
-      ticker = setInterval(() => renderChip(store.get()), 1_000);
-      ticker.unref();
-    } else if (state.activity === "idle" && ticker) {
-      clearInterval(ticker);
-      ticker = undefined;
-    }
-  };
-  store.subscribe((state) => renderChip(state));
-  renderChip(store.get());
 
   function announce(verdict: ProbeVerdict, previous: State): void {
     const state = store.get();
@@ -334,6 +318,8 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
     /** Worktree isolation: the context this session's cgc calls carry, its state, its record. */
     worktree,
     hasUI,
+    /** Runs a call on pi's UI unless the session ended or its context went stale meanwhile. */
+    withUi: ui,
     get disposed() {
       return disposed;
     },
@@ -361,7 +347,6 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
     },
     async dispose(): Promise<void> {
       disposed = true;
-      if (ticker) clearInterval(ticker);
       await runner.close();
       spill.cleanup();
     },
@@ -369,6 +354,8 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
 }
 
 export type CgcSession = ReturnType<typeof createCgcSession>;
+/** The session of the moment: undefined between sessions and after pi replaced one. */
+export type CurrentSession = () => CgcSession | undefined;
 
 /** cgc prints no progress bar without a TTY; its start, summary and end lines are what there is. */
 function progressOf(line: string): string | undefined {

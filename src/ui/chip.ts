@@ -1,6 +1,8 @@
 // The footer chip (ADR 0004): a pure rendering of the state. It never spawns cgc and never polls;
 // while work runs, a one-second tick re-renders the elapsed time from the state alone.
+import { formatElapsed } from "../state/elapsed.ts";
 import type { State } from "../state/model.ts";
+import type { Store } from "../state/store.ts";
 
 export const CHIP_KEY = "cgc";
 
@@ -17,6 +19,30 @@ export function chipText(state: State, now = Date.now()): string {
   return `cgc ready${freshnessSuffix(state)}`;
 }
 
+/** Shows the chip for `store` from now on (`setStatus`); returns the stop. */
+export function mountChip(store: Store, setStatus: (text: string) => void): () => void {
+  let ticker: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const render = (state: State) => {
+    if (stopped) return;
+    setStatus(chipText(state));
+    if (state.activity !== "idle" && !ticker) {
+      ticker = setInterval(() => render(store.get()), 1_000);
+      ticker.unref();
+    } else if (state.activity === "idle" && ticker) {
+      clearInterval(ticker);
+      ticker = undefined;
+    }
+  };
+  const unsubscribe = store.subscribe((state) => render(state));
+  render(store.get());
+  return () => {
+    stopped = true;
+    unsubscribe();
+    if (ticker) clearInterval(ticker);
+  };
+}
+
 function freshnessSuffix(state: State): string {
   switch (state.freshness) {
     case "fresh":
@@ -26,9 +52,4 @@ function freshnessSuffix(state: State): string {
     case "unknown":
       return "";
   }
-}
-
-export function formatElapsed(ms: number): string {
-  const seconds = Math.max(0, Math.round(ms / 1000));
-  return seconds < 60 ? `${seconds}s` : `${Math.floor(seconds / 60)}m${String(seconds % 60).padStart(2, "0")}s`;
 }

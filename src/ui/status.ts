@@ -2,8 +2,9 @@
 import { type Backend, describeBackend } from "../cgc/backend.ts";
 import { CONFIG_KEY_NAMES, CONFIG_KEYS, type Config, type ConfigKey } from "../config/keys.ts";
 import { describeSource, type Source } from "../config/load.ts";
+import { formatElapsed } from "../state/elapsed.ts";
 import type { State } from "../state/model.ts";
-import { chipText, formatElapsed } from "./chip.ts";
+import { chipText } from "./chip.ts";
 
 export interface StatusInput {
   state: State;

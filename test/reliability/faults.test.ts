@@ -9,7 +9,7 @@ import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { totalSpawns } from "../../src/cgc/children.ts";
 import { createRunner } from "../../src/cgc/runner.ts";
-import { createChangeTracker } from "../../src/freshness/tracker.ts";
+import { createChangeTracker } from "../../src/workspace/tracker.ts";
 import { probeReadiness } from "../../src/lifecycle/probe.ts";
 import { type CgcHome, cgcBinary, cgcStart, makeCgcHome } from "../helpers/cgc-env.ts";
 import { restoreEnv, withEnv } from "../helpers/env.ts";

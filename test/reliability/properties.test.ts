@@ -12,7 +12,7 @@ import { detectBusy, detectDamagedDatabase } from "../../src/cgc/parse.ts";
 import type { Runner, RunResult } from "../../src/cgc/runner.ts";
 import { CONFIG_KEY_NAMES, CONFIG_KEYS, type ConfigKey, defaultConfig } from "../../src/config/keys.ts";
 import { loadConfig, type Source } from "../../src/config/load.ts";
-import { createChangeTracker } from "../../src/freshness/tracker.ts";
+import { createChangeTracker } from "../../src/workspace/tracker.ts";
 import { probeReadiness } from "../../src/lifecycle/probe.ts";
 import {
   autoSyncCounted,
@@ -29,7 +29,7 @@ import {
   type State,
 } from "../../src/state/model.ts";
 import type { NoticeId } from "../../src/state/notices.ts";
-import { chipText } from "../../src/ui/chip.ts";
+import { chipText, mountChip } from "../../src/ui/chip.ts";
 import { PROJECT_ROOT } from "../helpers/cgc-env.ts";
 
 // ---------------------------------------------------------------------------------------------------
@@ -489,6 +489,8 @@ describe("the session under random verdict sequences", () => {
           const session = createCgcSession(ctx, {
             env: { PI_CODING_AGENT_DIR: join(cwd, "agent"), CGC_EXECUTABLE: "/nonexistent/cgc" },
           });
+          // As the entry does: the chip is the UI's rendering of the session's state.
+          const unmount = mountChip(session.store, (text) => ctx.ui.setStatus("cgc", text));
           try {
             for (const verdict of verdicts) {
               queue.push(verdict);
@@ -499,6 +501,7 @@ describe("the session under random verdict sequences", () => {
             expect(shown).toEqual([...session.notices.shown().values()]);
             expect(new Set(shown).size).toBe(shown.length);
           } finally {
+            unmount();
             await session.dispose();
           }
         }),

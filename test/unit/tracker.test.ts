@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, renameSync, rmSync, utimesSync, writeFileSync }
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createChangeTracker } from "../../src/freshness/tracker.ts";
+import { createChangeTracker } from "../../src/workspace/tracker.ts";
 
 const dirs: string[] = [];
 afterEach(() => {
