@@ -104,7 +104,7 @@ export async function syncAndVerify(session: CgcSession): Promise<SyncOutcome> {
     // The CLI prints paths through Rich markup, so `app/[id]/x.py` comes back as `app//x.py`.
     return exists === (present.has(path) || present.has(richPrinted(path)));
   });
-  session.store.apply((state) => freshnessVerified(state, verified));
+  session.store.apply((state, now) => freshnessVerified(state, verified, now));
   const missing = paths.length - verified.length;
   return { result, verified, unverified: missing > 0 ? `${missing} changed file(s) are not reflected yet` : "" };
 }

@@ -148,13 +148,13 @@ export function createEngineUpdates(session: CgcSession): EngineUpdates {
     // Stale for a reason no path names (a moved HEAD with no file changed, say): the full rebuild decides.
     if (paths.length === 0) return freshness === "possibly-stale" ? undefined : NOTHING_TO_UPDATE;
     const budget = session.config()["timeouts.maintenanceMs"];
-    session.store.apply((state) => maintenanceStarted(state, "updating", "update"));
+    session.store.apply((state, now) => maintenanceStarted(state, "updating", "update", now));
     const settleNote = noteRunStarted(session.env, session.root, "update");
     const { updated, checked } = await talk(current, paths, budget);
     settleNote(updated.ok ? "OK" : updated.code === "BUSY" ? "BUSY" : "FAILED");
     if (session.disposed) return "the session ended";
     if (!updated.ok && updated.code === "BUSY") {
-      session.store.apply((state) => maintenanceSettled(state, "BUSY", `update: ${updated.reason}`));
+      session.store.apply((state, now) => maintenanceSettled(state, "BUSY", now, `update: ${updated.reason}`));
       session.notices.once(
         "skipped-busy",
         "cgc update skipped: another cgc process holds the database lock.",
@@ -164,13 +164,13 @@ export function createEngineUpdates(session: CgcSession): EngineUpdates {
       return `${BUSY_SKIP}${updated.reason}`;
     }
     if (!checked.ok) {
-      session.store.apply((state) => maintenanceSettled(state, "FAILED", `update: ${checked.reason}`));
+      session.store.apply((state, now) => maintenanceSettled(state, "FAILED", now, `update: ${checked.reason}`));
       retire(checked.reason);
       return undefined;
     }
-    session.store.apply((state) => maintenanceSettled(state, "OK"));
+    session.store.apply((state, now) => maintenanceSettled(state, "OK", now));
     const reflected = updated.ok ? checked.value.reflected : [];
-    session.store.apply((state) => freshnessVerified(state, reflected));
+    session.store.apply((state, now) => freshnessVerified(state, reflected, now));
     if (updated.ok) {
       const { ms, lockMs } = updated.value;
       last = `last update: ${paths.length} file(s) in ${ms} ms (database held ${lockMs} ms)`;

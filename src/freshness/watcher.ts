@@ -225,7 +225,7 @@ async function spawnAndVerify(
     // keeps the graph possibly stale until a sync reconciles it.
     const state = session.store.get();
     if (state.readiness === "ready" && state.freshness !== "possibly-stale") {
-      session.store.apply((current) => freshnessVerified(current, []));
+      session.store.apply((current, now) => freshnessVerified(current, [], now));
     }
     session.notices.once(
       "watcher-started",

@@ -203,7 +203,7 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
       root = outcome.root;
       const previous = store.get();
       const verdict = withOutsideWrite(outcome.verdict);
-      store.apply((state) => probeSettled(state, verdict));
+      store.apply((state, now) => probeSettled(state, verdict, now));
       if (verdict !== outcome.verdict) store.apply((state) => graphWrittenOutside(state, verdict.drift?.detail ?? ""));
       announce(verdict, previous);
       if (outcome.verdict.readiness === "unindexed" && config()["lifecycle.autoCreate"] && !stoppedByBudget()) {
@@ -235,7 +235,7 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
     estimate?: { ms: number; files: number },
   ): Promise<RunResult> {
     if (maintenance) return maintenance;
-    store.apply((state) => maintenanceStarted(state, kind, what, estimate));
+    store.apply((state, now) => maintenanceStarted(state, kind, what, now, estimate));
     const settleNote = noteRunStarted(env, root, what); // read by the next probe if this run never settles
     // A worktree without its context gets it here, under the same consent as the index itself.
     const prepared = what === "index" ? worktree.createContext(runner, backend) : Promise.resolve(undefined);
@@ -261,10 +261,11 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
         // Resumed over a partial graph (an index stopped half-way, by a watcher or another cgc): what that one
         // wrote stays, so the graph is not what a full index builds.
         const resumed = plain ? indexResumed(result.stdout) : undefined;
-        store.apply((state) =>
+        store.apply((state, now) =>
           maintenanceSettled(
             state,
             skipped ? "SKIPPED" : result.code,
+            now,
             result.code === "OK" ? undefined : `${what}: ${result.reason}`,
           ),
         );

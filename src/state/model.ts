@@ -81,7 +81,7 @@ export type ProbeVerdict = {
 };
 
 /** A probe settled. Readiness is re-derived from it, except that running work keeps "indexing". */
-export function probeSettled(state: State, verdict: ProbeVerdict): State {
+export function probeSettled(state: State, verdict: ProbeVerdict, now: number): State {
   const facts = verdict.facts ?? state.facts;
   const readiness = state.activity === "indexing" && verdict.readiness === "unindexed" ? "indexing" : verdict.readiness;
   let next: State = { ...state, probed: true, readiness, reason: verdict.reason, facts };
@@ -90,7 +90,7 @@ export function probeSettled(state: State, verdict: ProbeVerdict): State {
       ? changesObserved(next, verdict.drift.paths, verdict.drift.detail)
       : state.freshness === "possibly-stale"
         ? next
-        : { ...next, freshness: "fresh", staleReason: undefined, verifiedAt: Date.now(), lastError: undefined };
+        : { ...next, freshness: "fresh", staleReason: undefined, verifiedAt: now, lastError: undefined };
   }
   return next;
 }
@@ -99,16 +99,17 @@ export function maintenanceStarted(
   state: State,
   activity: Exclude<Activity, "idle">,
   what: string,
+  now: number,
   estimate?: { ms: number; files: number },
 ): State {
   return {
     ...state,
     activity,
-    activityStartedAt: Date.now(),
+    activityStartedAt: now,
     progress: undefined,
     estimate,
     readiness: activity === "indexing" && state.readiness !== "ready" ? "indexing" : state.readiness,
-    lastAction: { what, outcome: "running", at: Date.now() },
+    lastAction: { what, outcome: "running", at: now },
   };
 }
 
@@ -124,7 +125,7 @@ const MAY_HAVE_WRITTEN = new Set(["FAILED", "TIMEOUT", "CANCELLED"]);
  * part-way leaves a graph nobody verified: possibly stale, whatever the probe's dates say. A completed
  * index or rebuild read every file, so the follow-up probe's drift check decides afresh.
  */
-export function maintenanceSettled(state: State, outcome: string, error?: string): State {
+export function maintenanceSettled(state: State, outcome: string, now: number, error?: string): State {
   const settled: State = {
     ...state,
     activity: "idle",
@@ -135,7 +136,7 @@ export function maintenanceSettled(state: State, outcome: string, error?: string
     reason: state.readiness === "indexing" ? "re-checking after indexing" : state.reason,
     // The chip says "checking…" until the follow-up probe settles, not "unknown" for those seconds.
     probed: state.readiness === "indexing" ? false : state.probed,
-    lastAction: state.lastAction ? { ...state.lastAction, outcome, at: Date.now() } : undefined,
+    lastAction: state.lastAction ? { ...state.lastAction, outcome, at: now } : undefined,
     lastError: error ?? state.lastError,
   };
   if (MAY_HAVE_WRITTEN.has(outcome)) {
@@ -169,7 +170,7 @@ export function changesObserved(state: State, paths: string[], detail?: string):
 }
 
 /** A sync or watcher was verified against the graph: the episode ends, the changed paths are reconciled. */
-export function freshnessVerified(state: State, reconciled: string[]): State {
+export function freshnessVerified(state: State, reconciled: string[], now: number): State {
   const remaining = state.changedPaths.filter((path) => !reconciled.includes(path));
   return remaining.length > 0 || state.rebuildNeeded
     ? { ...state, changedPaths: remaining }
@@ -178,7 +179,7 @@ export function freshnessVerified(state: State, reconciled: string[]): State {
         freshness: "fresh",
         changedPaths: [],
         staleReason: undefined,
-        verifiedAt: Date.now(),
+        verifiedAt: now,
         lastError: undefined,
       };
 }

@@ -1,9 +1,10 @@
 // Holds the one State and tells subscribers (the renderers) when a transition changed it.
 import { initialState, type State } from "./model.ts";
 
-export type Transition = (state: State) => State;
+/** A transition of the model; the store hands it the time, so the model itself reads no clock. */
+export type Transition = (state: State, now: number) => State;
 
-export function createStore(initial: State = initialState()) {
+export function createStore(initial: State = initialState(), clock: () => number = Date.now) {
   let state = initial;
   const listeners = new Set<(state: State, previous: State) => void>();
   return {
@@ -12,7 +13,7 @@ export function createStore(initial: State = initialState()) {
     },
     apply(transition: Transition): State {
       const previous = state;
-      state = transition(state);
+      state = transition(state, clock());
       if (state !== previous) for (const listener of listeners) listener(state, previous);
       return state;
     },

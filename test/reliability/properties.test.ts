@@ -12,7 +12,6 @@ import { detectBusy, detectDamagedDatabase } from "../../src/cgc/parse.ts";
 import type { Runner, RunResult } from "../../src/cgc/runner.ts";
 import { CONFIG_KEY_NAMES, CONFIG_KEYS, type ConfigKey, defaultConfig } from "../../src/config/keys.ts";
 import { loadConfig, type Source } from "../../src/config/load.ts";
-import { createChangeTracker } from "../../src/workspace/tracker.ts";
 import { probeReadiness } from "../../src/lifecycle/probe.ts";
 import {
   autoSyncCounted,
@@ -30,6 +29,7 @@ import {
 } from "../../src/state/model.ts";
 import type { NoticeId } from "../../src/state/notices.ts";
 import { chipText, mountChip } from "../../src/ui/chip.ts";
+import { createChangeTracker } from "../../src/workspace/tracker.ts";
 import { PROJECT_ROOT } from "../helpers/cgc-env.ts";
 
 // ---------------------------------------------------------------------------------------------------
@@ -77,20 +77,23 @@ const eventArb: fc.Arbitrary<Event> = fc.oneof(
   fc.record({ kind: fc.constant("autoSync" as const) }),
 );
 
-function apply(state: State, event: Event): State {
+/** One event at time `now` (as `reduce` calls it: the event's index, a clock that only moves forward). */
+function apply(state: State, event: Event, now: number): State {
   switch (event.kind) {
     case "probe":
-      return probeSettled(state, event.verdict);
+      return probeSettled(state, event.verdict, now);
     case "started":
-      return state.activity === "idle" ? maintenanceStarted(state, event.activity, "work") : state;
+      return state.activity === "idle" ? maintenanceStarted(state, event.activity, "work", now) : state;
     case "progress":
       return maintenanceProgress(state, "50 files scanned");
     case "settled":
-      return state.activity === "idle" ? state : maintenanceSettled(state, event.outcome, `work: ${event.outcome}`);
+      return state.activity === "idle"
+        ? state
+        : maintenanceSettled(state, event.outcome, now, `work: ${event.outcome}`);
     case "changes":
       return changesObserved(state, event.paths);
     case "verified":
-      return freshnessVerified(state, event.reconciled);
+      return freshnessVerified(state, event.reconciled, now);
     case "notVerified":
       return freshnessNotVerified(state, "not verified");
     case "autoSync":
@@ -129,8 +132,8 @@ describe("the state model under random event sequences", () => {
     fc.assert(
       fc.property(sequences, (events) => {
         let state = initialState();
-        for (const event of events) {
-          const next = apply(state, event);
+        for (const [at, event] of events.entries()) {
+          const next = apply(state, event, at);
           if (next.freshness === "fresh") {
             const stays = state.freshness === "fresh" && !unverifiesFreshness(event, state);
             expect(stays || verifiesFreshness(state, event), JSON.stringify({ state, event, next })).toBe(true);
@@ -146,8 +149,8 @@ describe("the state model under random event sequences", () => {
     fc.assert(
       fc.property(sequences, (events) => {
         let state = initialState();
-        for (const event of events) {
-          const next = apply(state, event);
+        for (const [at, event] of events.entries()) {
+          const next = apply(state, event, at);
           if (next.readiness === "corrupt" && state.readiness !== "corrupt") {
             expect(event.kind === "probe" && event.verdict.readiness === "corrupt").toBe(true);
           }
@@ -163,8 +166,8 @@ describe("the state model under random event sequences", () => {
     fc.assert(
       fc.property(sequences, (events) => {
         let state = initialState();
-        for (const event of events) {
-          const next = apply(state, event);
+        for (const [at, event] of events.entries()) {
+          const next = apply(state, event, at);
           const entered = next.freshness === "possibly-stale" && state.freshness !== "possibly-stale";
           expect(next.episodes - state.episodes).toBe(entered ? 1 : 0);
           state = next;
@@ -174,15 +177,34 @@ describe("the state model under random event sequences", () => {
     );
   });
 
+  it("reads no clock: the same events at the same times give the same states, stamped with those times", () => {
+    fc.assert(
+      fc.property(sequences, fc.integer({ min: 0, max: 2 ** 40 }), (events, start) => {
+        const run = () => events.reduce((state, event, i) => apply(state, event, start + i), initialState());
+        const state = run();
+        expect(run()).toEqual(state);
+        for (const at of [state.activityStartedAt, state.lastAction?.at, state.verifiedAt]) {
+          if (at !== undefined) expect(at - start).toBeGreaterThanOrEqual(0);
+          if (at !== undefined) expect(at - start).toBeLessThan(Math.max(events.length, 1));
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   it("after work that ended part-way, is not fresh until a sync is verified", () => {
     const partial = fc.constantFrom("FAILED", "TIMEOUT", "CANCELLED");
     fc.assert(
       fc.property(sequences, partial, sequences, (before, outcome, after) => {
         let state = before.reduce(apply, initialState());
-        state = maintenanceSettled(maintenanceStarted({ ...state, activity: "idle" }, "rebuilding", "sync"), outcome);
+        state = maintenanceSettled(
+          maintenanceStarted({ ...state, activity: "idle" }, "rebuilding", "sync", 0),
+          outcome,
+          0,
+        );
         expect(state.freshness).toBe("possibly-stale");
-        for (const event of after) {
-          const next = apply(state, event);
+        for (const [at, event] of after.entries()) {
+          const next = apply(state, event, at);
           if (next.freshness === "fresh" && state.freshness !== "fresh")
             expect(["verified", "probe"]).toContain(event.kind);
           state = next;

@@ -43,8 +43,8 @@ describe("the index estimate", () => {
   });
 
   it("the chip shows the elapsed time against the estimate while an index runs", () => {
-    const started = maintenanceStarted(initialState(), "indexing", "index", { ms: 65_000, files: 29 });
-    const now = (started.activityStartedAt ?? 0) + 42_000;
+    const started = maintenanceStarted(initialState(), "indexing", "index", 1_000_000, { ms: 65_000, files: 29 });
+    const now = 1_000_000 + 42_000;
     expect(chipText(started, now)).toBe("cgc indexing… 42s of ~1m05s · 29 files");
     expect(chipText({ ...started, progress: "reading and writing files" }, now)).toBe(
       "cgc indexing… 42s of ~1m05s · 29 files · reading and writing files",

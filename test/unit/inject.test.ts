@@ -23,18 +23,22 @@ function ready(
   repository: NonNullable<State["facts"]>["repository"],
   extra: Partial<NonNullable<State["facts"]>> = {},
 ) {
-  return probeSettled(initialState(), {
-    readiness: "ready",
-    reason: "indexed",
-    facts: {
-      cgcVersion: "0.6.13",
-      backend: { name: "kuzudb", source: "auto" },
-      repository,
-      takenAt: Date.UTC(2026, 10, 30, 8),
-      spawns: 2,
-      ...extra,
+  return probeSettled(
+    initialState(),
+    {
+      readiness: "ready",
+      reason: "indexed",
+      facts: {
+        cgcVersion: "0.6.13",
+        backend: { name: "kuzudb", source: "auto" },
+        repository,
+        takenAt: Date.UTC(2026, 10, 30, 8),
+        spawns: 2,
+        ...extra,
+      },
     },
-  });
+    Date.UTC(2026, 10, 30, 8),
+  );
 }
 
 describe("coverage note", () => {
@@ -73,7 +77,7 @@ describe("coverage note", () => {
   it("is absent while not ready", () => {
     expect(coverageNote(initialState(), "/r")).toBeUndefined();
     expect(
-      coverageNote(probeSettled(initialState(), { readiness: "unindexed", reason: "no repo" }), "/r"),
+      coverageNote(probeSettled(initialState(), { readiness: "unindexed", reason: "no repo" }, 0), "/r"),
     ).toBeUndefined();
   });
 });

@@ -82,27 +82,27 @@ describe("who wrote the graph", () => {
 });
 
 describe("a graph written outside pi-cgc, in the state", () => {
-  const fresh = (): State => freshnessVerified({ ...initialState(), readiness: "ready", probed: true }, []);
+  const fresh = (): State => freshnessVerified({ ...initialState(), readiness: "ready", probed: true }, [], 0);
 
   it("stays possibly stale while changed paths are updated, and a completed sync (a full rebuild) clears it", () => {
     let state = graphWrittenOutside(fresh(), "the graph was written at T by another cgc process");
     state = changesObserved(state, ["/work/repo/a.py"]);
     expect(state).toMatchObject({ freshness: "possibly-stale", staleReason: expect.stringMatching(/another cgc/) });
     // The engine updated a.py: that path is reconciled, the graph is still not known to be whole.
-    state = freshnessVerified(state, ["/work/repo/a.py"]);
+    state = freshnessVerified(state, ["/work/repo/a.py"], 1);
     expect(state.freshness).toBe("possibly-stale");
     expect(state.changedPaths).toEqual([]);
-    state = maintenanceSettled(maintenanceStarted(state, "syncing", "sync"), "OK");
+    state = maintenanceSettled(maintenanceStarted(state, "syncing", "sync", 2), "OK", 3);
     expect(state.rebuildNeeded).toBeUndefined();
-    expect(freshnessVerified(state, []).freshness).toBe("fresh");
+    expect(freshnessVerified(state, [], 4).freshness).toBe("fresh");
   });
 
   it("a failed sync or a skipped index leaves it in place", () => {
     const outside = graphWrittenOutside(fresh(), "written by another cgc process");
-    const failed = maintenanceSettled(maintenanceStarted(outside, "syncing", "sync"), "FAILED", "sync: boom");
+    const failed = maintenanceSettled(maintenanceStarted(outside, "syncing", "sync", 1), "FAILED", 2, "sync: boom");
     expect(failed.rebuildNeeded).toBeDefined();
-    const skipped = maintenanceSettled(maintenanceStarted(outside, "indexing", "index"), "SKIPPED");
+    const skipped = maintenanceSettled(maintenanceStarted(outside, "indexing", "index", 1), "SKIPPED", 2);
     expect(skipped.rebuildNeeded).toBeDefined();
-    expect(freshnessVerified(skipped, []).freshness).toBe("possibly-stale");
+    expect(freshnessVerified(skipped, [], 3).freshness).toBe("possibly-stale");
   });
 });

@@ -84,11 +84,15 @@ function harness(options: HarnessOptions): Harness {
   const repositories: RepositoryFacts[] = options.indexed ? [{ path: root, files: 6 }] : [];
   const readiness = options.readiness ?? (options.indexed ? "ready" : "unindexed");
   const store = createStore(
-    probeSettled(initialState(), {
-      readiness: readiness === "indexing" ? "unindexed" : readiness,
-      reason: "probe",
-      drift: readiness === "ready" ? { changed: false, paths: [], detail: "" } : undefined,
-    }),
+    probeSettled(
+      initialState(),
+      {
+        readiness: readiness === "indexing" ? "unindexed" : readiness,
+        reason: "probe",
+        drift: readiness === "ready" ? { changed: false, paths: [], detail: "" } : undefined,
+      },
+      0,
+    ),
   );
   const notices: Array<{ message: string; level: string }> = [];
   const spawns: Array<{ args: string[]; cwd: string }> = [];
