@@ -4,7 +4,7 @@
 // is no. cgc reports most of these failures with exit code 0, so the text decides.
 import { existsSync } from "node:fs";
 import { StringEnum } from "@mariozechner/pi-ai";
-import type { ExtensionContext, ToolDefinition } from "@mariozechner/pi-coding-agent";
+import { defineTool, type ExtensionContext, type ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
 import type { RunResult } from "../cgc/runner.ts";
 import type { CgcSession } from "../lifecycle/session.ts";
@@ -41,8 +41,8 @@ async function confirmed(ctx: ExtensionContext, title: string, message: string):
   return ctx.hasUI ? ctx.ui.confirm(title, message) : false;
 }
 
-function doctorTool(deps: GraphDeps): ToolDefinition {
-  return {
+function doctorTool(deps: GraphDeps) {
+  return defineTool({
     name: "cgc_doctor",
     label: "cgc doctor",
     description:
@@ -63,13 +63,13 @@ function doctorTool(deps: GraphDeps): ToolDefinition {
         return `cgc doctor (${result.code === "OK" ? "no problems reported" : "problems reported"}):\n${output(result)}`;
       });
     },
-  } as ToolDefinition;
+  });
 }
 
 const CONTEXT_ACTIONS = ["list", "create", "set_default", "delete"] as const;
 
-function contextsTool(deps: GraphDeps): ToolDefinition {
-  return {
+function contextsTool(deps: GraphDeps) {
+  return defineTool({
     name: "cgc_contexts",
     label: "cgc contexts",
     description:
@@ -78,7 +78,7 @@ function contextsTool(deps: GraphDeps): ToolDefinition {
       action: StringEnum(CONTEXT_ACTIONS, { description: "list | create | set_default | delete" }),
       name: Type.Optional(Type.String({ description: "The context (required except for list)" })),
     }),
-    async execute(_id, params: { action: (typeof CONTEXT_ACTIONS)[number]; name?: string }, signal, _update, ctx) {
+    async execute(_id, params, signal, _update, ctx) {
       const session = liveSession(deps);
       return run(session, async () => {
         const runContext = async (args: string[]) =>
@@ -125,7 +125,7 @@ function contextsTool(deps: GraphDeps): ToolDefinition {
         return deleteContext(session, name, signal);
       });
     },
-  } as ToolDefinition;
+  });
 }
 
 /** `cgc context delete` asks on stdin and has no --yes: the user already said yes, so the answer is piped. */
@@ -145,8 +145,8 @@ async function deleteContext(session: CgcSession, name: string, signal: AbortSig
   return text;
 }
 
-function bundleTool(deps: GraphDeps): ToolDefinition {
-  return {
+function bundleTool(deps: GraphDeps) {
+  return defineTool({
     name: "cgc_bundle_export",
     label: "cgc bundle export",
     description:
@@ -154,7 +154,7 @@ function bundleTool(deps: GraphDeps): ToolDefinition {
     parameters: Type.Object({
       output: Type.String({ description: "Bundle file to write, e.g. graph.cgc (a path inside the workspace)" }),
     }),
-    async execute(_id, params: { output: string }, signal, _update, ctx) {
+    async execute(_id, params, signal, _update, ctx) {
       const session = liveSession(deps);
       return run(session, async () => {
         const roots = [session.root, ...(process.env.CGC_ALLOWED_ROOTS ?? "").split(":").filter(Boolean)];
@@ -182,7 +182,7 @@ function bundleTool(deps: GraphDeps): ToolDefinition {
         return text;
       });
     },
-  } as ToolDefinition;
+  });
 }
 
 export function gapTools(deps: GraphDeps): ToolDefinition[] {

@@ -5,7 +5,12 @@
 // the output policy; failures come back as a code with a one-line remedy.
 import { relative } from "node:path";
 import { StringEnum } from "@mariozechner/pi-ai";
-import type { AgentToolResult, ExtensionContext, ToolDefinition } from "@mariozechner/pi-coding-agent";
+import {
+  type AgentToolResult,
+  defineTool,
+  type ExtensionContext,
+  type ToolDefinition,
+} from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
 import type { CgcSession } from "../lifecycle/session.ts";
 import { isReady } from "../state/model.ts";
@@ -115,8 +120,8 @@ const under = (root: string) => `${root.replace(/\/$/, "")}/`;
 // ---------------------------------------------------------------------------------------------------
 // Find
 
-function findTool(deps: GraphDeps): ToolDefinition {
-  return {
+function findTool(deps: GraphDeps) {
+  return defineTool({
     name: "cgc_find",
     label: "cgc find",
     description:
@@ -125,7 +130,7 @@ function findTool(deps: GraphDeps): ToolDefinition {
       query: Type.String({ description: "A symbol name or a word from the code" }),
       fuzzy: Type.Optional(Type.Boolean({ description: "Also match names within two typos (default false)" })),
     }),
-    async execute(_id, params: { query: string; fuzzy?: boolean }, signal, _update, ctx) {
+    async execute(_id, params, signal, _update, ctx) {
       return answer(deps, signal, async (session) => {
         const value = await catalog(
           deps,
@@ -164,7 +169,7 @@ function findTool(deps: GraphDeps): ToolDefinition {
         return [`${byName} definition(s) for "${params.query}":`, ...lines].join("\n");
       });
     },
-  } as ToolDefinition;
+  });
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -387,8 +392,8 @@ async function catalogRelation(
   return [`${rows.length} file(s) import ${params.target}:`, ...lines].join("\n");
 }
 
-function relationsTool(deps: GraphDeps): ToolDefinition {
-  return {
+function relationsTool(deps: GraphDeps) {
+  return defineTool({
     name: "cgc_relations",
     label: "cgc relations",
     description:
@@ -407,7 +412,7 @@ function relationsTool(deps: GraphDeps): ToolDefinition {
         Type.String({ description: "Only the target defined in this file (a path inside the workspace)" }),
       ),
     }),
-    async execute(_id, params: RelationParams, signal, _update, ctx) {
+    async execute(_id, params, signal, _update, ctx) {
       return answer(deps, signal, async (session) => {
         let file: string | undefined;
         if (params.file !== undefined) {
@@ -429,14 +434,14 @@ function relationsTool(deps: GraphDeps): ToolDefinition {
         }
       });
     },
-  } as ToolDefinition;
+  });
 }
 
 // ---------------------------------------------------------------------------------------------------
 // Dead code, complexity, Cypher, stats
 
-function deadCodeTool(deps: GraphDeps): ToolDefinition {
-  return {
+function deadCodeTool(deps: GraphDeps) {
+  return defineTool({
     name: "cgc_dead_code",
     label: "cgc dead code",
     description:
@@ -446,7 +451,7 @@ function deadCodeTool(deps: GraphDeps): ToolDefinition {
         Type.Array(Type.String(), { description: "Skip functions with these decorators (e.g. app.route)" }),
       ),
     }),
-    async execute(_id, params: { exclude_decorated_with?: string[] }, signal, _update, ctx) {
+    async execute(_id, params, signal, _update, ctx) {
       return answer(deps, signal, async (session) => {
         const value = await catalog(
           deps,
@@ -467,11 +472,11 @@ function deadCodeTool(deps: GraphDeps): ToolDefinition {
         ].join("\n");
       });
     },
-  } as ToolDefinition;
+  });
 }
 
-function complexityTool(deps: GraphDeps): ToolDefinition {
-  return {
+function complexityTool(deps: GraphDeps) {
+  return defineTool({
     name: "cgc_complex_functions",
     label: "cgc complexity",
     description:
@@ -479,7 +484,7 @@ function complexityTool(deps: GraphDeps): ToolDefinition {
     parameters: Type.Object({
       limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: "How many (default 10)" })),
     }),
-    async execute(_id, params: { limit?: number }, signal, _update, ctx) {
+    async execute(_id, params, signal, _update, ctx) {
       return answer(deps, signal, async (session) => {
         const value = await catalog(
           deps,
@@ -498,11 +503,11 @@ function complexityTool(deps: GraphDeps): ToolDefinition {
         );
       });
     },
-  } as ToolDefinition;
+  });
 }
 
-function cypherTool(deps: GraphDeps): ToolDefinition {
-  return {
+function cypherTool(deps: GraphDeps) {
+  return defineTool({
     name: "cgc_cypher",
     label: "cgc cypher",
     description:
@@ -511,17 +516,17 @@ function cypherTool(deps: GraphDeps): ToolDefinition {
       query: Type.String({ description: "A read-only Cypher query (MATCH … RETURN …); add a LIMIT" }),
       params: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: "Named parameters ($name)" })),
     }),
-    async execute(_id, params: { query: string; params?: Record<string, unknown> }, signal) {
+    async execute(_id, params, signal) {
       return answer(deps, signal, async (session) => {
         const rows = await cypherRows(deps, session, params.query, params.params ?? {}, signal);
         return `${rows.length} row(s):\n${JSON.stringify(rows, null, 1)}`;
       });
     },
-  } as ToolDefinition;
+  });
 }
 
-function statsTool(deps: GraphDeps): ToolDefinition {
-  return {
+function statsTool(deps: GraphDeps) {
+  return defineTool({
     name: "cgc_stats",
     label: "cgc stats",
     description: "Size of this workspace's code graph: files, functions, classes, modules.",
@@ -534,7 +539,7 @@ function statsTool(deps: GraphDeps): ToolDefinition {
         return `Code graph of ${session.root}: ${parts.join(", ") || "no statistics"}`;
       });
     },
-  } as ToolDefinition;
+  });
 }
 
 /** Intent → pi-cgc's tool for it. */
