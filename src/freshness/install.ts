@@ -4,7 +4,12 @@
 // elsewhere one de-duplicated, budgeted full-rebuild sync runs at a quiet moment — when the agent's run
 // has ended. While a verified watcher is alive (watcher.ts) it keeps the graph and both stand down.
 import { basename, dirname, join, resolve } from "node:path";
-import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
+import {
+  type ExtensionAPI,
+  type ExtensionCommandContext,
+  isEditToolResult,
+  isWriteToolResult,
+} from "@mariozechner/pi-coding-agent";
 import type { CgcSession, CurrentSession } from "../lifecycle/session.ts";
 import { formatElapsed } from "../state/elapsed.ts";
 import { autoSyncCounted, changesObserved, isReady } from "../state/model.ts";
@@ -148,8 +153,8 @@ export function installFreshness(pi: ExtensionAPI, current: CurrentSession) {
   pi.on("tool_result", (event, ctx) => {
     const session = current();
     if (!session || !isReady(session.store.get())) return;
-    if (event.toolName === "edit" || event.toolName === "write") {
-      const raw = (event.input as { path?: unknown }).path;
+    if (isEditToolResult(event) || isWriteToolResult(event)) {
+      const raw = event.input.path;
       if (typeof raw !== "string") return;
       const absolute = resolve(ctx.cwd, raw.replace(/^@/, ""));
       observe(session, [join(canonical(dirname(absolute)), basename(absolute))]);

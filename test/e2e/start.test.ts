@@ -52,7 +52,7 @@ describe("npm start -- <repo>, in a terminal", () => {
     rmSync(tmp, { recursive: true, force: true });
   });
 
-  it("shows pi's interface with pi-cgc's status in the footer, in that repository", async () => {
+  it("shows pi's interface with pi-cgc's status in the footer, in that repository; leaves no process when the terminal goes away", async () => {
     session = startTmux({
       command: ["npm", "start", "--", repo],
       cwd: ROOT,
@@ -65,9 +65,8 @@ describe("npm start -- <repo>, in a terminal", () => {
     expect(screen).toContain("pi v"); // pi's own header: the TUI is up, not just a log line
     expect(screen).toContain(repo); // the footer names pi's working directory
     expect(screen).not.toMatch(/Failed to load extension/);
-  });
 
-  it("leaves no process behind when the terminal goes away", async () => {
+    // The terminal goes away: nothing of pi's, pi-cgc's or cgc's is left behind.
     const marker = `PI_CODING_AGENT_DIR=${agentDir}`;
     expect(processesWithEnv(marker).length).toBeGreaterThan(0);
     session?.kill();

@@ -230,10 +230,9 @@ describe("one owner of the database", () => {
     await h.session.prompt("stats, then rebuild");
     await waitFor(() => /^cgc rebuilding/.test(ui.statuses.get("cgc") ?? ""), "the rebuild to run");
     const before = h.session.messages.length;
-    const started = Date.now();
     await h.session.prompt("stats again");
     const during = h.session.messages.slice(before).find((message) => message.role === "toolResult");
-    expect(Date.now() - started).toBeLessThan(2_000);
+    // pi-cgc's own answer, given without asking cgc (which would wait out its lock retries, then say BUSY in its words).
     expect(during?.role === "toolResult" && during.isError).toBe(true);
     const text = during?.role === "toolResult" && during.content[0]?.type === "text" ? during.content[0].text : "";
     expect(text).toMatch(/^BUSY: pi-cgc is rebuilding the graph/);

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type CgcHome, cgcBinary, cgcExec, cgcStart, makeCgcHome } from "../helpers/cgc-env.ts";
 import { restoreEnv, withEnv as setEnv } from "../helpers/env.ts";
-import { type PiHarness, type RecordingUi, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
+import { cgcStatus, type PiHarness, type RecordingUi, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
 import { commitAll, indexedTinyRepo, tinyRepo } from "../helpers/repos.ts";
 
 let home: CgcHome;
@@ -85,8 +85,10 @@ describe("readiness at session start", () => {
   it("a session started in a subfolder of an indexed repository is ready", async () => {
     withEnv({});
     const repo = await indexedTinyRepo(home.env);
-    const { chip } = await start(join(repo.path, "pkg"));
+    const { h, chip } = await start(join(repo.path, "pkg"));
     await waitFor(() => chip() === "cgc ready · fresh", "chip ready from a subfolder");
+    // The graph's repository is the workspace, not the subfolder pi started in.
+    expect(await cgcStatus(h)).toContain(`workspace:  ${repo.path}\n`);
   });
 
   it("a repository under a path with spaces, brackets and unicode is ready (cgc prints it without [id])", async () => {
@@ -123,6 +125,11 @@ describe("readiness at session start", () => {
       "synced",
       120_000,
     );
+    const query = await cgcExec(["query", "MATCH (f:Function {name: 'synced_on_start'}) RETURN f.path AS path"], {
+      cwd: repo.path,
+      env: home.env,
+    });
+    expect(query.stdout).toContain(file);
   });
 
   it("a real lock held by a second cgc process: busy, never corrupt", async () => {
