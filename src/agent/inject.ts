@@ -42,8 +42,11 @@ export function driftSteer(state: State): string {
   return `The code graph is now possibly stale: ${changed > 0 ? `${changed} file(s) changed since it was last verified` : "the files changed since it was last verified"}. pi-cgc syncs it when this run ends; the user can run /cgc sync.`;
 }
 
+/** What an annotation reads of a session. */
+export type AnnotatingSession = Pick<CgcSession, "config" | "store">;
+
 /** Tier 2b: one delimited line, only while possibly stale, only when enabled. */
-export function annotate(session: CgcSession | undefined, text: string): string {
+export function annotate(session: AnnotatingSession | undefined, text: string): string {
   if (!session?.config()["proactive.resultAnnotations"]) return text;
   const state = session.store.get();
   if (!isReady(state) || state.freshness !== "possibly-stale") return text;

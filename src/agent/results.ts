@@ -6,7 +6,7 @@ import type { AgentToolResult } from "@mariozechner/pi-coding-agent";
 import type { RunCode } from "../cgc/runner.ts";
 import type { CgcSession } from "../lifecycle/session.ts";
 import { canonical, isWithin } from "../workspace/root.ts";
-import { annotate } from "./inject.ts";
+import { type AnnotatingSession, annotate } from "./inject.ts";
 
 export type ToolErrorCode = "NOT_FOUND" | "NOT_ALLOWED" | "BUSY" | "TIMEOUT" | "UNAVAILABLE" | "CANCELLED" | "FAILED";
 
@@ -39,8 +39,11 @@ export function failureOf(code: Exclude<RunCode, "OK">, detail: string): ToolFai
   return new ToolFailure(code, detail, REMEDIES[code]);
 }
 
+/** What a tool's answer needs of a session: the output policy and what annotations read. */
+export type AnsweringSession = Pick<CgcSession, "present"> & AnnotatingSession;
+
 /** Output policy, then annotations; the result's details say whether the text was capped. */
-export function toolResult(session: CgcSession, raw: string): AgentToolResult<ToolDetails> {
+export function toolResult(session: AnsweringSession, raw: string): AgentToolResult<ToolDetails> {
   const shown = session.present(raw);
   return {
     content: [{ type: "text", text: annotate(session, shown.text) }],
@@ -49,7 +52,7 @@ export function toolResult(session: CgcSession, raw: string): AgentToolResult<To
 }
 
 /** Throws the failure with its text through the output policy and annotations. */
-export function fail(session: CgcSession, failure: ToolFailure): never {
+export function fail(session: AnsweringSession, failure: ToolFailure): never {
   const shown = session.present(failure.message);
   const error = new Error(annotate(session, shown.text));
   error.name = failure.code;

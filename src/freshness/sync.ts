@@ -51,7 +51,10 @@ export interface SyncOutcome {
   unverified: string;
 }
 
-export async function syncAndVerify(session: CgcSession): Promise<SyncOutcome> {
+/** What a sync needs of a session. */
+export type SyncingSession = Pick<CgcSession, "store" | "root" | "runMaintenance" | "runner" | "disposed">;
+
+export async function syncAndVerify(session: SyncingSession): Promise<SyncOutcome> {
   const paths = session.store.get().changedPaths.slice(0, MAX_VERIFIED_PATHS);
   const startedAt = Date.now();
   const result = await session.runMaintenance("syncing", ["index", "--force", session.root], "sync");
@@ -110,20 +113,20 @@ export async function syncAndVerify(session: CgcSession): Promise<SyncOutcome> {
 }
 
 /** One read-back query's rows, or undefined when cgc did not answer it. */
-async function readBack(session: CgcSession, query: string): Promise<Record<string, unknown>[] | undefined> {
+async function readBack(session: SyncingSession, query: string): Promise<Record<string, unknown>[] | undefined> {
   const check = await session.runner.run(["query", query], { kind: "query", cwd: session.root });
   const rows = check.code === "OK" ? parseQueryJson(check.stdout) : undefined;
   return rows?.kind === "ok" ? (rows.value as Record<string, unknown>[]) : undefined;
 }
 
-async function uncontained(session: CgcSession): Promise<number | undefined> {
+async function uncontained(session: SyncingSession): Promise<number | undefined> {
   const rows = await readBack(session, uncontainedQuery(session.root));
   if (rows === undefined) return undefined;
   return rows.reduce((sum: number, row) => sum + Number((row as { functions?: unknown }).functions ?? 0), 0);
 }
 
 /** Files the graph holds under the root that are not on disk (undefined when the graph could not be read). */
-async function filesNotOnDisk(session: CgcSession): Promise<string[] | undefined> {
+async function filesNotOnDisk(session: SyncingSession): Promise<string[] | undefined> {
   const rows = await readBack(
     session,
     `MATCH (f:File) WHERE f.path STARTS WITH ${cypherString(`${session.root}/`)} RETURN f.path AS path`,

@@ -53,7 +53,13 @@ export interface EngineUpdates {
   stop(): Promise<void>;
 }
 
-export function createEngineUpdates(session: CgcSession): EngineUpdates {
+/** What the engine's updates need of a session. */
+export type UpdatingSession = Pick<
+  CgcSession,
+  "backend" | "config" | "disposed" | "env" | "notices" | "refresh" | "root" | "runner" | "store" | "worktree"
+>;
+
+export function createEngineUpdates(session: UpdatingSession): EngineUpdates {
   let engine: Engine | undefined;
   let why = "waiting for the first probe";
   let last = "";
