@@ -4,6 +4,7 @@
 // graph (the engine where it was proven, the full rebuild where it was not, never fresh where cgc's own
 // index is faulty); the watcher's `auto` gating; and nothing pi-cgc started left once pi has ended. Server
 // backends are started here on 127.0.0.1 and stopped here.
+import { appendFileSync } from "node:fs";
 import { join } from "node:path";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -16,10 +17,11 @@ import {
   useBackendInProcess,
 } from "../helpers/backends.ts";
 import { cgcExec } from "../helpers/cgc-env.ts";
-import { restoreEnv, withEnv } from "../helpers/env.ts";
+import { removeAgentDirs, restoreEnv, scratchAgentEnv, withEnv } from "../helpers/env.ts";
+import { type PiRpc, startPiRpc } from "../helpers/pi-rpc.ts";
 import { cgcStatus, type PiHarness, recordingUi, startPi, toolResults, waitFor } from "../helpers/pi-sdk.ts";
 import { indexedTinyRepo, tinyRepo } from "../helpers/repos.ts";
-import { processesOf } from "../reliability/support.ts";
+import { chipOf, EXTENSION, PI_CLI, processesOf } from "../reliability/support.ts";
 
 // Two cores shared by every suite: a probe's cgc call on a server backend or FalkorDB Lite (a daemon
 // started per call) can take several seconds here, so the probe gets a wide budget; the verdict is under test.
@@ -52,6 +54,7 @@ describe.each(BACKEND_NAMES)("readiness on %s", (name) => {
   let backend: TestBackend;
   let restore: () => void = () => {};
   const harnesses: PiHarness[] = [];
+  const rpcs: PiRpc[] = [];
 
   beforeAll(async () => {
     backend = await startBackend(name);
@@ -60,6 +63,8 @@ describe.each(BACKEND_NAMES)("readiness on %s", (name) => {
   afterEach(async () => {
     for (const h of harnesses.splice(0)) await h.dispose();
     restoreEnv();
+    await Promise.all(rpcs.splice(0).map((p) => p.stop()));
+    removeAgentDirs();
     // pi ended: every cgc child and the engine with it, and whatever they started (FalkorDB Lite's daemon).
     await waitFor(
       () => processesOf(backend.home.home, /cgc|pi_cgc_engine/).length === 0,
@@ -152,6 +157,75 @@ describe.each(BACKEND_NAMES)("readiness on %s", (name) => {
       { cwd: repo.path, env: backend.env, cgc: backend.cgc },
     );
     expect(query.stdout).toContain("matrix_caller");
+  });
+
+  it("two pi processes on one graph: an edit synced in one reaches the graph; the other follows; nothing corrupt", async () => {
+    const repo = await indexedTinyRepo(backend.env, { cgc: backend.cgc, timeoutMs: 240_000 });
+    // One user's two pi processes share pi's agent directory (each knows the other's writes for pi-cgc's).
+    const agentDir = scratchAgentEnv().PI_CODING_AGENT_DIR as string;
+    const pi = () => {
+      const started = startPiRpc({
+        cli: PI_CLI,
+        cwd: repo.path,
+        args: ["--no-session", "--no-extensions", "-e", EXTENSION],
+        env: {
+          ...backend.env,
+          ...PROBE_BUDGET,
+          PI_CODING_AGENT_DIR: agentDir,
+          PI_OFFLINE: "1",
+          CGC_EXECUTABLE: backend.cgc,
+        },
+        onUiRequest: () => ({ confirmed: true }),
+      });
+      rpcs.push(started);
+      return started;
+    };
+    const chips = (p: PiRpc) => p.frames.map(chipOf).filter((text): text is string => text !== undefined);
+    /** `/cgc sync` in one pi, resolved with what it said of the outcome. */
+    const sync = async (p: PiRpc): Promise<string> => {
+      const from = p.frames.length;
+      await p.request({ type: "prompt", message: "/cgc sync" });
+      const said = () =>
+        p.frames
+          .slice(from)
+          .filter((f) => f.type === "extension_ui_request" && f.method === "notify")
+          .map((f) => String(f.message))
+          .find((text) =>
+            /^(Synced|Sync ended|Updated|Update skipped|Nothing to update)|sync skipped|FalkorDB Lite/.test(text),
+          );
+      await waitFor(() => said() !== undefined, `the sync's outcome on ${name}`, 240_000);
+      return said() as string;
+    };
+    const [a, b] = [pi(), pi()];
+    await waitFor(
+      () => chips(a).at(-1) === "cgc ready · fresh" && chips(b).at(-1) === "cgc ready · fresh",
+      `two ready pis on ${name}`,
+      150_000,
+    );
+    appendFileSync(join(repo.path, "pkg", "beta.py"), "\n\ndef from_the_first_pi():\n    return 1\n");
+    const first = await sync(a);
+    const second = await sync(b);
+    const onServer = name === "falkordb-remote" || name === "neo4j";
+    if (EDIT_REACHES_GRAPH[name] === "never fresh") {
+      expect(chips(a).at(-1)).not.toBe("cgc ready · fresh");
+      expect(chips(b).at(-1)).not.toBe("cgc ready · fresh");
+    } else {
+      expect(first).toMatch(/^(Updated|Synced) /);
+      // The second finds the change in the graph already, or applies it again: either way fresh, never busy on a server.
+      expect(second).toMatch(
+        onServer ? /^(Updated|Synced|Nothing to update)/ : /^(Updated|Synced|Nothing to update)|skipped/,
+      );
+      expect(chips(a).at(-1)).toBe("cgc ready · fresh");
+      const query = await cgcExec(["query", "MATCH (f:Function {name: 'from_the_first_pi'}) RETURN f.name AS name"], {
+        cwd: repo.path,
+        env: backend.env,
+        cgc: backend.cgc,
+      });
+      expect(query.stdout).toContain("from_the_first_pi");
+    }
+    expect([...chips(a), ...chips(b)]).not.toContain("cgc corrupt");
+    if (onServer) expect([...chips(a), ...chips(b)]).not.toContain("cgc busy");
+    await Promise.all([a.stop(), b.stop()]);
   });
 
   it(`freshness.watch auto: ${["falkordb-remote", "neo4j"].includes(name) ? "a watcher" : "no watcher"} on ${name}`, async () => {
