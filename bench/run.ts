@@ -19,6 +19,7 @@ const MODULES = [
   "tier-tokens",
   "edit-to-fresh",
   "index-cost",
+  "startup-overhead",
 ];
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
