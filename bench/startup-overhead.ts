@@ -14,7 +14,6 @@ import {
   cgc,
   interleave,
   log,
-  ratio,
   spread,
   stats,
   table,
