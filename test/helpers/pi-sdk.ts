@@ -1,10 +1,16 @@
 // The real pi runtime in-process (pi's SDK) with pi-ai's faux provider as the model, pi-cgc loaded from
 // src/index.ts through pi's own extension loader. A recording UI stands in for the terminal: it keeps
 // every notice and status and answers confirmations as the test says.
+//
+// With PI_CGC_TEST_PI=1 the session is built with pi 1.x instead (@earendil-works/pi-coding-agent and pi-ai,
+// installed by scripts/setup.mjs into .cache/compat; run under its Node 22: `npm run test:pi1`). pi 1.x maps
+// the import name "@mariozechner/pi-coding-agent" to itself for extensions, so src/ loads unchanged; the
+// suites see the same harness either way.
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type FauxProviderRegistration, registerFauxProvider } from "@mariozechner/pi-ai";
+import { pathToFileURL } from "node:url";
+import { type Context, type FauxProviderRegistration, registerFauxProvider } from "@mariozechner/pi-ai";
 import {
   type AgentSession,
   AuthStorage,
@@ -81,7 +87,35 @@ export interface PiHarnessOptions {
   extensionPaths?: string[];
 }
 
+/** The pi line the harness builds sessions with: 1.x when PI_CGC_TEST_PI=1, else the 0.73 of devDependencies. */
+export const PI_LINE: "0.73" | "1.x" = process.env.PI_CGC_TEST_PI === "1" ? "1.x" : "0.73";
+
 export async function startPi(options: PiHarnessOptions): Promise<PiHarness> {
+  return PI_LINE === "1.x" ? startPi1(options) : startPi073(options);
+}
+
+function harness(
+  session: AgentSession,
+  faux: FauxProviderRegistration,
+  options: PiHarnessOptions,
+  agentDir: string,
+): PiHarness {
+  return {
+    session,
+    faux,
+    ui: options.ui,
+    cwd: options.cwd,
+    agentDir,
+    async dispose() {
+      // pi's CLI runtime emits session_shutdown on quit; the bare SDK session leaves that to its owner.
+      await session.extensionRunner.emit({ type: "session_shutdown", reason: "quit" });
+      session.dispose();
+      faux.unregister();
+    },
+  };
+}
+
+async function startPi073(options: PiHarnessOptions): Promise<PiHarness> {
   const faux = registerFauxProvider();
   const model = faux.getModel();
   const authStorage = AuthStorage.inMemory();
@@ -112,19 +146,104 @@ export async function startPi(options: PiHarnessOptions): Promise<PiHarness> {
     sessionManager: SessionManager.inMemory(options.cwd),
   });
   await session.bindExtensions({ uiContext: options.ui?.context });
-  return {
-    session,
-    faux,
-    ui: options.ui,
+  return harness(session, faux, options, agentDir);
+}
+
+const COMPAT_MODULES = join(PROJECT_ROOT, ".cache", "compat", "node_modules");
+
+/** A pi 1.x package's entry, imported by absolute path (it is not a dependency of this project). */
+async function importCompat(name: string): Promise<Record<string, unknown>> {
+  const entry = join(COMPAT_MODULES, ...name.split("/"), "dist", "index.js");
+  return (await import(pathToFileURL(entry).href)) as Record<string, unknown>;
+}
+
+// The few members of pi 1.x's SDK the harness uses, typed here because its types are not installed for tsc.
+interface Pi1Ai {
+  fauxProvider(): Omit<FauxProviderRegistration, "unregister"> & { provider: { id: string } };
+  InMemoryCredentialStore: new () => unknown;
+  getCurrentSystemPrompt(messages: readonly { role: string }[]): string;
+  getCurrentTools(messages: readonly { role: string }[]): Context["tools"];
+}
+
+type FauxStep = Parameters<FauxProviderRegistration["setResponses"]>[0][number];
+
+/**
+ * pi 1.x hands a provider a transcript whose system messages carry the prompt and the tools (the leading one,
+ * then mid-conversation updates of changed sections). A suite's response factory reads 0.73's Context: here it
+ * gets the same request as that Context, the system prompt and tools in effect after replaying every update.
+ */
+function asContextStep(step: FauxStep, ai: Pi1Ai): FauxStep {
+  if (typeof step !== "function") return step;
+  return (context, ...rest) => {
+    const messages = context.messages as Array<{ role: string }>;
+    const legacy: Context = {
+      systemPrompt: ai.getCurrentSystemPrompt(messages),
+      messages: context.messages.filter((message) => (message as { role: string }).role !== "system"),
+      tools: ai.getCurrentTools(messages),
+    };
+    return step(legacy, ...rest);
+  };
+}
+interface Pi1ModelRuntime {
+  registerNativeProvider(provider: unknown): void;
+  unregisterProvider(providerId: string): void;
+  setRuntimeApiKey(providerId: string, apiKey: string): Promise<void>;
+}
+interface Pi1CodingAgent {
+  ModelRuntime: { create(options: Record<string, unknown>): Promise<Pi1ModelRuntime> };
+  SettingsManager: typeof SettingsManager;
+  SessionManager: typeof SessionManager;
+  DefaultResourceLoader: typeof DefaultResourceLoader;
+  createAgentSession(options: Record<string, unknown>): Promise<{ session: AgentSession }>;
+}
+
+async function startPi1(options: PiHarnessOptions): Promise<PiHarness> {
+  const ai = (await importCompat("@earendil-works/pi-ai")) as unknown as Pi1Ai;
+  const pi = (await importCompat("@earendil-works/pi-coding-agent")) as unknown as Pi1CodingAgent;
+  // pi 1.x has no global provider registry for sessions: the faux provider joins this session's model runtime,
+  // whose credentials live in memory and which reads no models.json and no network catalog.
+  const handle = ai.fauxProvider();
+  const model = handle.getModel();
+  const agentDir = options.agentDir ?? mkdtempSync(join(tmpdir(), "pi-cgc-agent-"));
+  const modelRuntime = await pi.ModelRuntime.create({
+    credentials: new ai.InMemoryCredentialStore(),
+    modelsPath: null,
+    allowModelNetwork: false,
+    refreshOnCreate: false,
+  });
+  modelRuntime.registerNativeProvider(handle.provider);
+  await modelRuntime.setRuntimeApiKey(handle.provider.id, "test");
+  const faux: FauxProviderRegistration = {
+    ...handle,
+    setResponses: (steps) => handle.setResponses(steps.map((step) => asContextStep(step, ai))),
+    appendResponses: (steps) => handle.appendResponses(steps.map((step) => asContextStep(step, ai))),
+    unregister: () => modelRuntime.unregisterProvider(handle.provider.id),
+  };
+  const settingsManager = pi.SettingsManager.inMemory({ compaction: { enabled: false }, retry: { enabled: false } });
+  const resourceLoader = new pi.DefaultResourceLoader({
     cwd: options.cwd,
     agentDir,
-    async dispose() {
-      // pi's CLI runtime emits session_shutdown on quit; the bare SDK session leaves that to its owner.
-      await session.extensionRunner.emit({ type: "session_shutdown", reason: "quit" });
-      session.dispose();
-      faux.unregister();
-    },
-  };
+    settingsManager,
+    additionalExtensionPaths: options.extensionPaths ?? [EXTENSION_PATH],
+    noSkills: true,
+    noPromptTemplates: true,
+    noThemes: true,
+    noContextFiles: true,
+  });
+  await resourceLoader.reload();
+  const errors = resourceLoader.getExtensions().errors;
+  if (errors.length > 0) throw new Error(`extension load failed: ${JSON.stringify(errors)}`);
+  const { session } = await pi.createAgentSession({
+    cwd: options.cwd,
+    agentDir,
+    model,
+    modelRuntime,
+    settingsManager,
+    resourceLoader,
+    sessionManager: pi.SessionManager.inMemory(options.cwd),
+  });
+  await session.bindExtensions({ uiContext: options.ui?.context });
+  return harness(session, faux, options, agentDir);
 }
 
 /** The suites' one poll (test/helpers/poll.ts), here too because most suites import it with the harness. */
