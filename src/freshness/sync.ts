@@ -3,6 +3,7 @@
 // symbols nor keeps it in its repository — both measured with cgc 0.6.13, see docs/adr/0007), then a
 // read-back query: the graph is called fresh only for the changed files it verifiably reflects.
 import { existsSync, statSync } from "node:fs";
+import { cypherString, readBack, UNCONTAINED_REASON, uncontainedCount } from "../cgc/graph-checks.ts";
 import { parseQueryJson, richPrinted } from "../cgc/parse.ts";
 import type { RunResult } from "../cgc/runner.ts";
 import type { CgcSession } from "../lifecycle/session.ts";
@@ -17,29 +18,12 @@ function lastTouched(path: string): number {
   return Math.max(stats.mtimeMs, stats.ctimeMs);
 }
 
-export function cypherString(value: string): string {
-  return `'${value.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}'`;
-}
-
 export function verificationQuery(root: string, paths: string[]): string {
   const list = paths.map(cypherString).join(", ");
   return (
     `MATCH (r:Repository) WHERE r.path = ${cypherString(root)} ` +
     `OPTIONAL MATCH (f:File) WHERE f.path IN [${list}] ` +
     "RETURN r.indexed_at AS indexed_at, collect(DISTINCT f.path) AS present"
-  );
-}
-
-/**
- * Functions and classes under the root that nothing contains. A full index links every one of them to its
- * file, class or enclosing function; cgc 0.6.13 on FalkorDB Lite writes them unlinked on every index after
- * the database's first (docs/cgc-compat.md), which no count of files would show.
- */
-export function uncontainedQuery(root: string): string {
-  const under = cypherString(`${root}/`);
-  return (
-    `MATCH (n:Function) WHERE n.path STARTS WITH ${under} AND NOT ()-[:CONTAINS]->(n) RETURN count(n) AS functions ` +
-    `UNION ALL MATCH (n:Class) WHERE n.path STARTS WITH ${under} AND NOT ()-[:CONTAINS]->(n) RETURN count(n) AS functions`
   );
 }
 
@@ -52,9 +36,12 @@ export interface SyncOutcome {
 }
 
 /** What a sync needs of a session. */
-export type SyncingSession = Pick<CgcSession, "store" | "root" | "runMaintenance" | "runner" | "disposed">;
+export type SyncingSession = Pick<CgcSession, "store" | "root" | "runMaintenance" | "runner" | "disposed" | "tracker">;
 
 export async function syncAndVerify(session: SyncingSession): Promise<SyncOutcome> {
+  // The rebuild reads the tree as it is now: what changed up to here is verified with the rest.
+  const seen = session.tracker.check();
+  if (seen.length > 0) session.store.apply((state) => changesObserved(state, seen));
   const paths = session.store.get().changedPaths.slice(0, MAX_VERIFIED_PATHS);
   const startedAt = Date.now();
   const result = await session.runMaintenance("syncing", ["index", "--force", session.root], "sync");
@@ -87,15 +74,13 @@ export async function syncAndVerify(session: SyncingSession): Promise<SyncOutcom
           : `the graph holds ${vanished.length} file(s) no longer on disk (${vanished.slice(0, 3).join(", ")})`,
     };
   }
-  const unlinked = await uncontained(session);
+  const unlinked = await uncontainedCount(session.runner, session.root);
   if (unlinked !== 0) {
     return {
       result,
       verified: [],
       unverified:
-        unlinked === undefined
-          ? "the graph's structure could not be read back"
-          : `cgc left ${unlinked} function(s) and class(es) that no file contains, which a full index does not (on FalkorDB Lite this is a known fault of cgc 0.6.13's index after the first: see pi-cgc's docs/cgc-compat.md)`,
+        unlinked === undefined ? "the graph's structure could not be read back" : UNCONTAINED_REASON(unlinked),
     };
   }
   const present = new Set(Array.isArray(row.present) ? row.present : []);
@@ -112,23 +97,11 @@ export async function syncAndVerify(session: SyncingSession): Promise<SyncOutcom
   return { result, verified, unverified: missing > 0 ? `${missing} changed file(s) are not reflected yet` : "" };
 }
 
-/** One read-back query's rows, or undefined when cgc did not answer it. */
-async function readBack(session: SyncingSession, query: string): Promise<Record<string, unknown>[] | undefined> {
-  const check = await session.runner.run(["query", query], { kind: "query", cwd: session.root });
-  const rows = check.code === "OK" ? parseQueryJson(check.stdout) : undefined;
-  return rows?.kind === "ok" ? (rows.value as Record<string, unknown>[]) : undefined;
-}
-
-async function uncontained(session: SyncingSession): Promise<number | undefined> {
-  const rows = await readBack(session, uncontainedQuery(session.root));
-  if (rows === undefined) return undefined;
-  return rows.reduce((sum: number, row) => sum + Number((row as { functions?: unknown }).functions ?? 0), 0);
-}
-
 /** Files the graph holds under the root that are not on disk (undefined when the graph could not be read). */
 async function filesNotOnDisk(session: SyncingSession): Promise<string[] | undefined> {
   const rows = await readBack(
-    session,
+    session.runner,
+    session.root,
     `MATCH (f:File) WHERE f.path STARTS WITH ${cypherString(`${session.root}/`)} RETURN f.path AS path`,
   );
   return (

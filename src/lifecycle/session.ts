@@ -3,6 +3,7 @@
 import { writeSync } from "node:fs";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { type Backend, shownBackend } from "../cgc/backend.ts";
+import { UNCONTAINED_REASON, uncontainedCount } from "../cgc/graph-checks.ts";
 import { applyOutputPolicy, createSpillDir, type PolicyResult } from "../cgc/output.ts";
 import { indexResumed, indexSkipped } from "../cgc/parse.ts";
 import { createRunner, type RunResult } from "../cgc/runner.ts";
@@ -11,6 +12,8 @@ import { type LoadedConfig, loadConfig } from "../config/load.ts";
 import { formatElapsed } from "../state/elapsed.ts";
 import {
   type Activity,
+  changesObserved,
+  freshnessNotVerified,
   graphWrittenOutside,
   maintenanceProgress,
   maintenanceSettled,
@@ -235,6 +238,10 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
     estimate?: { ms: number; files: number },
   ): Promise<RunResult> {
     if (maintenance) return maintenance;
+    // A full index reads the tree as it is now: what changed before this moment is in it, what changes from
+    // here on is drift for the follow-up probe. The paths are kept until it settles (a skip writes nothing).
+    const before = tracker.check();
+    if (before.length > 0) store.apply((state) => changesObserved(state, before));
     store.apply((state, now) => maintenanceStarted(state, kind, what, now, estimate));
     const settleNote = noteRunStarted(env, root, what); // read by the next probe if this run never settles
     // A worktree without its context gets it here, under the same consent as the index itself.
@@ -285,6 +292,20 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
                 (what === "sync" ? "; cgc rebuilds from scratch, so the graph may now be incomplete." : ".")
               : `cgc ${what} failed (${result.code}): ${result.reason}`;
           notices.once("index-failed", message, "error", what);
+        }
+        // An index or rebuild that wrote: is every function and class in a file, as a full index leaves them?
+        // (The sync reads the same back with its own checks.)
+        if (result.code === "OK" && !skipped && kind !== "syncing") {
+          const unlinked = await uncontainedCount(runner, root);
+          if (unlinked !== 0) {
+            const reason =
+              unlinked === undefined
+                ? `the graph's structure could not be read back after the ${what}`
+                : UNCONTAINED_REASON(unlinked);
+            store.apply((state) => freshnessNotVerified(state, `${what}: ${reason}`));
+            if (unlinked !== undefined)
+              notices.once("index-unverified", `The graph after cgc ${what} is possibly stale: ${reason}.`, "warning");
+          }
         }
         await refresh();
         return result;

@@ -19,6 +19,7 @@ export type NoticeId =
   | "sync-budget-spent"
   | "budget-exceeded"
   | "sync-failed"
+  | "index-unverified"
   | "engine-fallback"
   | "config-warning"
   | "watcher-started"

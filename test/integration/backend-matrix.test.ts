@@ -26,6 +26,8 @@ import { chipOf, EXTENSION, PI_CLI, processesOf } from "../reliability/support.t
 // Two cores shared by every suite: a probe's cgc call on a server backend or FalkorDB Lite (a daemon
 // started per call) can take several seconds here, so the probe gets a wide budget; the verdict is under test.
 const PROBE_BUDGET = { CGC_TIMEOUTS_PROBE_MS: "90000" };
+/** A case that indexes, edits and syncs: minutes on FalkorDB Lite or Neo4j when the machine is loaded. */
+const CASE_BUDGET = 300_000;
 
 /**
  * How an agent's edit reaches the graph on each backend. The engine runs where its parity was proven
@@ -109,144 +111,188 @@ describe.each(BACKEND_NAMES)("readiness on %s", (name) => {
     await waitFor(() => chip() === "cgc unindexed", `chip unindexed on ${name} (was ${chip()})`, 150_000);
   });
 
-  it(`an agent's edit, then a graph tool in the same run: ${EDIT_REACHES_GRAPH[name]}`, async () => {
-    const repo = await indexedTinyRepo(backend.env, { cgc: backend.cgc, timeoutMs: 240_000 });
-    const { h, ui, chip } = await start(repo.path);
-    await waitFor(() => chip() === "cgc ready · fresh", `chip ready on ${name} (was ${chip()})`, 150_000);
-    h.faux.setResponses([
-      fauxAssistantMessage(addCaller, { stopReason: "toolUse" }),
-      fauxAssistantMessage(fauxToolCall("cgc_relations", { relation: "callers", target: "normalize" }), {
-        stopReason: "toolUse",
-      }),
-      fauxAssistantMessage("done"),
-    ]);
-    const from = h.session.messages.length;
-    await h.session.prompt("add a caller of normalize, then list its callers");
-    const answer = toolResults(h, from).find((result) => result.name === "cgc_relations");
-    expect(answer?.isError, answer?.text).toBe(false);
-    const notices = () => ui.notices.map((notice) => notice.message);
-    const outcome = EDIT_REACHES_GRAPH[name];
-    if (outcome === "never fresh") {
-      await waitFor(
-        () => chip() === "cgc ready · possibly stale",
-        `possibly stale on ${name} (was ${chip()})`,
-        150_000,
-      );
-      expect(await cgcStatus(h)).toMatch(/freshness: {2}possibly-stale/);
-      expect(ui.statusHistory.slice(ui.statusHistory.lastIndexOf("cgc ready · possibly stale"))).not.toContain(
-        "cgc ready · fresh",
-      );
-      return;
-    }
-    await waitFor(() => chip() === "cgc ready · fresh", `fresh after the edit on ${name} (was ${chip()})`, 240_000);
-    const status = await cgcStatus(h);
-    if (outcome === "engine") {
-      // The engine applied it before the tool answered, and no full rebuild ran.
-      expect(answer?.text).toMatch(/matrix_caller/);
-      expect(status).toMatch(new RegExp(`engine: {5}ready — cgc 0\\.6\\.13, ${name}, \\d+ files`));
-      expect(ui.statusHistory.filter((text) => /^cgc (syncing|rebuilding|indexing)…/.test(text ?? ""))).toEqual([]);
-      expect(notices().filter((message) => /incremental engine/.test(message))).toEqual([]);
-    } else {
-      expect(status).toMatch(/engine: {5}not used: .*neo4j/);
-      expect(notices().filter((message) => /incremental engine/.test(message))).toEqual([
-        expect.stringMatching(/incremental engine is not used: .*; each sync is a full rebuild/),
+  it(
+    `an agent's edit, then a graph tool in the same run: ${EDIT_REACHES_GRAPH[name]}`,
+    async () => {
+      const repo = await indexedTinyRepo(backend.env, { cgc: backend.cgc, timeoutMs: 240_000 });
+      const { h, ui, chip } = await start(repo.path);
+      await waitFor(() => chip() === "cgc ready · fresh", `chip ready on ${name} (was ${chip()})`, 150_000);
+      h.faux.setResponses([
+        fauxAssistantMessage(addCaller, { stopReason: "toolUse" }),
+        fauxAssistantMessage(fauxToolCall("cgc_relations", { relation: "callers", target: "normalize" }), {
+          stopReason: "toolUse",
+        }),
+        fauxAssistantMessage("done"),
       ]);
-    }
-    const query = await cgcExec(
-      ["query", `MATCH (f:Function) WHERE f.path = '${join(repo.path, "pkg", "text.py")}' RETURN f.name AS name`],
-      { cwd: repo.path, env: backend.env, cgc: backend.cgc },
-    );
-    expect(query.stdout).toContain("matrix_caller");
-  });
-
-  it("two pi processes on one graph: an edit synced in one reaches the graph; the other follows; nothing corrupt", async () => {
-    const repo = await indexedTinyRepo(backend.env, { cgc: backend.cgc, timeoutMs: 240_000 });
-    // One user's two pi processes share pi's agent directory (each knows the other's writes for pi-cgc's).
-    const agentDir = scratchAgentEnv().PI_CODING_AGENT_DIR as string;
-    const pi = () => {
-      const started = startPiRpc({
-        cli: PI_CLI,
-        cwd: repo.path,
-        args: ["--no-session", "--no-extensions", "-e", EXTENSION],
-        env: {
-          ...backend.env,
-          ...PROBE_BUDGET,
-          PI_CODING_AGENT_DIR: agentDir,
-          PI_OFFLINE: "1",
-          CGC_EXECUTABLE: backend.cgc,
-        },
-        onUiRequest: () => ({ confirmed: true }),
-      });
-      rpcs.push(started);
-      return started;
-    };
-    const chips = (p: PiRpc) => p.frames.map(chipOf).filter((text): text is string => text !== undefined);
-    /** `/cgc sync` in one pi, resolved with what it said of the outcome. */
-    const sync = async (p: PiRpc): Promise<string> => {
-      const from = p.frames.length;
-      await p.request({ type: "prompt", message: "/cgc sync" });
-      const said = () =>
-        p.frames
-          .slice(from)
-          .filter((f) => f.type === "extension_ui_request" && f.method === "notify")
-          .map((f) => String(f.message))
-          .find((text) =>
-            /^(Synced|Sync ended|Updated|Update skipped|Nothing to update)|sync skipped|FalkorDB Lite/.test(text),
-          );
-      await waitFor(() => said() !== undefined, `the sync's outcome on ${name}`, 240_000);
-      return said() as string;
-    };
-    const [a, b] = [pi(), pi()];
-    await waitFor(
-      () => chips(a).at(-1) === "cgc ready · fresh" && chips(b).at(-1) === "cgc ready · fresh",
-      `two ready pis on ${name}`,
-      150_000,
-    );
-    appendFileSync(join(repo.path, "pkg", "beta.py"), "\n\ndef from_the_first_pi():\n    return 1\n");
-    const first = await sync(a);
-    const second = await sync(b);
-    const onServer = name === "falkordb-remote" || name === "neo4j";
-    if (EDIT_REACHES_GRAPH[name] === "never fresh") {
-      expect(chips(a).at(-1)).not.toBe("cgc ready · fresh");
-      expect(chips(b).at(-1)).not.toBe("cgc ready · fresh");
-    } else {
-      expect(first).toMatch(/^(Updated|Synced) /);
-      // The second finds the change in the graph already, or applies it again: either way fresh, never busy on a server.
-      expect(second).toMatch(
-        onServer ? /^(Updated|Synced|Nothing to update)/ : /^(Updated|Synced|Nothing to update)|skipped/,
+      const from = h.session.messages.length;
+      await h.session.prompt("add a caller of normalize, then list its callers");
+      const answer = toolResults(h, from).find((result) => result.name === "cgc_relations");
+      expect(answer?.isError, answer?.text).toBe(false);
+      const notices = () => ui.notices.map((notice) => notice.message);
+      const outcome = EDIT_REACHES_GRAPH[name];
+      if (outcome === "never fresh") {
+        await waitFor(
+          () => chip() === "cgc ready · possibly stale",
+          `possibly stale on ${name} (was ${chip()})`,
+          150_000,
+        );
+        expect(await cgcStatus(h)).toMatch(/freshness: {2}possibly-stale/);
+        expect(ui.statusHistory.slice(ui.statusHistory.lastIndexOf("cgc ready · possibly stale"))).not.toContain(
+          "cgc ready · fresh",
+        );
+        return;
+      }
+      await waitFor(() => chip() === "cgc ready · fresh", `fresh after the edit on ${name} (was ${chip()})`, 240_000);
+      const status = await cgcStatus(h);
+      if (outcome === "engine") {
+        // The engine applied it before the tool answered, and no full rebuild ran.
+        expect(answer?.text).toMatch(/matrix_caller/);
+        expect(status).toMatch(new RegExp(`engine: {5}ready — cgc 0\\.6\\.13, ${name}, \\d+ files`));
+        expect(ui.statusHistory.filter((text) => /^cgc (syncing|rebuilding|indexing)…/.test(text ?? ""))).toEqual([]);
+        expect(notices().filter((message) => /incremental engine/.test(message))).toEqual([]);
+      } else {
+        expect(status).toMatch(/engine: {5}not used: .*neo4j/);
+        expect(notices().filter((message) => /incremental engine/.test(message))).toEqual([
+          expect.stringMatching(/incremental engine is not used: .*; each sync is a full rebuild/),
+        ]);
+      }
+      const query = await cgcExec(
+        ["query", `MATCH (f:Function) WHERE f.path = '${join(repo.path, "pkg", "text.py")}' RETURN f.name AS name`],
+        { cwd: repo.path, env: backend.env, cgc: backend.cgc },
       );
-      expect(chips(a).at(-1)).toBe("cgc ready · fresh");
-      const query = await cgcExec(["query", "MATCH (f:Function {name: 'from_the_first_pi'}) RETURN f.name AS name"], {
+      expect(query.stdout).toContain("matrix_caller");
+    },
+    CASE_BUDGET,
+  );
+
+  it(
+    `/cgc index --force, confirmed: the full rebuild ${name === "falkordb" ? "is never called fresh" : "ends ready · fresh"}`,
+    async () => {
+      const repo = await indexedTinyRepo(backend.env, { cgc: backend.cgc, timeoutMs: 240_000 });
+      const { h, ui, chip } = await start(repo.path);
+      await waitFor(() => chip() === "cgc ready · fresh", `chip ready on ${name} (was ${chip()})`, 150_000);
+      appendFileSync(join(repo.path, "pkg", "alpha.py"), "\n\ndef rebuilt_in():\n    return 1\n");
+      ui.confirmAnswer = true;
+      const from = ui.statusHistory.length;
+      await h.session.prompt("/cgc index --force");
+      expect(ui.statusHistory.slice(from)).toContainEqual(expect.stringMatching(/^cgc rebuilding… \d+s/));
+      await waitFor(() => !/…$|… /.test(chip() ?? ""), `the rebuild settled on ${name} (was ${chip()})`, 150_000);
+      if (EDIT_REACHES_GRAPH[name] === "never fresh") {
+        expect(chip()).toBe("cgc ready · possibly stale");
+        expect(ui.notices.map((notice) => notice.message)).toContainEqual(
+          expect.stringMatching(/^The graph after cgc index is possibly stale: cgc left \d+ function\(s\)/),
+        );
+        return;
+      }
+      expect(chip()).toBe("cgc ready · fresh");
+      const query = await cgcExec(["query", "MATCH (f:Function {name: 'rebuilt_in'}) RETURN f.name AS name"], {
         cwd: repo.path,
         env: backend.env,
         cgc: backend.cgc,
       });
-      expect(query.stdout).toContain("from_the_first_pi");
-    }
-    expect([...chips(a), ...chips(b)]).not.toContain("cgc corrupt");
-    if (onServer) expect([...chips(a), ...chips(b)]).not.toContain("cgc busy");
-    await Promise.all([a.stop(), b.stop()]);
-  });
+      expect(query.stdout).toContain("rebuilt_in");
+    },
+    CASE_BUDGET,
+  );
 
-  it(`freshness.watch auto: ${["falkordb-remote", "neo4j"].includes(name) ? "a watcher" : "no watcher"} on ${name}`, async () => {
-    withEnv({ CGC_FRESHNESS_WATCH: "auto" });
-    const repo = await indexedTinyRepo(backend.env, { cgc: backend.cgc, timeoutMs: 240_000 });
-    const { ui } = await start(repo.path);
-    const notices = () => ui.notices.map((notice) => notice.message);
-    if (name === "falkordb-remote" || name === "neo4j") {
+  it(
+    "two pi processes on one graph: an edit synced in one reaches the graph; the other follows; nothing corrupt",
+    async () => {
+      const repo = await indexedTinyRepo(backend.env, { cgc: backend.cgc, timeoutMs: 240_000 });
+      // One user's two pi processes share pi's agent directory (each knows the other's writes for pi-cgc's).
+      const agentDir = scratchAgentEnv().PI_CODING_AGENT_DIR as string;
+      const pi = () => {
+        const started = startPiRpc({
+          cli: PI_CLI,
+          cwd: repo.path,
+          args: ["--no-session", "--no-extensions", "-e", EXTENSION],
+          env: {
+            ...backend.env,
+            ...PROBE_BUDGET,
+            PI_CODING_AGENT_DIR: agentDir,
+            PI_OFFLINE: "1",
+            CGC_EXECUTABLE: backend.cgc,
+          },
+          onUiRequest: () => ({ confirmed: true }),
+        });
+        rpcs.push(started);
+        return started;
+      };
+      const chips = (p: PiRpc) => p.frames.map(chipOf).filter((text): text is string => text !== undefined);
+      /** `/cgc sync` in one pi, resolved with what it said of the outcome. */
+      const sync = async (p: PiRpc): Promise<string> => {
+        const from = p.frames.length;
+        await p.request({ type: "prompt", message: "/cgc sync" });
+        const said = () =>
+          p.frames
+            .slice(from)
+            .filter((f) => f.type === "extension_ui_request" && f.method === "notify")
+            .map((f) => String(f.message))
+            .find((text) =>
+              /^(Synced|Sync ended|Updated|Update skipped|Nothing to update)|sync skipped|FalkorDB Lite/.test(text),
+            );
+        await waitFor(() => said() !== undefined, `the sync's outcome on ${name}`, 240_000);
+        return said() as string;
+      };
+      const [a, b] = [pi(), pi()];
       await waitFor(
-        () => notices().some((text) => /^cgc watch is keeping/.test(text)),
-        `a verified watcher on ${name}`,
+        () => chips(a).at(-1) === "cgc ready · fresh" && chips(b).at(-1) === "cgc ready · fresh",
+        `two ready pis on ${name}`,
         150_000,
       );
-    } else {
-      await waitFor(
-        () =>
-          notices().some((text) => /^freshness\.watch is auto and cgc's backend is .* not a server backend/.test(text)),
-        `the declined watcher on ${name}`,
-        150_000,
-      );
-      expect(processesOf(backend.home.home, /cgc watch/)).toEqual([]);
-    }
-  });
+      appendFileSync(join(repo.path, "pkg", "beta.py"), "\n\ndef from_the_first_pi():\n    return 1\n");
+      const first = await sync(a);
+      const second = await sync(b);
+      const onServer = name === "falkordb-remote" || name === "neo4j";
+      if (EDIT_REACHES_GRAPH[name] === "never fresh") {
+        expect(chips(a).at(-1)).not.toBe("cgc ready · fresh");
+        expect(chips(b).at(-1)).not.toBe("cgc ready · fresh");
+      } else {
+        expect(first).toMatch(/^(Updated|Synced) /);
+        // The second finds the change in the graph already, or applies it again: either way fresh, never busy on a server.
+        expect(second).toMatch(
+          onServer ? /^(Updated|Synced|Nothing to update)/ : /^(Updated|Synced|Nothing to update)|skipped/,
+        );
+        expect(chips(a).at(-1)).toBe("cgc ready · fresh");
+        const query = await cgcExec(["query", "MATCH (f:Function {name: 'from_the_first_pi'}) RETURN f.name AS name"], {
+          cwd: repo.path,
+          env: backend.env,
+          cgc: backend.cgc,
+        });
+        expect(query.stdout).toContain("from_the_first_pi");
+      }
+      expect([...chips(a), ...chips(b)]).not.toContain("cgc corrupt");
+      if (onServer) expect([...chips(a), ...chips(b)]).not.toContain("cgc busy");
+      await Promise.all([a.stop(), b.stop()]);
+    },
+    CASE_BUDGET,
+  );
+
+  it(
+    `freshness.watch auto: ${["falkordb-remote", "neo4j"].includes(name) ? "a watcher" : "no watcher"} on ${name}`,
+    async () => {
+      withEnv({ CGC_FRESHNESS_WATCH: "auto" });
+      const repo = await indexedTinyRepo(backend.env, { cgc: backend.cgc, timeoutMs: 240_000 });
+      const { ui } = await start(repo.path);
+      const notices = () => ui.notices.map((notice) => notice.message);
+      if (name === "falkordb-remote" || name === "neo4j") {
+        await waitFor(
+          () => notices().some((text) => /^cgc watch is keeping/.test(text)),
+          `a verified watcher on ${name}`,
+          150_000,
+        );
+      } else {
+        await waitFor(
+          () =>
+            notices().some((text) =>
+              /^freshness\.watch is auto and cgc's backend is .* not a server backend/.test(text),
+            ),
+          `the declined watcher on ${name}`,
+          150_000,
+        );
+        expect(processesOf(backend.home.home, /cgc watch/)).toEqual([]);
+      }
+    },
+    CASE_BUDGET,
+  );
 });

@@ -6,7 +6,7 @@
 import { appendFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { uncontainedQuery } from "../../src/freshness/sync.ts";
+import { uncontainedQuery } from "../../src/cgc/graph-checks.ts";
 import { startBackend, type TestBackend, useBackendInProcess } from "../helpers/backends.ts";
 import { cgcExec } from "../helpers/cgc-env.ts";
 import { cgcStatus, type PiHarness, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
