@@ -3,7 +3,7 @@
 engine's graph with a fresh `cgc index --force` of an identical copy of the tree (canonical dumps,
 0 differing lines expected).
 
-  python engine/parity.py --scenario kuzu|falkor --work DIR [--falkor-port N]
+  python engine/parity.py --scenario kuzu|falkor --work DIR [--falkor-port N] [--neo4j-uris ENGINE_URI,FRESH_URI]
 
 Run by the project's venv python (the one that owns cgc). One JSON line per step on stdout, then a
 summary line; exit 0 when every step had 0 differing lines. The changes are other people's: the
@@ -335,6 +335,7 @@ def main() -> int:
     parser.add_argument("--scenario", choices=["kuzu", "falkor", "falkor-long"], required=True)
     parser.add_argument("--work", required=True)
     parser.add_argument("--falkor-port", type=int)
+    parser.add_argument("--neo4j-uris", help="ENGINE_URI,FRESH_URI: two Neo4j servers (one database each), any scenario")
     parser.add_argument("--max-steps", type=int, help="replay only the first N steps")
     parser.add_argument("--no-check", action="store_true",
                         help="run the engine without PI_CGC_ENGINE_CHECK (its narrowed resolution then goes unchecked)")
@@ -350,7 +351,11 @@ def main() -> int:
         home = work / f"home-{side}"
         home.mkdir(parents=True)
         env = dict(base, HOME=str(home))
-        if args.scenario.startswith("falkor"):
+        if args.neo4j_uris:
+            # Neo4j Community has one database per server: each side gets a server of its own.
+            uri = args.neo4j_uris.split(",")[0 if side == "engine" else 1]
+            env.update(NEO4J_URI=uri, NEO4J_USERNAME="neo4j", NEO4J_PASSWORD="pi-cgc-test", DEFAULT_DATABASE="neo4j")
+        elif args.scenario.startswith("falkor"):
             env.update(FALKORDB_HOST="127.0.0.1", FALKORDB_PORT=str(args.falkor_port),
                        DEFAULT_DATABASE="falkordb-remote", FALKORDB_GRAPH_NAME=f"parity_{side}_{hashlib.sha1(str(work).encode()).hexdigest()[:8]}")
         envs[side] = env

@@ -54,8 +54,8 @@ from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Opt
 
 PROVEN_VERSIONS = {"0.6.13"}
 # Backends the parity harness ran on (FalkorDB Lite shares the server's engine and writer path).
-# Neo4j, Nornic and LadybugDB are refused: their write semantics were never compared.
-PROVEN_BACKENDS = {"kuzudb", "falkordb", "falkordb-remote"}
+# Neo4j ran it on two servers (one database each). Nornic and LadybugDB are refused: never compared.
+PROVEN_BACKENDS = {"kuzudb", "falkordb", "falkordb-remote", "neo4j"}
 REFUSED_EXIT = 3
 # The real lock messages of cgc 0.6.13 on KùzuDB (kuzu's own text, and cgc's CLI hint).
 LOCK_MESSAGES = ("Could not set lock on file", "Another CGC process already has this embedded database open")
@@ -1276,8 +1276,9 @@ def module_import_rows(data: Dict[str, Any]) -> List[Dict[str, Any]]:
 def module_metadata(files: Dict[str, FileEntry], names: Set[str], row_by_row: bool) -> Dict[str, Tuple[Any, Any]]:
     """What a full index leaves on each Module: files are written in path order, and the first file
     that sets a value keeps it (coalesce). Within one file it depends on the backend: cgc's Kùzu
-    adapter runs that UNWIND row by row, so the file's first row wins; FalkorDB evaluates the batch
-    against the value before the query, so the file's last row wins."""
+    adapter runs that UNWIND row by row and Neo4j applies each row's SET before the next, so the file's
+    first row wins; FalkorDB evaluates the batch against the value before the query, so the file's last
+    row wins."""
     result: Dict[str, List[Any]] = {name: [None, None] for name in names}
     for path in sorted(files):
         data = files[path].data
@@ -1470,7 +1471,8 @@ class Engine:
             for entry in (self.state.files.get(path), new.files.get(path)):
                 if entry is not None and "error" not in entry.data:
                     names.update(row["name"] for row in module_import_rows(entry.data))
-        metadata = module_metadata(new.files, names, row_by_row=self.db.embedded)
+        # FalkorDB evaluates an UNWIND batch against the graph before it; Kùzu's adapter and Neo4j go row by row.
+        metadata = module_metadata(new.files, names, row_by_row=self.db.backend not in ("falkordb", "falkordb-remote"))
         repo_name = self.root.name
         root_str = self.root.as_posix()
 
