@@ -1,7 +1,9 @@
 // Test-side access to pi-cgc's incremental graph engine (engine/pi_cgc_engine.py) and its parity
 // harness (engine/parity.py), both run by the project venv's python: the interpreter that owns cgc.
+
 import { spawn } from "node:child_process";
 import { join } from "node:path";
+import { expect } from "vitest";
 import { childEnv, PROJECT_ROOT } from "./cgc-env.ts";
 
 export function venvPython(): string {
@@ -69,4 +71,13 @@ export function runParity(args: string[], env: Record<string, string> = {}): Pro
       });
     });
   });
+}
+
+/** Every step of a replay left the engine's graph equal to a fresh full index, and the harness ended cleanly. */
+export function expectParity(run: ParityRun): void {
+  const failed = run.steps.filter((step) => !step.ok || step.differing !== 0);
+  expect(failed, `${JSON.stringify(failed, null, 1)}\n${run.stderr.slice(-4000)}`).toEqual([]);
+  expect(run.summary, run.stderr.slice(-4000)).toMatchObject({ failedSteps: 0, differingLines: 0, engineExit: 0 });
+  expect(run.steps.length).toBe(run.summary?.steps);
+  expect(run.code).toBe(0);
 }

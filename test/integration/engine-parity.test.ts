@@ -4,7 +4,7 @@
 // KùzuDB full indexes are slow (about 2 s per file), so its tree is small (wsgiref, 3.10 → 3.13, and
 // mechanical renames, moves, deletions, a colliding file, .cgcignore, JS and TS); the long replay
 // (importlib 3.10 → 3.12, a new folder, JS, TS, Rust, C, C++, Go) runs on a FalkorDB server; the small one
-// also runs on two Neo4j servers (one per side).
+// also runs on Neo4j (engine-parity-neo4j.test.ts, a file of its own so the two run side by side).
 // `python engine/parity.py --scenario falkor-long …` replays 3.13 too. The time limits are guards for a
 // loaded machine (each step runs a real cgc index --force); unloaded, each case takes a few minutes.
 // The harness runs the engine with PI_CGC_ENGINE_CHECK=1: each update's narrowed resolution (only the
@@ -14,17 +14,8 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ParityRun, type ParityStep, runParity } from "../helpers/engine.ts";
+import { expectParity, type ParityStep, runParity } from "../helpers/engine.ts";
 import { type FalkorServer, startFalkorDB } from "../helpers/falkordb.ts";
-import { type Neo4jServer, startNeo4j } from "../helpers/neo4j.ts";
-
-function expectParity(run: ParityRun): void {
-  const failed = run.steps.filter((step) => !step.ok || step.differing !== 0);
-  expect(failed, `${JSON.stringify(failed, null, 1)}\n${run.stderr.slice(-4000)}`).toEqual([]);
-  expect(run.summary, run.stderr.slice(-4000)).toMatchObject({ failedSteps: 0, differingLines: 0, engineExit: 0 });
-  expect(run.steps.length).toBe(run.summary?.steps);
-  expect(run.code).toBe(0);
-}
 
 describe("engine parity with a fresh full index", () => {
   let falkor: FalkorServer;
@@ -57,22 +48,6 @@ describe("engine parity with a fresh full index", () => {
     expect(refused[0]?.reason).toContain("narrowed resolution differs from the full one");
     expect(run.stderr).toContain("check: ");
   }, 600_000);
-
-  it("Neo4j server: every step of the replay leaves the graph a full index would build", async () => {
-    // Neo4j Community holds one database per server: the engine's graph and the fresh index get one each.
-    const servers: Neo4jServer[] = [];
-    try {
-      servers.push(await startNeo4j(), await startNeo4j());
-      const work = mkdtempSync(join(tmpdir(), "pi-cgc-parity-neo4j-"));
-      const uris = servers.map((server) => server.uri).join(",");
-      const run = await runParity(["--scenario", "kuzu", "--work", work, "--neo4j-uris", uris]);
-      expect(run.ready).toMatchObject({ backend: "neo4j", cgcVersion: "0.6.13" });
-      expect(run.steps.length, run.stderr.slice(-4000)).toBeGreaterThanOrEqual(15);
-      expectParity(run);
-    } finally {
-      await Promise.all(servers.map((server) => server.stop()));
-    }
-  }, 1_800_000);
 
   it("FalkorDB server: every step of the long replay leaves the graph a full index would build", async () => {
     const work = mkdtempSync(join(tmpdir(), "pi-cgc-parity-falkor-"));
