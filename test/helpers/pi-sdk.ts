@@ -90,6 +90,20 @@ export interface PiHarnessOptions {
 /** The pi line the harness builds sessions with: 1.x when PI_CGC_TEST_PI=1, else the 0.73 of devDependencies. */
 export const PI_LINE: "0.73" | "1.x" = process.env.PI_CGC_TEST_PI === "1" ? "1.x" : "0.73";
 
+/** pi-cgc alone (or the extensions given) from the working directory; nothing else of the machine's. */
+function loaderOptions<S>(options: PiHarnessOptions, agentDir: string, settingsManager: S) {
+  return {
+    cwd: options.cwd,
+    agentDir,
+    settingsManager,
+    additionalExtensionPaths: options.extensionPaths ?? [EXTENSION_PATH],
+    noSkills: true,
+    noPromptTemplates: true,
+    noThemes: true,
+    noContextFiles: true,
+  };
+}
+
 export async function startPi(options: PiHarnessOptions): Promise<PiHarness> {
   return PI_LINE === "1.x" ? startPi1(options) : startPi073(options);
 }
@@ -122,16 +136,7 @@ async function startPi073(options: PiHarnessOptions): Promise<PiHarness> {
   authStorage.setRuntimeApiKey(model.provider, "test");
   const agentDir = options.agentDir ?? mkdtempSync(join(tmpdir(), "pi-cgc-agent-"));
   const settingsManager = SettingsManager.inMemory({ compaction: { enabled: false }, retry: { enabled: false } });
-  const resourceLoader = new DefaultResourceLoader({
-    cwd: options.cwd,
-    agentDir,
-    settingsManager,
-    additionalExtensionPaths: options.extensionPaths ?? [EXTENSION_PATH],
-    noSkills: true,
-    noPromptTemplates: true,
-    noThemes: true,
-    noContextFiles: true,
-  });
+  const resourceLoader = new DefaultResourceLoader(loaderOptions(options, agentDir, settingsManager));
   await resourceLoader.reload();
   const errors = resourceLoader.getExtensions().errors;
   if (errors.length > 0) throw new Error(`extension load failed: ${JSON.stringify(errors)}`);
@@ -220,16 +225,7 @@ async function startPi1(options: PiHarnessOptions): Promise<PiHarness> {
     unregister: () => modelRuntime.unregisterProvider(handle.provider.id),
   };
   const settingsManager = pi.SettingsManager.inMemory({ compaction: { enabled: false }, retry: { enabled: false } });
-  const resourceLoader = new pi.DefaultResourceLoader({
-    cwd: options.cwd,
-    agentDir,
-    settingsManager,
-    additionalExtensionPaths: options.extensionPaths ?? [EXTENSION_PATH],
-    noSkills: true,
-    noPromptTemplates: true,
-    noThemes: true,
-    noContextFiles: true,
-  });
+  const resourceLoader = new pi.DefaultResourceLoader(loaderOptions(options, agentDir, settingsManager));
   await resourceLoader.reload();
   const errors = resourceLoader.getExtensions().errors;
   if (errors.length > 0) throw new Error(`extension load failed: ${JSON.stringify(errors)}`);
