@@ -60,6 +60,7 @@ export function installFreshness(pi: ExtensionAPI, current: CurrentSession) {
   const sync = async (session: CgcSession, automatic: boolean): Promise<string> => {
     const joined = syncing !== undefined;
     const answer = await shared(session, automatic);
+    // The run it joined may have settled BUSY before the join (it was still re-probing): the state says so.
     const skipped = session.store.get().lastAction?.outcome === "BUSY";
     return joined && !automatic && skipped && !session.disposed ? shared(session, false) : answer;
   };

@@ -240,7 +240,8 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
     if (maintenance) return maintenance;
     // A full index reads the tree as it is now: what changed before this moment is in it, what changes from
     // here on is drift for the follow-up probe. The paths are kept until it settles (a skip writes nothing).
-    const before = tracker.check();
+    // (A sync looked already, just before it read the paths it will verify.)
+    const before = kind === "syncing" ? [] : tracker.check();
     if (before.length > 0) store.apply((state) => changesObserved(state, before));
     store.apply((state, now) => maintenanceStarted(state, kind, what, now, estimate));
     const settleNote = noteRunStarted(env, root, what); // read by the next probe if this run never settles
