@@ -4,7 +4,9 @@
 // cleanup runs, then escalate.
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
+import { PassThrough } from "node:stream";
 import { registerChild, signalGroup, unregisterChild } from "./children.ts";
+import { acquireLiteGate, type GateHold, liteHome, liteSocketPath, socketAnswers } from "./lite-gate.ts";
 import { detectBusy, detectCgcFailure } from "./parse.ts";
 
 export type CallKind = "probe" | "query" | "maintenance" | "longLived";
@@ -40,6 +42,11 @@ export interface RunnerOptions {
   captureBytes?: number;
   /** Time between SIGINT, SIGTERM and SIGKILL on a stop. */
   killGraceMs?: number;
+  /**
+   * True while cgc's backend may be FalkorDB Lite (not known yet, or reported): database-backed calls then take
+   * turns with every pi-cgc process of the HOME through the Lite gate (src/cgc/lite-gate.ts).
+   */
+  sharedDaemon?: () => boolean;
 }
 
 export interface RunOptions {
@@ -68,6 +75,10 @@ export const PINNED_ENV = { ENABLE_AUTO_WATCH: "false", COLUMNS: "10000", NO_COL
 
 const DEFAULT_CAPTURE_BYTES = 256 * 1024;
 const DEFAULT_KILL_GRACE_MS = 2_000;
+/** Longest a long-lived child holds the Lite gate while the daemon it may be starting does not answer yet. */
+const LITE_START_HOLD_MS = 60_000;
+/** Longest a long-lived child waits for the Lite gate before it is given up as BUSY. */
+const LITE_LONG_LIVED_WAIT_MS = 120_000;
 
 /** Subcommands that accept `--context`; others (version, doctor, context, config, help) do not. */
 const CONTEXT_SUBCOMMANDS = new Set([
@@ -232,11 +243,90 @@ export function createRunner(options: RunnerOptions) {
 
     const shared = shareCall((signal) => {
       const go = () => execute(argv, { cwd: runOptions.cwd, env, budgetMs: budget, signal, onLine: runOptions.onLine });
-      return runOptions.takesLock === false ? go() : serialised(go);
+      return runOptions.takesLock === false ? go() : serialised(() => throughLiteGate(argv, env, budget, signal, go));
     });
     inFlight.set(key, shared);
     shared.settled.then(() => inFlight.delete(key));
     return shared.join(runOptions.signal);
+  }
+
+  /**
+   * A database-backed call where the backend may be FalkorDB Lite: it waits (within its budget) for its turn
+   * among pi-cgc's processes of the HOME and holds it to its end, so it never starts a second daemon beside
+   * another's, nor stops the daemon it started under another pi-cgc call (src/cgc/lite-gate.ts).
+   */
+  async function throughLiteGate(
+    argv: string[],
+    env: NodeJS.ProcessEnv,
+    budgetMs: number,
+    signal: AbortSignal | undefined,
+    work: () => Promise<RunResult>,
+  ): Promise<RunResult> {
+    if (!options.sharedDaemon?.()) return work();
+    const started = Date.now();
+    const hold = await acquireLiteGate(
+      liteHome(env),
+      budgetMs > 0 ? budgetMs : LITE_LONG_LIVED_WAIT_MS,
+      signal,
+      () => closed,
+    );
+    if (hold === "CANCELLED") return notRun([options.executable, ...argv], "CANCELLED", "cancelled before start");
+    if (hold === "TIMEOUT") return liteBusy(argv, Date.now() - started);
+    try {
+      return await work();
+    } finally {
+      hold.release();
+    }
+  }
+
+  function liteBusy(argv: string[], waitedMs: number): RunResult {
+    return {
+      ...notRun(
+        [options.executable, ...argv],
+        "BUSY",
+        `another pi-cgc process's cgc call on the shared FalkorDB Lite daemon did not end within ${Math.round(waitedMs / 1000)} s`,
+      ),
+      durationMs: waitedMs,
+    };
+  }
+
+  /**
+   * A long-lived child where the backend may be FalkorDB Lite: it takes its turn like a call, and holds it only
+   * until the daemon answers on its socket (it started it, or found it up), then keeps the daemon for its life.
+   */
+  async function longLivedThroughLiteGate(
+    argv: string[],
+    env: NodeJS.ProcessEnv,
+    signal: AbortSignal,
+    work: (started: () => void) => Promise<RunResult>,
+  ): Promise<RunResult> {
+    if (!options.sharedDaemon?.()) return work(() => {});
+    const waitStarted = Date.now();
+    const hold: GateHold | "TIMEOUT" | "CANCELLED" = await acquireLiteGate(
+      liteHome(env),
+      LITE_LONG_LIVED_WAIT_MS,
+      signal,
+      () => closed,
+    );
+    if (hold === "CANCELLED") return notRun([options.executable, ...argv], "CANCELLED", "stopped before start");
+    if (hold === "TIMEOUT") return liteBusy(argv, Date.now() - waitStarted);
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      hold.release();
+    };
+    const socket = liteSocketPath(env, argv);
+    const until = Date.now() + LITE_START_HOLD_MS;
+    const watch = async () => {
+      while (!released && Date.now() < until && !signal.aborted) {
+        if (await socketAnswers(socket)) break;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      release();
+    };
+    const exited = work(() => void watch());
+    return exited.finally(release);
   }
 
   /**
@@ -256,27 +346,47 @@ export function createRunner(options: RunnerOptions) {
     const argv = opts.program ? args : argvFor(args);
     const controller = new AbortController();
     let child: ChildProcess | undefined;
+    // What the caller writes goes through `input`, so that it is kept while the child waits for the Lite gate
+    // and reaches it, in order, once it runs. `child` shows the caller that stream as the child's stdin.
+    const input = opts.stdin ? new PassThrough() : undefined;
+    let shown: ChildProcess | undefined = input
+      ? ({ stdin: input, pid: undefined } as unknown as ChildProcess)
+      : undefined;
     const spawnHook = (c: ChildProcess) => {
       child = c;
+      if (input && c.stdin) {
+        c.stdin.on("error", () => {}); // a child gone before it read everything (EPIPE)
+        input.pipe(c.stdin);
+        shown = new Proxy(c, { get: (target, key) => (key === "stdin" ? input : Reflect.get(target, key, target)) });
+      } else shown = c;
     };
     const refused = refusalFor(args);
+    const env = envFor(opts.env, args);
     const exited = refused
       ? Promise.resolve(notRun([options.executable, ...argv], "UNAVAILABLE", refused))
-      : execute(argv, {
-          cwd: opts.cwd,
-          env: envFor(opts.env, args),
-          budgetMs: options.budgets.longLived,
-          signal: controller.signal,
-          onLine: opts.onLine,
-          longLived: { stdin: opts.stdin === true, onSpawn: spawnHook },
-          program: opts.program,
-        });
+      : longLivedThroughLiteGate(argv, env, controller.signal, (started) =>
+          execute(argv, {
+            cwd: opts.cwd,
+            env,
+            budgetMs: options.budgets.longLived,
+            signal: controller.signal,
+            onLine: opts.onLine,
+            longLived: {
+              stdin: opts.stdin === true,
+              onSpawn: (c) => {
+                spawnHook(c);
+                started();
+              },
+            },
+            program: opts.program,
+          }),
+        );
     return {
       get pid() {
         return child?.pid;
       },
       get child() {
-        return child;
+        return shown;
       },
       exited,
       stop: async () => {

@@ -49,6 +49,11 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
     subcommandArgs: () => worktree.subcommandArgs(),
     serverEnv: () => worktree.serverEnv(),
     databaseRefusal: () => worktree.databaseRefusal(),
+    // FalkorDB Lite, or not known yet: pi-cgc's processes of the HOME take turns at its daemon (src/cgc/lite-gate.ts).
+    sharedDaemon: () => {
+      const name = store.get().facts?.reportedBackend?.name ?? backend?.name;
+      return name === undefined || name === "falkordb";
+    },
     // Read at each spawn, so a budget changed in the settings applies to the next run.
     budgets: {
       get probe() {

@@ -1,0 +1,139 @@
+// FalkorDB Lite's daemon start is not exclusive (docs/cgc-compat.md, "FalkorDB Lite: two pi processes on one
+// graph"): two cgc processes of one HOME that find no daemon at the same moment each start a worker, each worker
+// deletes the socket and starts its own redis-server on the same socket path and data file, and the loser's
+// redis-server is left listening on a deleted path (unreachable, outliving everything) while its cgc waits 5 s
+// and falls back to an empty KùzuDB or fails. And a cgc that started the daemon stops it when it exits, under
+// every other process still using it.
+//
+// So pi-cgc's own cgc processes of one HOME take turns through this gate, across pi processes: a call that may
+// start the daemon runs alone among them, start to exit (the daemon it started ends with it); a long-lived child
+// (cgc mcp start, cgc watch, the engine) holds the gate only until the daemon answers on its socket, and keeps
+// the daemon for its life. The gate is a Linux abstract unix socket, which the kernel releases when its holder
+// exits however it exits; where there is none (macOS), a socket file in the temporary directory. A cgc the user
+// runs outside pi does not take the gate.
+import { createHash } from "node:crypto";
+import { existsSync, unlinkSync } from "node:fs";
+import { connect, createServer, type Server } from "node:net";
+import { homedir, tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+
+export interface GateHold {
+  release(): void;
+}
+
+export type GateWait = GateHold | "TIMEOUT" | "CANCELLED";
+
+const RETRY_MS = 150;
+
+function gateKey(home: string): string {
+  return createHash("sha256").update(home).digest("hex").slice(0, 32);
+}
+
+function listen(address: string): Promise<Server | NodeJS.ErrnoException> {
+  return new Promise((resolve) => {
+    const server = createServer((socket) => socket.destroy());
+    server.once("error", (error: NodeJS.ErrnoException) => resolve(error));
+    server.listen(address, () => {
+      server.removeAllListeners("error");
+      server.on("error", () => {});
+      server.unref(); // the gate never keeps pi alive
+      resolve(server);
+    });
+  });
+}
+
+/** True when something accepts connections at the unix socket `path`. */
+export function socketAnswers(path: string, timeoutMs = 1_000): Promise<boolean> {
+  if (!existsSync(path)) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const socket = connect(path);
+    const done = (answer: boolean) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(answer);
+    };
+    const timer = setTimeout(() => done(false), timeoutMs);
+    socket.once("connect", () => done(true));
+    socket.once("error", () => done(false));
+  });
+}
+
+let abstractWorks: boolean | undefined;
+
+/** One attempt: the gate, or undefined when another process holds it. */
+async function tryTake(home: string): Promise<GateHold | undefined> {
+  const key = gateKey(home);
+  if (abstractWorks !== false && process.platform === "linux") {
+    const got = await listen(`\0pi-cgc-falkordb-lite-${key}`);
+    if (!(got instanceof Error)) {
+      abstractWorks = true;
+      return { release: () => got.close() };
+    }
+    if (got.code === "EADDRINUSE") return undefined;
+    abstractWorks = false;
+  }
+  const path = join(tmpdir(), `pi-cgc-falkordb-lite-${key}.sock`);
+  const got = await listen(path);
+  if (!(got instanceof Error)) return { release: () => got.close() };
+  if (got.code !== "EADDRINUSE") throw got;
+  // A socket file whose holder died without closing it accepts no connection: take it over.
+  if (!(await socketAnswers(path))) {
+    try {
+      unlinkSync(path);
+    } catch {
+      // Another waiter took it over first.
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Waits up to `timeoutMs` for the FalkorDB Lite gate of `home` (the HOME cgc keeps its data under). Never
+ * rejects: a gate that cannot be made at all (no socket of either kind) lets the call through ungated.
+ */
+export async function acquireLiteGate(
+  home: string,
+  timeoutMs: number,
+  signal?: AbortSignal,
+  givenUp: () => boolean = () => false,
+): Promise<GateWait> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (signal?.aborted || givenUp()) return "CANCELLED";
+    let hold: GateHold | undefined;
+    try {
+      hold = await tryTake(home);
+    } catch {
+      return { release: () => {} };
+    }
+    if (hold) {
+      if (!signal?.aborted && !givenUp()) return hold;
+      hold.release();
+      return "CANCELLED";
+    }
+    if (Date.now() >= deadline) return "TIMEOUT";
+    // Unreferenced: a pi quitting while one of its calls waits here is not kept alive by the wait.
+    await new Promise((resolve) => setTimeout(resolve, Math.min(RETRY_MS, Math.max(deadline - Date.now(), 1))).unref());
+  }
+}
+
+/** The HOME whose FalkorDB Lite daemon a child with `env` uses. */
+export function liteHome(env: NodeJS.ProcessEnv): string {
+  return env.HOME || homedir();
+}
+
+/**
+ * The unix socket of the FalkorDB Lite daemon a cgc child with `env` and `argv` uses (cgc 0.6.13's
+ * FalkorDBManager): FALKORDB_SOCKET_PATH, else beside the database a runtime path or a named context gives,
+ * else the global one.
+ */
+export function liteSocketPath(env: NodeJS.ProcessEnv, argv: readonly string[]): string {
+  if (env.FALKORDB_SOCKET_PATH) return env.FALKORDB_SOCKET_PATH;
+  if (env.CGC_RUNTIME_DB_PATH) return join(dirname(env.CGC_RUNTIME_DB_PATH), "falkordb.sock");
+  const cgcDir = join(liteHome(env), ".codegraphcontext");
+  const at = argv.indexOf("--context");
+  const context = at >= 0 ? argv[at + 1] : undefined;
+  return context
+    ? join(cgcDir, "contexts", context, "db", "falkordb.sock")
+    : join(cgcDir, "global", "db", "falkordb.sock");
+}

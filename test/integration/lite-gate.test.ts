@@ -1,0 +1,87 @@
+// The FalkorDB Lite gate (src/cgc/lite-gate.ts) with the real cgc on a real FalkorDB Lite daemon: two cgc
+// processes that find no daemon at once start two (docs/cgc-compat.md: an unreachable redis-server left behind,
+// a cgc fallen back to an empty KùzuDB or failing); two pi-cgc runners of one HOME take turns instead. And the
+// gate itself across processes: held by another process, released by the kernel when that process dies.
+import { spawn } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { acquireLiteGate } from "../../src/cgc/lite-gate.ts";
+import { createRunner } from "../../src/cgc/runner.ts";
+import { falkordbLiteDaemons, startBackend, type TestBackend } from "../helpers/backends.ts";
+import { PROJECT_ROOT } from "../helpers/cgc-env.ts";
+import { waitFor } from "../helpers/pi-sdk.ts";
+
+const budgets = { probe: 120_000, query: 120_000, maintenance: 120_000, longLived: 0 };
+const backends: TestBackend[] = [];
+
+afterEach(async () => {
+  for (const backend of backends.splice(0)) await backend.stop();
+}, 120_000);
+
+describe("FalkorDB Lite gate", () => {
+  it("two runners of one HOME, three concurrent queries each on a fresh HOME: every one on FalkorDB Lite, no daemon left", async () => {
+    const backend = await startBackend("falkordb");
+    backends.push(backend);
+    const cwd = join(backend.home.home, "work");
+    mkdirSync(cwd);
+    const runner = () =>
+      createRunner({
+        executable: backend.cgc,
+        budgets,
+        env: { ...process.env, ...backend.env },
+        sharedDaemon: () => true,
+      });
+    const [a, b] = [runner(), runner()];
+    const query = (r: ReturnType<typeof runner>, n: number) =>
+      r.run(["query", `MATCH (r:Repository) RETURN count(r) AS n${n}`], { kind: "query", cwd });
+    const results = await Promise.all([0, 1, 2].flatMap((n) => [query(a, n), query(b, n)]));
+    for (const result of results) {
+      expect(result.code, result.reason).toBe("OK");
+      // Without the gate one of two such cgc processes often prints kuzudb here: it gave up on the daemon
+      // after 5 s and answered from an empty KùzuDB.
+      expect(result.stderr).toContain("Using database: falkordb (source: auto-detect)");
+    }
+    // Each call started the daemon and stopped it at its end; none was left unreachable.
+    await waitFor(() => falkordbLiteDaemons(backend.home.home).length === 0, "no Lite daemon left", 20_000);
+  }, 300_000);
+
+  it("held by another process, it is released when that process dies", async () => {
+    const home = `/tmp/pi-cgc-gate-test-${process.pid}`;
+    const holder = spawn(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        "-e",
+        `import("${join(PROJECT_ROOT, "src/cgc/lite-gate.ts")}").then(async (m) => { const h = await m.acquireLiteGate(${JSON.stringify(home)}, 5000); if (typeof h === "string") process.exit(2); console.log("held"); setInterval(() => {}, 1000); });`,
+      ],
+      { cwd: PROJECT_ROOT, stdio: ["ignore", "pipe", "inherit"] },
+    );
+    let out = "";
+    holder.stdout?.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+    });
+    try {
+      await waitFor(() => out.includes("held"), "the other process holds the gate", 30_000);
+      expect(await acquireLiteGate(home, 500)).toBe("TIMEOUT");
+      const controller = new AbortController();
+      const waiting = acquireLiteGate(home, 10_000, controller.signal);
+      controller.abort();
+      expect(await waiting).toBe("CANCELLED");
+      holder.kill("SIGKILL");
+      const hold = await acquireLiteGate(home, 10_000);
+      expect(typeof hold).toBe("object");
+      if (typeof hold === "object") {
+        // One process's two takers also take turns.
+        expect(await acquireLiteGate(home, 300)).toBe("TIMEOUT");
+        hold.release();
+        const again = await acquireLiteGate(home, 2_000);
+        expect(typeof again).toBe("object");
+        if (typeof again === "object") again.release();
+      }
+    } finally {
+      holder.kill("SIGKILL");
+    }
+  }, 60_000);
+});
