@@ -3,7 +3,13 @@
 engine's graph with a fresh `cgc index --force` of an identical copy of the tree (canonical dumps,
 0 differing lines expected).
 
-  python engine/parity.py --scenario kuzu|falkor --work DIR [--falkor-port N] [--neo4j-uris ENGINE_URI,FRESH_URI]
+  python engine/parity.py --scenario small|long|long-3.13 --work DIR [--falkor-port N | --neo4j-uris ENGINE_URI,FRESH_URI]
+                          [--max-steps N] [--late-start] [--no-check]
+
+The backend is KùzuDB (cgc's embedded default on this venv) unless a FalkorDB server's port or two Neo4j
+servers are given. "small" replays wsgiref (3.10 → 3.13) and mechanical changes, small enough for KùzuDB's
+slow full indexes; "long" replays importlib (3.10 → 3.12) and files in six other languages; "long-3.13"
+goes on to 3.13.
 
 Run by the project's venv python (the one that owns cgc). One JSON line per step on stdout, then a
 summary line; exit 0 when every step had 0 differing lines. The changes are other people's: the
@@ -247,9 +253,9 @@ APPENDED = "\n\ndef pi_cgc_appended(value):\n    return repr(value)\n"
 
 
 def scenario(name: str) -> tuple[Dict[str, Path], List[Step]]:
-    # "falkor" stops at 3.12 to keep the vitest case within CI's budget; "falkor-long" goes to 3.13.
-    versions = ["3.10", "3.11", "3.12", "3.13"] if name == "falkor-long" else ["3.10", "3.11", "3.12"]
-    if name == "kuzu":
+    # "long" stops at 3.12 to keep the vitest case within CI's budget; "long-3.13" goes to 3.13.
+    versions = ["3.10", "3.11", "3.12", "3.13"] if name == "long-3.13" else ["3.10", "3.11", "3.12"]
+    if name == "small":
         initial, steps = version_steps("wsgiref", ["3.10", "3.11", "3.12", "3.13"], "wsgiref")
         # First, the agent's most common edit: a file others call gains a function at its end, so
         # every row pointing into it is unchanged and only the restore of incoming edges writes it.
@@ -332,11 +338,14 @@ def differing(a: List[str], b: List[str]) -> tuple[List[str], List[str]]:
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--scenario", choices=["kuzu", "falkor", "falkor-long"], required=True)
+    parser.add_argument("--scenario", choices=["small", "long", "long-3.13"], required=True)
     parser.add_argument("--work", required=True)
-    parser.add_argument("--falkor-port", type=int)
+    parser.add_argument("--falkor-port", type=int, help="a FalkorDB server on 127.0.0.1 (any scenario)")
     parser.add_argument("--neo4j-uris", help="ENGINE_URI,FRESH_URI: two Neo4j servers (one database each), any scenario")
     parser.add_argument("--max-steps", type=int, help="replay only the first N steps")
+    parser.add_argument("--late-start", action="store_true",
+                        help="stop the engine before each change and start it after (warm, from its cache): it never "
+                             "held the changed files' old content, as when a session's engine starts after an edit")
     parser.add_argument("--no-check", action="store_true",
                         help="run the engine without PI_CGC_ENGINE_CHECK (its narrowed resolution then goes unchecked)")
     args = parser.parse_args()
@@ -355,7 +364,7 @@ def main() -> int:
             # Neo4j Community has one database per server: each side gets a server of its own.
             uri = args.neo4j_uris.split(",")[0 if side == "engine" else 1]
             env.update(NEO4J_URI=uri, NEO4J_USERNAME="neo4j", NEO4J_PASSWORD="pi-cgc-test", DEFAULT_DATABASE="neo4j")
-        elif args.scenario.startswith("falkor"):
+        elif args.falkor_port:
             env.update(FALKORDB_HOST="127.0.0.1", FALKORDB_PORT=str(args.falkor_port),
                        DEFAULT_DATABASE="falkordb-remote", FALKORDB_GRAPH_NAME=f"parity_{side}_{hashlib.sha1(str(work).encode()).hexdigest()[:8]}")
         envs[side] = env
@@ -380,7 +389,11 @@ def main() -> int:
     try:
         for number, step in enumerate(steps, 1):
             step_start = time.monotonic()
+            if args.late_start:
+                engine.stop()
             touched = step.apply(engine_root)
+            if args.late_start:
+                engine = Engine(engine_root, envs["engine"], work / "cache")
             answer = engine.ask("update", paths=[str(p) for p in touched])
             shutil.rmtree(fresh_root, ignore_errors=True)
             shutil.copytree(engine_root, fresh_root)
@@ -403,7 +416,7 @@ def main() -> int:
                 "step": number, "name": step.name, "ok": answer.get("ok"), "code": answer.get("code"),
                 "ms": answer.get("ms"), "lockMs": answer.get("lockMs"), "openMs": answer.get("openMs"),
                 "resolveMs": answer.get("resolveMs"), "checkMs": answer.get("checkMs"),
-                "reresolved": answer.get("reresolved"), "resolved": answer.get("resolved"),
+                "reresolved": answer.get("reresolved"), "resolved": answer.get("resolved"), "unsure": answer.get("unsure"),
                 "reason": answer.get("reason"), "lines": dumped.get("lines"), "differing": diff,
                 "freshIndexMs": index_ms, "stepMs": round((time.monotonic() - step_start) * 1000),
                 "onlyEngine": only_engine[:5], "onlyFresh": only_fresh[:5],

@@ -17,6 +17,8 @@ export interface ParityStep {
   code: string | null;
   ms: number;
   lockMs: number;
+  /** Changed paths whose old content the engine never held (it started after the change). */
+  unsure: number;
   differing: number;
   onlyEngine: string[];
   onlyFresh: string[];
@@ -39,7 +41,7 @@ export interface ParityRun {
   stderr: string;
 }
 
-/** Replays a scenario (`kuzu` or `falkor`) and collects its JSON lines; `env` adds e.g. nothing, or the switch. */
+/** Replays a scenario (`small` or `long`, engine/parity.py) and collects its JSON lines; `env` adds e.g. nothing, or the switch. */
 export function runParity(args: string[], env: Record<string, string> = {}): Promise<ParityRun> {
   const child = spawn(venvPython(), [join(PROJECT_ROOT, "engine", "parity.py"), ...args], {
     cwd: PROJECT_ROOT,

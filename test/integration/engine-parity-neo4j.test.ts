@@ -15,7 +15,7 @@ describe("engine parity with a fresh full index, on Neo4j", () => {
       servers.push(await startNeo4j(), await startNeo4j());
       const work = mkdtempSync(join(tmpdir(), "pi-cgc-parity-neo4j-"));
       const uris = servers.map((server) => server.uri).join(",");
-      const run = await runParity(["--scenario", "kuzu", "--work", work, "--neo4j-uris", uris]);
+      const run = await runParity(["--scenario", "small", "--work", work, "--neo4j-uris", uris]);
       expect(run.ready).toMatchObject({ backend: "neo4j", cgcVersion: "0.6.13" });
       expect(run.steps.length, run.stderr.slice(-4000)).toBeGreaterThanOrEqual(15);
       expectParity(run);

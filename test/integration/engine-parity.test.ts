@@ -3,9 +3,10 @@
 // canonical dump must equal that of a fresh `cgc index --force` of an identical copy: 0 lines apart.
 // KùzuDB full indexes are slow (about 2 s per file), so its tree is small (wsgiref, 3.10 → 3.13, and
 // mechanical renames, moves, deletions, a colliding file, .cgcignore, JS and TS); the long replay
-// (importlib 3.10 → 3.12, a new folder, JS, TS, Rust, C, C++, Go) runs on a FalkorDB server; the small one
-// also runs on Neo4j (engine-parity-neo4j.test.ts, a file of its own so the two run side by side).
-// `python engine/parity.py --scenario falkor-long …` replays 3.13 too. The time limits are guards for a
+// (importlib 3.10 → 3.12, a new folder, JS, TS, Rust, C, C++, Go) runs on a FalkorDB server
+// (engine-parity-falkor.test.ts); the small one also runs on Neo4j (engine-parity-neo4j.test.ts), and the
+// engine started after each change has engine-parity-late.test.ts: files of their own so they run side by side.
+// `python engine/parity.py --scenario long-3.13 …` replays 3.13 too. The time limits are guards for a
 // loaded machine (each step runs a real cgc index --force); unloaded, each case takes a few minutes.
 // The harness runs the engine with PI_CGC_ENGINE_CHECK=1: each update's narrowed resolution (only the
 // files the change can affect) is compared with a resolution of the whole tree, and any difference
@@ -28,7 +29,7 @@ describe("engine parity with a fresh full index", () => {
 
   it("KùzuDB: every step of the replay leaves the graph a full index would build", async () => {
     const work = mkdtempSync(join(tmpdir(), "pi-cgc-parity-kuzu-"));
-    const run = await runParity(["--scenario", "kuzu", "--work", work]);
+    const run = await runParity(["--scenario", "small", "--work", work]);
     expect(run.ready).toMatchObject({ backend: "kuzudb", cgcVersion: "0.6.13" });
     expect(run.steps.length, run.stderr.slice(-4000)).toBeGreaterThanOrEqual(15);
     expectParity(run);
@@ -39,7 +40,7 @@ describe("engine parity with a fresh full index", () => {
     // others import, so their rows change too, and the check (on in the harness) must refuse it.
     const work = mkdtempSync(join(tmpdir(), "pi-cgc-parity-fault-"));
     const run = await runParity(
-      ["--scenario", "falkor", "--work", work, "--falkor-port", String(falkor.port), "--max-steps", "2"],
+      ["--scenario", "long", "--work", work, "--falkor-port", String(falkor.port), "--max-steps", "2"],
       { PI_CGC_ENGINE_NARROW_FAULT: "1" },
     );
     const refused = run.steps.filter((step) => !step.ok) as Array<ParityStep & { reason?: string }>;
@@ -48,12 +49,4 @@ describe("engine parity with a fresh full index", () => {
     expect(refused[0]?.reason).toContain("narrowed resolution differs from the full one");
     expect(run.stderr).toContain("check: ");
   }, 600_000);
-
-  it("FalkorDB server: every step of the long replay leaves the graph a full index would build", async () => {
-    const work = mkdtempSync(join(tmpdir(), "pi-cgc-parity-falkor-"));
-    const run = await runParity(["--scenario", "falkor", "--work", work, "--falkor-port", String(falkor.port)]);
-    expect(run.ready).toMatchObject({ backend: "falkordb-remote", cgcVersion: "0.6.13" });
-    expect(run.steps.length, run.stderr.slice(-4000)).toBeGreaterThanOrEqual(50);
-    expectParity(run);
-  }, 1_800_000);
 });
