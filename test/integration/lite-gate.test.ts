@@ -46,6 +46,42 @@ describe("FalkorDB Lite gate", () => {
     await waitFor(() => falkordbLiteDaemons(backend.home.home).length === 0, "no Lite daemon left", 20_000);
   }, 300_000);
 
+  it("a long-lived child waits for its turn, gets in order what it was sent meanwhile, and holds the turn while it runs", async () => {
+    const home = `/tmp/pi-cgc-gate-test-ll-${process.pid}`;
+    const held = await acquireLiteGate(home, 5_000);
+    if (typeof held !== "object") throw new Error(`the gate was not free: ${held}`);
+    const runner = createRunner({
+      executable: "cgc",
+      budgets,
+      env: { ...process.env, HOME: home },
+      sharedDaemon: () => true,
+    });
+    const lines: string[] = [];
+    // A real program standing in for cgc's long-lived children: it echoes what it reads, and ends at EOF.
+    const echo = runner.startLongLived(["-e", "process.stdin.pipe(process.stdout)"], {
+      cwd: PROJECT_ROOT,
+      stdin: true,
+      program: { path: process.execPath, name: "echo" },
+      onLine: (line) => lines.push(line),
+    });
+    echo.child?.stdin?.write("first\n");
+    echo.child?.stdin?.write("second\n");
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(echo.pid).toBeUndefined(); // not started while another holds the gate
+    held.release();
+    await waitFor(() => echo.pid !== undefined, "the child started once the gate was free", 10_000);
+    echo.child?.stdin?.write("third\n");
+    await waitFor(() => lines.length === 3, "three lines echoed", 10_000);
+    expect(lines).toEqual(["first", "second", "third"]);
+    // No daemon answers for it here: it keeps the gate while it runs (up to a minute), and lets go when it ends.
+    expect(await acquireLiteGate(home, 300)).toBe("TIMEOUT");
+    echo.child?.stdin?.end();
+    await echo.exited;
+    const after = await acquireLiteGate(home, 2_000);
+    expect(typeof after).toBe("object");
+    if (typeof after === "object") after.release();
+  }, 60_000);
+
   it("held by another process, it is released when that process dies", async () => {
     const home = `/tmp/pi-cgc-gate-test-${process.pid}`;
     const holder = spawn(
