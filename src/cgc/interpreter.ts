@@ -1,8 +1,8 @@
 // cgc's own Python: the interpreter named by the cgc executable's launcher line (pip and pipx write
 // `#!/path/to/python`, or for long paths a `#!/bin/sh` line followed by `'''exec' "/path/to/python" …`).
 // pi-cgc's engine runs with it, so it imports the very library the cgc command runs on.
-import { accessSync, closeSync, constants, openSync, readSync } from "node:fs";
-import { delimiter, isAbsolute, join } from "node:path";
+import { accessSync, closeSync, constants, existsSync, openSync, readdirSync, readFileSync, readSync } from "node:fs";
+import { basename, delimiter, dirname, isAbsolute, join } from "node:path";
 
 export type Interpreter = { ok: true; python: string } | { ok: false; reason: string };
 
@@ -47,5 +47,51 @@ function executableFile(path: string): boolean {
     return true;
   } catch {
     return false;
+  }
+}
+
+/**
+ * The version `cgc --version` prints (cgc reads it with importlib.metadata), read from the package metadata
+ * in the virtual environment of cgc's interpreter (pip, pipx and uv install cgc in one) without starting
+ * Python, which costs about a second of CPU at every session start. Undefined when the metadata does not say
+ * it with certainty: an interpreter outside a virtual environment (its search path is Python's to tell), or
+ * not exactly one installed version. The caller then asks cgc.
+ */
+export function installedCgcVersion(executable: string, env: NodeJS.ProcessEnv): string | undefined {
+  const interpreter = cgcInterpreter(executable, env);
+  if (!interpreter.ok) return undefined;
+  const bin = dirname(interpreter.python);
+  const venv = dirname(bin);
+  if (basename(bin) !== "bin" || !existsSync(join(venv, "pyvenv.cfg"))) return undefined;
+  const versions = new Set<string>();
+  for (const lib of ["lib", "lib64"]) {
+    for (const python of entries(join(venv, lib)).filter((name) => /^python3\.\d+$/.test(name))) {
+      const sitePackages = join(venv, lib, python, "site-packages");
+      for (const name of entries(sitePackages).filter((entry) => DIST_INFO.test(entry))) {
+        const version = metadataVersion(join(sitePackages, name, "METADATA"));
+        if (version === undefined) return undefined;
+        versions.add(version);
+      }
+    }
+  }
+  return versions.size === 1 ? [...versions][0] : undefined;
+}
+
+/** codegraphcontext's distribution folder, under its normalized names. */
+const DIST_INFO = /^codegraphcontext-[^-]+\.dist-info$/i;
+
+function entries(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+function metadataVersion(path: string): string | undefined {
+  try {
+    return /^Version:[ \t]*(\S+)[ \t]*$/m.exec(readFileSync(path, "utf8"))?.[1];
+  } catch {
+    return undefined;
   }
 }

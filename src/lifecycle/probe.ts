@@ -1,7 +1,9 @@
 // The readiness probe: runs in the background at session start and after every maintenance run, with
-// as few cgc spawns as the facts allow (version and backend in parallel, then one graph query that
-// answers both "is this workspace indexed?" and the coverage facts).
+// as few cgc spawns as the facts allow (version and backend in parallel with one graph query that answers
+// both "is this workspace indexed?" and the coverage facts; the version read from cgc's package metadata
+// instead of a `cgc --version` wherever that metadata is certain).
 import { type Backend, detectCgcBackend, reportedBackend } from "../cgc/backend.ts";
+import { installedCgcVersion } from "../cgc/interpreter.ts";
 import { detectDamagedDatabase, parseQueryJson, parseVersion, richPrinted } from "../cgc/parse.ts";
 import type { Runner } from "../cgc/runner.ts";
 import type { ProbeVerdict, RepositoryFacts } from "../state/model.ts";
@@ -25,7 +27,7 @@ export interface ProbeInput {
   env: NodeJS.ProcessEnv;
   /** Skip the backend detection when it is already known this session (it runs at most once). */
   knownBackend?: Backend | null;
-  /** Skip `--version` when it is already known this session. */
+  /** Skip `--version` when it is already known this session (or from cgc's package metadata). */
   knownVersion?: string;
   /** Set when the workspace has no graph to ask yet (a worktree whose context does not exist): why it is unindexed. */
   noGraph?: string;
@@ -45,8 +47,15 @@ export interface ProbeOutcome {
 export async function probeReadiness(input: ProbeInput): Promise<ProbeOutcome> {
   const { runner, cwd } = input;
   const spawnsBefore = runner.spawnCount;
+  // The version from cgc's package metadata where that is certain: a `cgc --version` is a Python start (about
+  // a second of CPU, beside the query's) at every session start.
+  const installed =
+    input.knownVersion === undefined && typeof runner.executable === "string"
+      ? installedCgcVersion(runner.executable, input.env)
+      : undefined;
+  const knownVersion = input.knownVersion ?? (installed && versionOf(`CodeGraphContext ${installed}`));
   const versionCall =
-    input.knownVersion === undefined
+    knownVersion === undefined
       ? runner.run(["--version"], { kind: "probe", cwd, takesLock: false })
       : Promise.resolve(undefined);
   const backendCall =
@@ -71,7 +80,7 @@ export async function probeReadiness(input: ProbeInput): Promise<ProbeOutcome> {
   const decisive = query ?? version; // the call the verdict rests on
   if (decisive?.code === "CANCELLED")
     return { ...outcome({ readiness: "unknown", reason: decisive.reason }), settled: false };
-  const cgcVersion = input.knownVersion ?? (version ? versionOf(`${version.stderr}\n${version.stdout}`) : undefined);
+  const cgcVersion = knownVersion ?? (version ? versionOf(`${version.stderr}\n${version.stdout}`) : undefined);
   const facts = (repository?: RepositoryFacts, repositoryCount?: number) => ({
     cgcVersion,
     backend: backend ?? undefined,
