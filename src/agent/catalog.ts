@@ -49,6 +49,19 @@ export const INTENT_CATALOG = {
 export type Intent = keyof typeof INTENT_CATALOG;
 export const INTENTS = Object.keys(INTENT_CATALOG) as Intent[];
 
+/** pi-cgc's own tool for each intent (tools.ts defines them under these names). */
+export const GRAPH_TOOL_NAMES = {
+  find: "cgc_find",
+  relations: "cgc_relations",
+  deadCode: "cgc_dead_code",
+  complexity: "cgc_complex_functions",
+  cypher: "cgc_cypher",
+  stats: "cgc_stats",
+} as const satisfies Record<Intent, string>;
+
+/** pi-cgc's tools for cgc verbs the catalog lacks (gap-tools.ts defines them under these names). */
+export const GAP_TOOL_NAMES = { doctor: "cgc_doctor", contexts: "cgc_contexts", bundle: "cgc_bundle_export" } as const;
+
 /** A tool name is a catalog tool under a prefix when it ends with `_<catalog name>` (or is the bare name). */
 function catalogNameOf(toolName: string): { prefix: string; catalog: CatalogTool } | undefined {
   for (const catalog of MCP_CATALOG) {

@@ -8,6 +8,7 @@ import { defineTool, type ExtensionContext, type ToolDefinition } from "@marioze
 import { Type } from "typebox";
 import type { RunResult } from "../cgc/runner.ts";
 import type { CgcSession } from "../lifecycle/session.ts";
+import { GAP_TOOL_NAMES } from "./catalog.ts";
 import { confinedPath, fail, failureOf, ToolFailure, toolResult } from "./results.ts";
 import type { GraphDeps } from "./tools.ts";
 
@@ -43,7 +44,7 @@ async function confirmed(ctx: ExtensionContext, title: string, message: string):
 
 function doctorTool(deps: GraphDeps) {
   return defineTool({
-    name: "cgc_doctor",
+    name: GAP_TOOL_NAMES.doctor,
     label: "cgc doctor",
     description:
       "Diagnose cgc itself (configuration, database backend and connection, parsers, permissions) with `cgc doctor`. Use it when a graph tool fails.",
@@ -70,7 +71,7 @@ const CONTEXT_ACTIONS = ["list", "create", "set_default", "delete"] as const;
 
 function contextsTool(deps: GraphDeps) {
   return defineTool({
-    name: "cgc_contexts",
+    name: GAP_TOOL_NAMES.contexts,
     label: "cgc contexts",
     description:
       "CGC named contexts (separate graphs, e.g. one per git worktree): list them, create one, set the default, or delete one from cgc's registry (asks the user; database files stay on disk).",
@@ -147,7 +148,7 @@ async function deleteContext(session: CgcSession, name: string, signal: AbortSig
 
 function bundleTool(deps: GraphDeps) {
   return defineTool({
-    name: "cgc_bundle_export",
+    name: GAP_TOOL_NAMES.bundle,
     label: "cgc bundle export",
     description:
       "Export this workspace's code graph to a portable .cgc bundle file (asks the user; the file must be inside the workspace or a root listed in CGC_ALLOWED_ROOTS).",

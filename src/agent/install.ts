@@ -3,29 +3,39 @@
 // question) and switched off while the graph is not ready, so the agent's tool list never shows a tool
 // that cannot answer. The card is rebuilt on every prompt from the tools really active (pi forgets a
 // system-prompt change after one prompt). The query lease ends with each run and before maintenance.
-import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+// The tools' code (tools.ts, gap-tools.ts, mcp.ts) is imported when a tool is first wanted, after a probe:
+// pi's start-up does not pay for loading it, and a print-mode run that ends first never does.
+import type { ExtensionAPI, ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { holdsExclusiveLock } from "../cgc/backend.ts";
 import type { CgcSession, CurrentSession } from "../lifecycle/session.ts";
 import { isReady, type State } from "../state/model.ts";
 import { buildCard, type CardTools } from "./card.ts";
-import { detectMcpTools, INTENT_CATALOG, INTENTS, type Intent } from "./catalog.ts";
-import { gapTools } from "./gap-tools.ts";
-import { createMcpLease, type McpLease } from "./mcp.ts";
-import { type GraphDeps, graphTools } from "./tools.ts";
+import { detectMcpTools, GAP_TOOL_NAMES, GRAPH_TOOL_NAMES, INTENT_CATALOG, INTENTS, type Intent } from "./catalog.ts";
+import type { McpLease } from "./mcp.ts";
+import type { GraphDeps } from "./tools.ts";
 
 export const SKILL_NAME = "cgc-routing";
 /** The prompt section the card lives in on pi 1.x. */
 export const CARD_SECTION = "code-graph";
 const TEXT_TOOLS = ["grep", "read", "bash"];
 
+interface Tools {
+  graph: Record<Intent, ToolDefinition>;
+  gaps: ToolDefinition[];
+  createMcpLease: typeof import("./mcp.ts").createMcpLease;
+}
+
 export function installAgentSurface(pi: ExtensionAPI, current: CurrentSession, settle: GraphDeps["settle"]) {
   let lease: { session: CgcSession; lease: McpLease } | undefined;
+  let tools: Tools | undefined;
+  let loading: Promise<Tools> | undefined;
   const leaseFor = (session: CgcSession): McpLease => {
+    if (!tools) throw new Error("pi-cgc's graph tools are not loaded"); // a lease is asked for only by a tool
     if (lease?.session !== session) {
       void lease?.lease.release("the session changed");
       lease = {
         session,
-        lease: createMcpLease({
+        lease: tools.createMcpLease({
           runner: session.runner,
           cwd: () => session.root,
           budgetMs: () => session.config()["timeouts.queryMs"],
@@ -35,9 +45,22 @@ export function installAgentSurface(pi: ExtensionAPI, current: CurrentSession, s
     return lease.lease;
   };
   const deps: GraphDeps = { current, lease: leaseFor, settle };
-  const graph = graphTools(deps);
-  const gaps = gapTools(deps);
-  const ownNames = new Set([...Object.values(graph).map((tool) => tool.name), ...gaps.map((tool) => tool.name)]);
+  const loadTools = (): Promise<Tools> => {
+    loading ??= Promise.all([import("./tools.ts"), import("./gap-tools.ts"), import("./mcp.ts")]).then(
+      ([graph, gaps, mcp]) => {
+        tools = { graph: graph.graphTools(deps), gaps: gaps.gapTools(deps), createMcpLease: mcp.createMcpLease };
+        return tools;
+      },
+      (error: unknown) => {
+        loading = undefined; // the next prompt tries again (and pi reports what failed)
+        throw error;
+      },
+    );
+    return loading;
+  };
+  const graphNames = Object.values(GRAPH_TOOL_NAMES) as string[];
+  const gapNames = Object.values(GAP_TOOL_NAMES) as string[];
+  const ownNames = new Set([...graphNames, ...gapNames]);
   const registered = new Set<string>();
   /** What pi-cgc last switched each of its tools to, so a user's own /tools choice is left alone otherwise. */
   const switched = new Map<string, boolean>();
@@ -50,16 +73,30 @@ export function installAgentSurface(pi: ExtensionAPI, current: CurrentSession, s
         .filter((name) => !ownNames.has(name)),
     );
 
-  /** Registers the tools now wanted and switches pi-cgc's tools on or off to match the state. */
-  const syncTools = (state: State) => {
+  /** Which of pi-cgc's tools the state wants, by name. */
+  const wantedTools = (state: State): Map<string, boolean> => {
     const ready = isReady(state);
     const cgcAvailable = state.readiness !== "unavailable" && state.facts !== undefined;
     const mcp = mcpTools();
     const wanted = new Map<string, boolean>();
-    for (const intent of INTENTS) wanted.set(graph[intent].name, ready && !mcp.has(INTENT_CATALOG[intent]));
-    for (const tool of gaps) wanted.set(tool.name, cgcAvailable);
+    for (const intent of INTENTS) wanted.set(GRAPH_TOOL_NAMES[intent], ready && !mcp.has(INTENT_CATALOG[intent]));
+    for (const name of gapNames) wanted.set(name, cgcAvailable);
+    return wanted;
+  };
 
-    for (const tool of [...Object.values(graph), ...gaps]) {
+  /**
+   * Registers the tools now wanted and switches pi-cgc's tools on or off to match the state. A tool first
+   * wanted before its code is loaded is registered once it is (the promise returned resolves then).
+   */
+  const syncTools = (state: State): Promise<void> | undefined => {
+    const wanted = wantedTools(state);
+    if (!tools && [...wanted.values()].some(Boolean)) {
+      return loadTools().then(() => {
+        const session = current();
+        if (session) syncTools(session.store.get());
+      });
+    }
+    for (const tool of tools ? [...Object.values(tools.graph), ...tools.gaps] : []) {
       if (wanted.get(tool.name) && !registered.has(tool.name)) {
         pi.registerTool(tool);
         registered.add(tool.name);
@@ -77,20 +114,24 @@ export function installAgentSurface(pi: ExtensionAPI, current: CurrentSession, s
       changed = true;
     }
     if (changed) pi.setActiveTools([...active]);
+    return undefined;
   };
+
+  /** From a state change: a failed load is tried again by the next prompt's `input`, which pi reports. */
+  const syncInBackground = (state: State) => void syncTools(state)?.catch(() => undefined);
 
   const cardTools = (skills: readonly { name: string }[] | undefined): CardTools => {
     const active = new Set(pi.getActiveTools());
     const mcp = mcpTools();
     const graphNames: Partial<Record<Intent, string>> = {};
     for (const intent of INTENTS) {
-      const name = mcp.get(INTENT_CATALOG[intent]) ?? graph[intent].name;
+      const name = mcp.get(INTENT_CATALOG[intent]) ?? GRAPH_TOOL_NAMES[intent];
       if (active.has(name)) graphNames[intent] = name;
     }
     return {
       graph: graphNames,
       text: TEXT_TOOLS.filter((name) => active.has(name)),
-      doctor: active.has("cgc_doctor") ? "cgc_doctor" : undefined,
+      doctor: active.has(GAP_TOOL_NAMES.doctor) ? GAP_TOOL_NAMES.doctor : undefined,
       skill: skills?.some((skill) => skill.name === SKILL_NAME) ? SKILL_NAME : undefined,
     };
   };
@@ -98,7 +139,7 @@ export function installAgentSurface(pi: ExtensionAPI, current: CurrentSession, s
   pi.on("session_start", () => {
     const session = current();
     if (!session) return;
-    syncTools(session.store.get());
+    syncInBackground(session.store.get());
     session.store.subscribe((state, previous) => {
       if (current() !== session) return;
       // pi-cgc's own maintenance needs the database: end the lease before its cgc meets the lock.
@@ -106,14 +147,15 @@ export function installAgentSurface(pi: ExtensionAPI, current: CurrentSession, s
       const needsDatabase = state.activity !== "updating" || holdsExclusiveLock(session.backend?.name);
       if (state.activity !== "idle" && previous.activity === "idle" && needsDatabase)
         void lease?.lease.release("maintenance started");
-      if (state.readiness !== previous.readiness || state.facts !== previous.facts) syncTools(state);
+      if (state.readiness !== previous.readiness || state.facts !== previous.facts) syncInBackground(state);
     });
   });
 
-  // Before each prompt's system prompt is built: an MCP adapter may have added its tools meanwhile.
-  pi.on("input", () => {
+  // Before each prompt's system prompt is built: an MCP adapter may have added its tools meanwhile. pi waits
+  // for this handler, so a tool wanted since the last prompt is registered (its code loaded) before this one.
+  pi.on("input", async () => {
     const session = current();
-    if (session) syncTools(session.store.get());
+    if (session) await syncTools(session.store.get());
   });
 
   pi.on("before_agent_start", (event) => {

@@ -14,7 +14,7 @@ import {
 import { Type } from "typebox";
 import type { CgcSession } from "../lifecycle/session.ts";
 import { isReady } from "../state/model.ts";
-import type { Intent } from "./catalog.ts";
+import { GRAPH_TOOL_NAMES, type Intent } from "./catalog.ts";
 import { checkReadOnlyCypher } from "./cypher.ts";
 import type { McpLease } from "./mcp.ts";
 import { confinedPath, fail, failureOf, location, type ToolDetails, ToolFailure, toolResult } from "./results.ts";
@@ -122,7 +122,7 @@ const under = (root: string) => `${root.replace(/\/$/, "")}/`;
 
 function findTool(deps: GraphDeps) {
   return defineTool({
-    name: "cgc_find",
+    name: GRAPH_TOOL_NAMES.find,
     label: "cgc find",
     description:
       "Find where a function, class or variable is defined in this workspace's code graph (by name, then by content). Returns kind, name and path:line.",
@@ -394,7 +394,7 @@ async function catalogRelation(
 
 function relationsTool(deps: GraphDeps) {
   return defineTool({
-    name: "cgc_relations",
+    name: GRAPH_TOOL_NAMES.relations,
     label: "cgc relations",
     description:
       "How code relates, from this workspace's code graph: callers or callees of a function (direct or transitive), call chains between two functions, files importing a module, a class's hierarchy, implementations (overrides) of a method. Use it for impact analysis before changing a function. Returns names with path:line.",
@@ -442,7 +442,7 @@ function relationsTool(deps: GraphDeps) {
 
 function deadCodeTool(deps: GraphDeps) {
   return defineTool({
-    name: "cgc_dead_code",
+    name: GRAPH_TOOL_NAMES.deadCode,
     label: "cgc dead code",
     description:
       "Functions in this workspace that nothing calls, from the code graph (candidates: entry points, callbacks and dynamic calls also show up). Returns name and path:line.",
@@ -477,7 +477,7 @@ function deadCodeTool(deps: GraphDeps) {
 
 function complexityTool(deps: GraphDeps) {
   return defineTool({
-    name: "cgc_complex_functions",
+    name: GRAPH_TOOL_NAMES.complexity,
     label: "cgc complexity",
     description:
       "The most complex functions in this workspace by cyclomatic complexity, from the code graph. Returns complexity, name and path:line.",
@@ -508,7 +508,7 @@ function complexityTool(deps: GraphDeps) {
 
 function cypherTool(deps: GraphDeps) {
   return defineTool({
-    name: "cgc_cypher",
+    name: GRAPH_TOOL_NAMES.cypher,
     label: "cgc cypher",
     description:
       "Run one read-only Cypher query on the code graph (nodes: Repository, File, Module, Class, Function, Variable; edges: CONTAINS, CALLS {line_number}, IMPORTS, INHERITS). Paths are absolute (f.path), lines are line_number. Writes are refused. Returns JSON rows.",
@@ -527,7 +527,7 @@ function cypherTool(deps: GraphDeps) {
 
 function statsTool(deps: GraphDeps) {
   return defineTool({
-    name: "cgc_stats",
+    name: GRAPH_TOOL_NAMES.stats,
     label: "cgc stats",
     description: "Size of this workspace's code graph: files, functions, classes, modules.",
     parameters: Type.Object({}),

@@ -3,6 +3,8 @@
 // (updates.ts), each burst of changes reaches the graph a moment after it ends, while the agent works;
 // elsewhere one de-duplicated, budgeted full-rebuild sync runs at a quiet moment — when the agent's run
 // has ended. While a verified watcher is alive (watcher.ts) it keeps the graph and both stand down.
+// The full-rebuild sync (sync.ts) and the watcher are imported when first needed (a sync; a first verdict
+// with freshness.watch not off): pi's start-up does not pay for loading them.
 import { basename, dirname, join, resolve } from "node:path";
 import {
   type ExtensionAPI,
@@ -15,9 +17,8 @@ import { formatElapsed } from "../state/elapsed.ts";
 import { autoSyncCounted, changesObserved, isReady } from "../state/model.ts";
 import { canonical, isWithin } from "../workspace/root.ts";
 import { isSourcePath } from "../workspace/tree.ts";
-import { syncAndVerify } from "./sync.ts";
 import { createEngineUpdates, type EngineUpdates } from "./updates.ts";
-import { startWatcherIfEnabled, type WatcherController } from "./watcher.ts";
+import type { WatcherController } from "./watcher.ts";
 
 /** How long the session must stay quiet after a run ends before an automatic sync starts. */
 export const QUIET_MS = 1_500;
@@ -70,6 +71,7 @@ export function installFreshness(pi: ExtensionAPI, current: CurrentSession) {
       const updated = await updates?.run();
       if (updated !== undefined) return updated;
       if (automatic) session.store.apply(autoSyncCounted);
+      const { syncAndVerify } = await import("./sync.ts");
       const outcome = await syncAndVerify(session);
       if (outcome.result.code !== "OK") return `Sync ended ${outcome.result.code}: ${outcome.result.reason}`;
       if (outcome.unverified) {
@@ -123,6 +125,7 @@ export function installFreshness(pi: ExtensionAPI, current: CurrentSession) {
     watcher = undefined;
     updates = undefined;
     if (!session) return;
+    let watchDecided = false;
     const sessionUpdates = createEngineUpdates(session);
     updates = sessionUpdates;
     session.store.subscribe((state, previous) => {
@@ -141,8 +144,24 @@ export function installFreshness(pi: ExtensionAPI, current: CurrentSession) {
     });
     session.onProbe((verdict) => {
       if (verdict.drift?.changed && session.config()["lifecycle.syncOnStart"] && !syncing) maybeAutoSync(session);
-      // The watcher's gate needs the first verdict (auto asks the graph whether the workspace is indexed).
-      watcher ??= startWatcherIfEnabled(session, { worktreeGate: () => session.worktree.allowsWatcher() });
+      // The watcher's gate needs the first verdict (auto asks the graph whether the workspace is indexed); the
+      // mode is read once, at that verdict.
+      if (watchDecided) return;
+      watchDecided = true;
+      if (session.config()["freshness.watch"] === "off") return;
+      void import("./watcher.ts").then(
+        ({ startWatcherIfEnabled }) => {
+          if (current() !== session || session.disposed) return;
+          watcher = startWatcherIfEnabled(session, { worktreeGate: () => session.worktree.allowsWatcher() });
+        },
+        // Fail open, as a failed watcher start does: no watcher and no claim; syncs keep the graph.
+        (error: unknown) =>
+          session.notices.once(
+            "watcher-not-verified",
+            `No watcher this session: pi-cgc's watcher could not be loaded (${String(error)}); syncs keep the graph.`,
+            "warning",
+          ),
+      );
     });
   });
 
