@@ -40,6 +40,7 @@ PYTHON = Path(sys.executable)
 CGC = PYTHON.parent / "cgc"
 PYENV = Path.home() / ".pyenv" / "versions"
 NODE_MODULES = PROJECT / "node_modules"
+WRITTEN_ELSEWHERE = "graph-written-elsewhere"  # the engine's name for it
 
 
 def stdlib(version: str, package: str) -> Path:
@@ -344,8 +345,9 @@ def main() -> int:
     parser.add_argument("--neo4j-uris", help="ENGINE_URI,FRESH_URI: two Neo4j servers (one database each), any scenario")
     parser.add_argument("--max-steps", type=int, help="replay only the first N steps")
     parser.add_argument("--late-start", action="store_true",
-                        help="stop the engine before each change and start it after (warm, from its cache): it never "
-                             "held the changed files' old content, as when a session's engine starts after an edit")
+                        help="stop the engine before each change and start it after, as a session's engine starts "
+                             "at its first change: from its cache (the graph's model), and every other step told "
+                             "that something else wrote the graph (it then never held the old content)")
     parser.add_argument("--no-check", action="store_true",
                         help="run the engine without PI_CGC_ENGINE_CHECK (its narrowed resolution then goes unchecked)")
     args = parser.parse_args()
@@ -391,6 +393,12 @@ def main() -> int:
             step_start = time.monotonic()
             if args.late_start:
                 engine.stop()
+                # Every other step, as if something else had written the graph since the cache was saved
+                # (pi-cgc marks it so before a full index): the engine then reads the tree from the disk,
+                # after the change, and never held the changed files' old content.
+                if number % 2 == 0:
+                    (work / "cache").mkdir(exist_ok=True)
+                    (work / "cache" / WRITTEN_ELSEWHERE).write_text("parity\n", encoding="utf-8")
             touched = step.apply(engine_root)
             if args.late_start:
                 engine = Engine(engine_root, envs["engine"], work / "cache")
@@ -417,6 +425,7 @@ def main() -> int:
                 "ms": answer.get("ms"), "lockMs": answer.get("lockMs"), "openMs": answer.get("openMs"),
                 "resolveMs": answer.get("resolveMs"), "checkMs": answer.get("checkMs"),
                 "reresolved": answer.get("reresolved"), "resolved": answer.get("resolved"), "unsure": answer.get("unsure"),
+                "trusted": engine.ready.get("trusted"),
                 "reason": answer.get("reason"), "lines": dumped.get("lines"), "differing": diff,
                 "freshIndexMs": index_ms, "stepMs": round((time.monotonic() - step_start) * 1000),
                 "onlyEngine": only_engine[:5], "onlyFresh": only_fresh[:5],

@@ -13,7 +13,9 @@ written again.
   python pi_cgc_engine.py dump  --root R [--out FILE] [--context NAME]
 
 serve speaks JSON lines (stdout: protocol only; logs go to stderr). First line:
-  {"event":"ready","cgcVersion","backend","files","startMs","warm","cached","diverged"}
+  {"event":"ready","cgcVersion","backend","files","startMs","warm","cached","trusted","diverged"}
+  (trusted: started from a cache that is what the graph holds; otherwise the first update rewrites every
+  file's links, since the engine read the tree after changes whose old content it never held)
   or {"event":"refused","reason"} and exit 3 (another cgc version, no importable cgc, unproven backend).
 Requests, one per line, each answered by one line with the same id:
   {"id","op":"update","paths":[abs…]} → {"ok":true,"written","removed","ms","lockMs","openMs","resolveMs",
@@ -24,7 +26,8 @@ Requests, one per line, each answered by one line with the same id:
       the engine never held, phases = ms per step under the lock)
   {"id","op":"verify","paths":[…]} → {"ok":true,"reflected":[…],"unreflected":[…]}
   {"id","op":"dump","out":"/abs/file"} → {"ok":true,"lines":N}
-  {"id","op":"rebuilt"} → the caller rebuilt the graph fully: re-read the tree, clear DIVERGED
+  {"id","op":"rebuilt"} → the caller rebuilt the graph fully: re-read the tree from the disk, clear
+      DIVERGED, trust the state (what the graph holds)
   {"id","op":"shutdown"} → {"ok":true}, exit 0. stdin EOF, SIGINT and SIGTERM also exit 0.
 PI_CGC_ENGINE_SKIP_INCOMING=1 switches off the restore of edges coming into replaced files (to show
 that the parity harness catches it). PI_CGC_ENGINE_CHECK=1 resolves the whole tree after each narrowed
@@ -84,6 +87,9 @@ LINK_KEYS: Dict[str, Tuple[str, str]] = {
 # The extensions write_cpp_class_function_links links functions of.
 CPP_SOURCES = {".cpp", ".cc", ".cxx", ".c++", ".C"}
 SKIP_INCOMING = os.environ.get("PI_CGC_ENGINE_SKIP_INCOMING") == "1"
+# A file in the cache directory that says something else wrote the graph after the cache was saved (pi-cgc
+# writes it before every full index it runs: src/state/records.ts), so the cache is not the graph's model.
+WRITTEN_ELSEWHERE = "graph-written-elsewhere"
 # The warm-start cache's layout; a cache of another layout is a cold start.
 CACHE_FORMAT = 2
 
@@ -1335,11 +1341,31 @@ class Engine:
         self.pending: Set[str] = set()
         self.cache_dirty = False
         self.cached_state: Optional[TreeState] = None
+        # True while the engine's state is what the graph holds: started from a cache nothing wrote the
+        # graph after, or brought in line by an update or a rebuild since. Until then a requested path's
+        # old content, as the graph has it, is unknown to the engine (see plan and apply_update).
+        self.trusted = False
 
     # -- start --------------------------------------------------------------------------------
-    def start(self) -> Dict[str, Any]:
+    def start(self, from_disk: bool = False) -> Dict[str, Any]:
+        """Reads the tree: from the warm cache when it is the graph's model (trusted), else from the disk
+        (`from_disk`: the graph was just rebuilt from it), parsing what the cache does not have."""
         start = time.monotonic()
         cached = self.load_cache()
+        cached_state = self.cached_state
+        self.cached_state = None
+        marker = self.dirty_marker()
+        self.diverged = marker is not None and marker.exists()
+        if cached_state is not None and not from_disk and not self.distrusted():
+            # The cache is the engine's model of the graph (saved after its last update, and nothing else
+            # wrote the graph since): start from it whatever the disk says now, so that the session's first
+            # update knows each changed file's old content as the graph has it.
+            self.state = self.resolve(cached_state, cached_state.files, cached_state.imports_map, set(), False, only=set())[0]
+            for entry in self.state.files.values():
+                call_arg_names(entry)
+            self.trusted = True
+            return {"files": len(self.state.files), "startMs": ms_since(start), "warm": True,
+                    "cached": len(self.state.files), "trusted": True, "diverged": self.diverged}
         files: Dict[str, FileEntry] = {}
         hits = 0
         for path in self.tree.discover():
@@ -1350,7 +1376,6 @@ class Engine:
                 hits += 1
             else:
                 files[path.as_posix()] = self.tree.parse(path, known)
-        cached_state = self.cached_state
         if cached_state is not None and cached_state.files.keys() == files.keys() and all(
             cached_state.files[p].digest == e.digest for p, e in files.items()
         ):
@@ -1362,17 +1387,34 @@ class Engine:
         else:
             imports_map = self.tree.merge_imports(files)
             self.state = self.resolve(None, files, imports_map, set(files), True)[0]
-        self.cached_state = None
         for entry in files.values():
             call_arg_names(entry)  # what an update's callback rule reads of every file, computed once
+        self.trusted = False
         self.save_cache()
-        marker = self.dirty_marker()
-        self.diverged = marker is not None and marker.exists()
         return {"files": len(files), "startMs": ms_since(start), "warm": hits > 0, "cached": hits,
-                "diverged": self.diverged}
+                "trusted": False, "diverged": self.diverged}
 
     def dirty_marker(self) -> Optional[Path]:
         return self.cache_file.with_suffix(".dirty") if self.cache_file else None
+
+    def untrusted_marker(self) -> Optional[Path]:
+        """Present while the saved cache may not be what the graph holds: from an update's commit until the
+        cache that describes it is saved, and for a cache saved from a state read off the disk."""
+        return self.cache_file.with_suffix(".untrusted") if self.cache_file else None
+
+    def distrusted(self) -> bool:
+        """The saved cache may not be what the graph holds (its marker), or something else wrote the graph
+        after (a full index pi-cgc ran: WRITTEN_ELSEWHERE)."""
+        marker = self.untrusted_marker()
+        if self.cache_file is None or marker is None:
+            return True
+        return marker.exists() or (self.cache_file.parent / WRITTEN_ELSEWHERE).exists()
+
+    def trust(self) -> None:
+        """The state is what the graph holds now (after an update or a rebuild)."""
+        self.trusted = True
+        if self.cache_file is not None:
+            (self.cache_file.parent / WRITTEN_ELSEWHERE).unlink(missing_ok=True)
 
     def load_cache(self) -> Dict[str, FileEntry]:
         if self.cache_file is None or not self.cache_file.exists():
@@ -1397,7 +1439,12 @@ class Engine:
         with temp.open("wb") as handle:
             pickle.dump({"cgc": self.version, "root": self.root.as_posix(), "format": CACHE_FORMAT, "state": self.state,
                          "binder_failures": self.db.binder_failures}, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        marker = self.untrusted_marker()
+        if marker is not None and not self.trusted:
+            marker.write_text("this cache is not known to be what the graph holds\n", encoding="utf-8")
         temp.replace(self.cache_file)
+        if marker is not None and self.trusted:
+            marker.unlink(missing_ok=True)
 
     # -- resolution ---------------------------------------------------------------------------
     def resolve(self, prev: Optional[TreeState], files: Dict[str, FileEntry], imports_map: Dict[str, List[str]],
@@ -1424,22 +1471,26 @@ class Engine:
         modified: Set[str] = set()
         unsure: Set[str] = set()
         files = {p: e for p, e in old.items() if p in current}
-        # A requested path is rewritten even when its content equals what the engine holds: the engine may
-        # have read it after the change (it started after it, or the change raced its start), so what it
-        # holds says nothing about what the graph holds.
+        # Not trusted (the engine read the tree from the disk at its start, which may have come after the
+        # change), a requested path is rewritten even when its content equals what the engine holds: what
+        # it holds says nothing about what the graph holds. Trusted, equal content is what the graph has.
         for path in set(current) & set(old):
             if path in requested or any(path.startswith(d + "/") for d in dirs):
                 known = digest_of(current[path])
                 entry = old[path]
-                modified.add(path)
+                if not self.trusted:
+                    modified.add(path)
+                    unsure.add(path)
                 if known[2] != entry.digest:
+                    modified.add(path)
                     files[path] = self.tree.parse(current[path], known)
                     continue
-                unsure.add(path)
                 if known[:2] != (entry.size, entry.mtime_ns):
                     files[path] = FileEntry(known[0], known[1], known[2], entry.data, entry.imports)
         # Likewise a requested path gone from the disk that the engine never held: the graph may still have it.
-        never_held = {p for p in requested if p not in current and p not in old and not Path(p).is_dir()}
+        never_held = set() if self.trusted else {
+            p for p in requested if p not in current and p not in old and not Path(p).is_dir()
+        }
         removed |= never_held
         unsure |= never_held
         for path in added:
@@ -1519,11 +1570,13 @@ class Engine:
             if extra:
                 metadata.update(module_metadata(new.files, extra, row_by_row=row_by_row))
             lap("unsureImports")
-            # Files whose link edges in the graph point into a changed file the engine held only as it is
-            # now: their rows may have pointed there before and point elsewhere now, which the rows the
-            # engine holds cannot tell. Where it held the old content, its rows are what the graph has,
-            # and the re-resolution tells which differ.
-            rewritten.update(self.linked_into(writer, sorted(unsure), set(new.files), not self.db.embedded) - changed)
+            # A changed path whose old content the engine never held: any file's rows may have depended on
+            # that content (an edge into it, or a name it defined that a call elsewhere resolved against),
+            # and the rows the engine holds, resolved against the tree as it is now, cannot tell which. Every
+            # file's links are written again. Where it held the old content, its rows are what the graph
+            # has, and the re-resolution tells which differ.
+            if unsure:
+                rewritten.update(set(new.files) - changed)
             lap("linkedInto")
             # cgc purges after every file it deletes, scanning every Parameter of the graph each time
             # (1.3 s at 1 000 files on FalkorDB); the one scoped purge after the update does that work.
@@ -1568,6 +1621,10 @@ class Engine:
         if marker is not None and not self.db.embedded:
             marker.parent.mkdir(parents=True, exist_ok=True)
             marker.write_text("an update did not finish\n", encoding="utf-8")
+        untrusted = self.untrusted_marker()
+        if untrusted is not None:
+            untrusted.parent.mkdir(parents=True, exist_ok=True)
+            untrusted.write_text("the graph may have an update the saved cache does not\n", encoding="utf-8")
         try:
             info = self.db.write_transaction(work)
         except Exception as error:  # noqa: BLE001 - answered, and the state says what it knows
@@ -1587,6 +1644,7 @@ class Engine:
         lock_ms = ms_since(lock_start)
         if marker is not None and not self.db.embedded:
             marker.unlink(missing_ok=True)
+        self.trust()
         return {
             "ok": True,
             "written": present_changed,
@@ -1885,12 +1943,14 @@ def handle(engine: Engine, line: bytes) -> Optional[str]:
             except Busy as error:
                 answer = {"ok": False, "code": "BUSY", "reason": str(error)[:500]}
         elif op == "rebuilt":
-            # The caller rebuilt the graph with a full index: the tree on disk is the truth again.
+            # The caller rebuilt the graph with a full index: the tree on disk is what the graph holds.
             marker = engine.dirty_marker()
             if marker is not None:
                 marker.unlink(missing_ok=True)
             engine.pending.clear()
-            answer = {"ok": True, **engine.start()}
+            answer = {"ok": True, **engine.start(from_disk=True)}
+            engine.trust()
+            engine.save_cache()
         elif op == "shutdown":
             emit({"id": request.get("id"), "ok": True})
             return "shutdown"

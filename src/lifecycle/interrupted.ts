@@ -6,7 +6,7 @@
 // A run stopped by its time budget says so in the note: an automatic index or sync that would only run out
 // of the same budget again, holding the database all the while, is not started (session.ts stoppedByBudget).
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
 import { graphRecordPath } from "../state/records.ts";
 import { openWriteWindow, pidAlive } from "./provenance.ts";
 
@@ -52,6 +52,7 @@ export function noteRunStarted(
   const before = readRunNote(env, root);
   const closeWindow = openWriteWindow(env, root); // every pi-cgc write passes here: its stamp is pi-cgc's
   const note: RunNote = { root, what, startedAt: new Date().toISOString(), pid: process.pid };
+  noteGraphWrittenElsewhere(env, root);
   try {
     mkdirSync(dirname(path), { recursive: true });
     writeFileSync(path, `${JSON.stringify(note)}\n`);
@@ -70,4 +71,22 @@ export function noteRunStarted(
       // as above
     }
   };
+}
+
+/** The file in the engine's cache folder that engine/pi_cgc_engine.py reads as WRITTEN_ELSEWHERE. */
+export const ENGINE_WRITTEN_ELSEWHERE = "graph-written-elsewhere";
+
+/**
+ * Tells pi-cgc's engine that its warm-start cache may no longer be what the graph holds, because something
+ * other than the engine wrote the graph (a full index or sync, cgc run by someone else). Its next start then
+ * reads the tree from the disk and its first update rewrites every file's links (ADR 0011).
+ */
+export function noteGraphWrittenElsewhere(env: NodeJS.ProcessEnv, root: string): void {
+  try {
+    const dir = graphRecordPath(env, root, "engine");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, ENGINE_WRITTEN_ELSEWHERE), `${new Date().toISOString()}\n`);
+  } catch {
+    // An agent directory we cannot write holds no cache either.
+  }
 }

@@ -26,7 +26,7 @@ import {
 import { createNoticeLedger } from "../state/notices.ts";
 import { createStore } from "../state/store.ts";
 import { createChangeTracker } from "../workspace/tracker.ts";
-import { noteRunStarted, readRunNote } from "./interrupted.ts";
+import { noteGraphWrittenElsewhere, noteRunStarted, readRunNote } from "./interrupted.ts";
 import { probeReadiness } from "./probe.ts";
 import { createGraphProvenance } from "./provenance.ts";
 import { createWorktreeScope } from "./worktree-scope.ts";
@@ -212,7 +212,10 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
       const previous = store.get();
       const verdict = withOutsideWrite(outcome.verdict);
       store.apply((state, now) => probeSettled(state, verdict, now));
-      if (verdict !== outcome.verdict) store.apply((state) => graphWrittenOutside(state, verdict.drift?.detail ?? ""));
+      if (verdict !== outcome.verdict) {
+        store.apply((state) => graphWrittenOutside(state, verdict.drift?.detail ?? ""));
+        noteGraphWrittenElsewhere(env, root);
+      }
       announce(verdict, previous);
       if (outcome.verdict.readiness === "unindexed" && config()["lifecycle.autoCreate"] && !stoppedByBudget()) {
         void runMaintenance("indexing", ["index", root], "index");

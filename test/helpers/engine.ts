@@ -19,6 +19,8 @@ export interface ParityStep {
   lockMs: number;
   /** Changed paths whose old content the engine never held (it started after the change). */
   unsure: number;
+  /** Whether the engine's last start took its cache as the graph's model. */
+  trusted?: boolean;
   differing: number;
   onlyEngine: string[];
   onlyFresh: string[];
