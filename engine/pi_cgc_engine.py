@@ -26,8 +26,9 @@ Requests, one per line, each answered by one line with the same id:
       the engine never held, phases = ms per step under the lock)
   {"id","op":"verify","paths":[…]} → {"ok":true,"reflected":[…],"unreflected":[…]}
   {"id","op":"dump","out":"/abs/file"} → {"ok":true,"lines":N}
-  {"id","op":"rebuilt"} → the caller rebuilt the graph fully: re-read the tree from the disk, clear
-      DIVERGED, trust the state (what the graph holds)
+  {"id","op":"rebuilt","unknown":[abs…]} → the caller rebuilt the graph fully: re-read the tree from the
+      disk, clear DIVERGED, trust the state (what the graph holds) but for the unknown paths (changed since
+      the rebuild read them: the next update treats them as an untrusted engine does)
   {"id","op":"shutdown"} → {"ok":true}, exit 0. stdin EOF, SIGINT and SIGTERM also exit 0.
 PI_CGC_ENGINE_SKIP_INCOMING=1 switches off the restore of edges coming into replaced files (to show
 that the parity harness catches it). PI_CGC_ENGINE_CHECK=1 resolves the whole tree after each narrowed
@@ -1345,6 +1346,9 @@ class Engine:
         # graph after, or brought in line by an update or a rebuild since. Until then a requested path's
         # old content, as the graph has it, is unknown to the engine (see plan and apply_update).
         self.trusted = False
+        # Paths the engine read after a rebuild that had read them before they changed (the caller names
+        # them): what the graph holds of them is unknown, as for an engine that is not trusted.
+        self.unknown: Set[str] = set()
 
     # -- start --------------------------------------------------------------------------------
     def start(self, from_disk: bool = False) -> Dict[str, Any]:
@@ -1413,6 +1417,7 @@ class Engine:
     def trust(self) -> None:
         """The state is what the graph holds now (after an update or a rebuild)."""
         self.trusted = True
+        self.unknown = set()
         if self.cache_file is not None:
             (self.cache_file.parent / WRITTEN_ELSEWHERE).unlink(missing_ok=True)
 
@@ -1439,11 +1444,13 @@ class Engine:
         with temp.open("wb") as handle:
             pickle.dump({"cgc": self.version, "root": self.root.as_posix(), "format": CACHE_FORMAT, "state": self.state,
                          "binder_failures": self.db.binder_failures}, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        # A cache with paths of unknown content in the graph is not its model either (the set is not saved).
+        model = self.trusted and not self.unknown
         marker = self.untrusted_marker()
-        if marker is not None and not self.trusted:
+        if marker is not None and not model:
             marker.write_text("this cache is not known to be what the graph holds\n", encoding="utf-8")
         temp.replace(self.cache_file)
-        if marker is not None and self.trusted:
+        if marker is not None and model:
             marker.unlink(missing_ok=True)
 
     # -- resolution ---------------------------------------------------------------------------
@@ -1478,7 +1485,7 @@ class Engine:
             if path in requested or any(path.startswith(d + "/") for d in dirs):
                 known = digest_of(current[path])
                 entry = old[path]
-                if not self.trusted:
+                if not self.trusted or path in self.unknown:
                     modified.add(path)
                     unsure.add(path)
                 if known[2] != entry.digest:
@@ -1488,8 +1495,9 @@ class Engine:
                 if known[:2] != (entry.size, entry.mtime_ns):
                     files[path] = FileEntry(known[0], known[1], known[2], entry.data, entry.imports)
         # Likewise a requested path gone from the disk that the engine never held: the graph may still have it.
-        never_held = set() if self.trusted else {
-            p for p in requested if p not in current and p not in old and not Path(p).is_dir()
+        never_held = {
+            p for p in requested
+            if p not in current and p not in old and not Path(p).is_dir() and (not self.trusted or p in self.unknown)
         }
         removed |= never_held
         unsure |= never_held
@@ -1569,7 +1577,7 @@ class Engine:
             extra = self.modules_imported_by(writer, sorted(unsure)) - names
             if extra:
                 metadata.update(module_metadata(new.files, extra, row_by_row=row_by_row))
-            lap("unsureImports")
+            lap("unsure")
             # A changed path whose old content the engine never held: any file's rows may have depended on
             # that content (an edge into it, or a name it defined that a call elsewhere resolved against),
             # and the rows the engine holds, resolved against the tree as it is now, cannot tell which. Every
@@ -1577,7 +1585,6 @@ class Engine:
             # has, and the re-resolution tells which differ.
             if unsure:
                 rewritten.update(set(new.files) - changed)
-            lap("linkedInto")
             # cgc purges after every file it deletes, scanning every Parameter of the graph each time
             # (1.3 s at 1 000 files on FalkorDB); the one scoped purge after the update does that work.
             writer._purge_dangling_pathless_nodes = lambda: None
@@ -1674,35 +1681,6 @@ class Engine:
                 paths=paths,
             )
             return {row["name"] for row in rows if row["name"] is not None}
-
-    @staticmethod
-    def linked_into(writer: Any, paths: List[str], known: Set[str], one_scan: bool) -> Set[str]:
-        """Files owning a link edge (CALLS, INHERITS, ...) that ends in one of `paths`, as the graph has them."""
-        owners: Set[str] = set()
-        if not paths:
-            return owners
-        with writer.driver.session() as session:
-            if one_scan:
-                # FalkorDB plans `UNWIND $paths AS p MATCH (a)-[r:T]->(b) WHERE b.path = p` as a scan of
-                # every node per path and type; this is one scan for all of them, the same edges.
-                rows = session.run(
-                    "MATCH (b) WHERE b.path IN $paths MATCH (a)-[r]->(b) WHERE type(r) IN $types "
-                    "RETURN DISTINCT a.path AS owner",
-                    paths=paths, types=list(LINK_TYPES),
-                )
-                owners.update(norm(row["owner"]) for row in rows if row["owner"])
-                return owners & known
-            for rel in LINK_TYPES:
-                try:
-                    rows = session.run(
-                        f"UNWIND $paths AS p MATCH (a)-[r:{rel}]->(b) WHERE b.path = p RETURN DISTINCT a.path AS owner",
-                        paths=paths,
-                    )
-                    owners.update(norm(row["owner"]) for row in rows if row["owner"])
-                except Exception as error:  # noqa: BLE001 - a type the schema lacks has no such edges
-                    if "not exist" not in str(error) and "Binder" not in str(error):
-                        raise
-        return owners & known
 
     @staticmethod
     def delete_outgoing_links(writer: Any, paths: List[str], one_scan: bool) -> None:
@@ -1948,9 +1926,11 @@ def handle(engine: Engine, line: bytes) -> Optional[str]:
             if marker is not None:
                 marker.unlink(missing_ok=True)
             engine.pending.clear()
-            answer = {"ok": True, **engine.start(from_disk=True)}
+            facts = engine.start(from_disk=True)
             engine.trust()
+            engine.unknown = {norm(p) for p in request.get("unknown") or []}
             engine.save_cache()
+            answer = {"ok": True, **facts, "trusted": True, "unknown": len(engine.unknown)}
         elif op == "shutdown":
             emit({"id": request.get("id"), "ok": True})
             return "shutdown"

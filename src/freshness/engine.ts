@@ -48,8 +48,11 @@ export interface Engine {
   readonly started: Promise<EnginePhase>;
   update(paths: readonly string[], budgetMs: number): Promise<EngineAnswer<UpdateResult>>;
   verify(paths: readonly string[], budgetMs: number): Promise<EngineAnswer<VerifyResult>>;
-  /** The graph was rebuilt by a full index: the engine reads the tree again (what the graph now holds). */
-  rebuilt(budgetMs: number): Promise<EngineAnswer<unknown>>;
+  /**
+   * The graph was rebuilt by a full index: the engine reads the tree again (what the graph now holds), but for
+   * `unknown`, paths changed since the index read them, whose content in the graph it cannot know.
+   */
+  rebuilt(unknown: string[], budgetMs: number): Promise<EngineAnswer<unknown>>;
   stop(): Promise<void>;
 }
 
@@ -177,7 +180,7 @@ export function startEngine(options: EngineOptions): Engine {
     started,
     update: (paths, budgetMs) => request<UpdateResult>("update", { paths }, budgetMs),
     verify: (paths, budgetMs) => request<VerifyResult>("verify", { paths }, budgetMs),
-    rebuilt: (budgetMs) => request<unknown>("rebuilt", {}, budgetMs),
+    rebuilt: (unknown, budgetMs) => request<unknown>("rebuilt", { unknown }, budgetMs),
     async stop() {
       clearTimeout(startTimer);
       await handle.stop();

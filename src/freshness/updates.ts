@@ -258,7 +258,9 @@ export function createEngineUpdates(session: UpdatingSession): EngineUpdates {
     },
     rebuilt() {
       if (!engine || !ready()) return;
-      void engine.rebuilt(session.config()["timeouts.maintenanceMs"]).then((answer) => {
+      // Paths changed since the rebuild read the tree: the graph may hold their old content or their new.
+      const unknown = [...session.store.get().changedPaths];
+      void engine.rebuilt(unknown, session.config()["timeouts.maintenanceMs"]).then((answer) => {
         if (!answer.ok) retire(answer.reason);
       });
     },

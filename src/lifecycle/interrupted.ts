@@ -52,7 +52,6 @@ export function noteRunStarted(
   const before = readRunNote(env, root);
   const closeWindow = openWriteWindow(env, root); // every pi-cgc write passes here: its stamp is pi-cgc's
   const note: RunNote = { root, what, startedAt: new Date().toISOString(), pid: process.pid };
-  noteGraphWrittenElsewhere(env, root);
   try {
     mkdirSync(dirname(path), { recursive: true });
     writeFileSync(path, `${JSON.stringify(note)}\n`);
