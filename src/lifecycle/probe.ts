@@ -92,7 +92,8 @@ export async function probeReadiness(input: ProbeInput): Promise<ProbeOutcome> {
   });
   if (query === undefined) return outcome({ readiness: "unindexed", reason: input.noGraph ?? "", facts: facts() });
   if (query.code === "BUSY") {
-    return outcome({ readiness: "busy", reason: "another cgc process holds the database lock", facts: facts() });
+    // The runner says which: the embedded database's lock, or another pi-cgc call's turn at FalkorDB Lite's daemon.
+    return outcome({ readiness: "busy", reason: query.reason, facts: facts() });
   }
   if (query.code === "TIMEOUT") return outcome({ readiness: "unknown", reason: query.reason, facts: facts() });
   // Corrupt only on positive evidence: Kùzu saying the database file itself is invalid or cut short.

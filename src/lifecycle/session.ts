@@ -142,7 +142,7 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
       case "busy":
         notices.once(
           "busy",
-          "cgc is busy: another cgc process holds the database lock. pi-cgc does not force it; /cgc status re-checks.",
+          `cgc is busy: ${verdict.reason}. pi-cgc does not force it; /cgc status re-checks.`,
           "warning",
         );
         return;
@@ -253,6 +253,7 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
     if (before.length > 0) store.apply((state) => changesObserved(state, before));
     store.apply((state, now) => maintenanceStarted(state, kind, what, now, estimate));
     const settleNote = noteRunStarted(env, root, what); // read by the next probe if this run never settles
+    noteGraphWrittenElsewhere(env, root); // the engine's cache no longer describes the graph
     // A worktree without its context gets it here, under the same consent as the index itself.
     const prepared = what === "index" ? worktree.createContext(runner, backend) : Promise.resolve(undefined);
     maintenance = prepared

@@ -140,7 +140,9 @@ describe("readiness at session start", () => {
       await holder.waitForLine("stdout", /Monitoring for file changes/);
       const { ui, chip } = await start(repo.path);
       await waitFor(() => chip() === "cgc busy", "chip busy", 60_000);
-      expect(noticeTexts(ui)).toEqual([expect.stringContaining("another cgc process holds the database lock")]);
+      expect(noticeTexts(ui)).toEqual([
+        expect.stringContaining("another cgc process holds the embedded database lock"),
+      ]);
       expect(ui.statusHistory).not.toContain("cgc corrupt");
     } finally {
       await holder.stop();

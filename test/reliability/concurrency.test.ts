@@ -140,7 +140,7 @@ describe("two real pi processes on one workspace and one embedded database", () 
     await a.waitFor((f) => f.type === "extension_ui_request" && /cgc watch is keeping/.test(String(f.message)), 60_000);
     const b = pi();
     await waitFor(() => chips(b).at(-1) === "cgc busy", "the second pi's busy verdict", 60_000);
-    expect(said(b, /cgc is busy: another cgc process holds the database lock/)).toBe(true);
+    expect(said(b, /cgc is busy: another cgc process holds the embedded database lock/)).toBe(true);
     await b.request({ type: "prompt", message: "/cgc sync" });
     await waitFor(() => said(b, /^Nothing to sync: cgc is busy/), "the busy answer to /cgc sync");
 
