@@ -89,7 +89,7 @@ LINK_KEYS: Dict[str, Tuple[str, str]] = {
 CPP_SOURCES = {".cpp", ".cc", ".cxx", ".c++", ".C"}
 SKIP_INCOMING = os.environ.get("PI_CGC_ENGINE_SKIP_INCOMING") == "1"
 # A file in the cache directory that says something else wrote the graph after the cache was saved (pi-cgc
-# writes it before every full index it runs: src/state/records.ts), so the cache is not the graph's model.
+# writes it before every full index it runs: src/lifecycle/interrupted.ts), so the cache is not the graph's model.
 WRITTEN_ELSEWHERE = "graph-written-elsewhere"
 # The warm-start cache's layout; a cache of another layout is a cold start.
 CACHE_FORMAT = 2
@@ -1845,7 +1845,7 @@ def serve(args: argparse.Namespace, version: str) -> int:
     stdin = sys.stdin.buffer.raw if hasattr(sys.stdin.buffer, "raw") else sys.stdin.buffer
     buffer = b""
     close_at: Optional[float] = None
-    frozen_updates = 0
+    requests_since_reclaim = 0
     try:
         while True:
             timeout = None if close_at is None else max(0.0, close_at - time.monotonic())
@@ -1855,9 +1855,9 @@ def serve(args: argparse.Namespace, version: str) -> int:
                 close_at = None
                 if engine.cache_dirty:
                     engine.save_cache()
-                if frozen_updates >= RECLAIM_EVERY:
+                if requests_since_reclaim >= RECLAIM_EVERY:
                     keep_heap(reclaim=True)
-                    frozen_updates = 0
+                    requests_since_reclaim = 0
                 continue
             chunk = os.read(stdin.fileno(), 1 << 16)
             if not chunk:
@@ -1870,7 +1870,7 @@ def serve(args: argparse.Namespace, version: str) -> int:
                 if handle(engine, line) == "shutdown":
                     return 0
                 keep_heap()
-                frozen_updates += 1
+                requests_since_reclaim += 1
                 close_at = time.monotonic() + args.hold_ms / 1000
     except Stop as stop:
         log(f"stopping on {stop}")
