@@ -33,6 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Dict, List, Optional
 
+from pi_cgc_engine import WRITTEN_ELSEWHERE
+
 HERE = Path(__file__).resolve().parent
 PROJECT = HERE.parent
 ENGINE = HERE / "pi_cgc_engine.py"
@@ -40,7 +42,6 @@ PYTHON = Path(sys.executable)
 CGC = PYTHON.parent / "cgc"
 PYENV = Path.home() / ".pyenv" / "versions"
 NODE_MODULES = PROJECT / "node_modules"
-WRITTEN_ELSEWHERE = "graph-written-elsewhere"  # the engine's name for it
 
 
 def stdlib(version: str, package: str) -> Path:
