@@ -73,7 +73,7 @@ export function noteRunStarted(
 }
 
 /** The file in the engine's cache folder that engine/pi_cgc_engine.py reads as WRITTEN_ELSEWHERE. */
-export const ENGINE_WRITTEN_ELSEWHERE = "graph-written-elsewhere";
+const ENGINE_WRITTEN_ELSEWHERE = "graph-written-elsewhere";
 
 /**
  * Tells pi-cgc's engine that its warm-start cache may no longer be what the graph holds, because something
