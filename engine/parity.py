@@ -33,8 +33,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Dict, List, Optional
 
-from pi_cgc_engine import WRITTEN_ELSEWHERE
-
 HERE = Path(__file__).resolve().parent
 PROJECT = HERE.parent
 ENGINE = HERE / "pi_cgc_engine.py"
@@ -42,6 +40,8 @@ PYTHON = Path(sys.executable)
 CGC = PYTHON.parent / "cgc"
 PYENV = Path.home() / ".pyenv" / "versions"
 NODE_MODULES = PROJECT / "node_modules"
+# The engine's WRITTEN_ELSEWHERE (not imported: importing the engine turns this process's stdout to stderr).
+WRITTEN_ELSEWHERE = "graph-written-elsewhere"
 
 
 def stdlib(version: str, package: str) -> Path:
