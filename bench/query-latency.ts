@@ -10,7 +10,7 @@
 //   node --import tsx bench/query-latency.ts [--quick]
 import { pathToFileURL } from "node:url";
 import { buildCard, CARD_MAX_TOKENS, type CardTools, estimateTextTokens } from "../src/agent/card.ts";
-import { INTENT_CATALOG, INTENTS } from "../src/agent/catalog.ts";
+import { GAP_TOOL_NAMES, GRAPH_TOOL_NAMES, INTENT_CATALOG, INTENTS } from "../src/agent/catalog.ts";
 import { createMcpLease } from "../src/agent/mcp.ts";
 import { createRunner } from "../src/cgc/runner.ts";
 import { cgcBinary, childEnv, makeCgcHome } from "../test/helpers/cgc-env.ts";
@@ -32,23 +32,16 @@ import {
 } from "./harness.ts";
 
 const OWN_TOOLS: CardTools = {
-  graph: {
-    find: "cgc_find",
-    relations: "cgc_relations",
-    deadCode: "cgc_dead_code",
-    complexity: "cgc_complex_functions",
-    cypher: "cgc_cypher",
-    stats: "cgc_stats",
-  },
+  graph: GRAPH_TOOL_NAMES,
   text: ["read", "bash"],
-  doctor: "cgc_doctor",
+  doctor: GAP_TOOL_NAMES.doctor,
 };
 
 function cardRows(): string[][] {
   const adapter = (prefix: string): CardTools => ({
     graph: Object.fromEntries(INTENTS.map((intent) => [intent, `${prefix}${INTENT_CATALOG[intent]}`])),
     text: ["read", "bash"],
-    doctor: "cgc_doctor",
+    doctor: GAP_TOOL_NAMES.doctor,
   });
   const cases: Array<[string, CardTools]> = [
     ["pi-cgc's own tools (pi defaults: read, bash)", OWN_TOOLS],

@@ -9,19 +9,12 @@ import {
   cardLines,
   estimateTextTokens,
 } from "../../src/agent/card.ts";
-import { INTENT_CATALOG, INTENTS } from "../../src/agent/catalog.ts";
+import { GAP_TOOL_NAMES, GRAPH_TOOL_NAMES, INTENT_CATALOG, INTENTS } from "../../src/agent/catalog.ts";
 
 const own: CardTools = {
-  graph: {
-    find: "cgc_find",
-    relations: "cgc_relations",
-    deadCode: "cgc_dead_code",
-    complexity: "cgc_complex_functions",
-    cypher: "cgc_cypher",
-    stats: "cgc_stats",
-  },
+  graph: GRAPH_TOOL_NAMES,
   text: ["read", "bash", "grep"],
-  doctor: "cgc_doctor",
+  doctor: GAP_TOOL_NAMES.doctor,
   skill: "cgc-routing",
 };
 
