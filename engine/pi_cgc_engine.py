@@ -1628,6 +1628,10 @@ class Engine:
         if marker is not None and not self.db.embedded:
             marker.parent.mkdir(parents=True, exist_ok=True)
             marker.write_text("an update did not finish\n", encoding="utf-8")
+        # From the commit until the state below is the new one, neither the state nor a cache saved meanwhile
+        # (on a stop, at exit) is what the graph holds.
+        was_trusted = self.trusted
+        self.trusted = False
         untrusted = self.untrusted_marker()
         if untrusted is not None:
             untrusted.parent.mkdir(parents=True, exist_ok=True)
@@ -1638,7 +1642,8 @@ class Engine:
             if not self.db.embedded:
                 self.diverged = True
                 return {"ok": False, "code": "DIVERGED", "reason": f"{error}"[:500]}
-            return {"ok": False, "code": "FAILED", "reason": f"{error}"[:500]}  # rolled back
+            self.trusted = was_trusted  # rolled back: the graph is as it was
+            return {"ok": False, "code": "FAILED", "reason": f"{error}"[:500]}
         self.state = new
         try:
             # cgc's purge of unreferenced Module/ExternalClass nodes runs in its own transaction: inside
