@@ -157,8 +157,13 @@ export function createEngineUpdates(session: UpdatingSession): EngineUpdates {
     session.store.apply((state, now) => maintenanceStarted(state, "updating", "update", now));
     const settleNote = noteRunStarted(session.env, session.root, "update");
     const { updated, checked } = await talk(current, paths, budget);
+    // A session that ended meanwhile cannot read the update back nor remember the tree it wrote: the run stays
+    // unfinished for the next session, which then rebuilds rather than trust a graph no one verified.
+    if (session.disposed) {
+      settleNote("FAILED");
+      return "the session ended";
+    }
     settleNote(updated.ok ? "OK" : updated.code === "BUSY" ? "BUSY" : "FAILED");
-    if (session.disposed) return "the session ended";
     if (!updated.ok && updated.code === "BUSY") {
       session.store.apply((state, now) => maintenanceSettled(state, "BUSY", now, `update: ${updated.reason}`));
       session.notices.once(

@@ -549,7 +549,10 @@ async function perform(run: Run, action: Action, holding: (holder: LongLivedCgc)
     }
     case "fault:kill-child": {
       run.ui.confirmAnswer = true;
-      const command = rng.pick(["/cgc sync", "/cgc index --force"]);
+      // A sync goes through the engine, done before its writer can be caught, so the fault is a full index's
+      // child; the pick stays so that a seed replays the same sequence as when it was kept.
+      rng.pick(["/cgc sync", "/cgc index --force"]);
+      const command = "/cgc index --force";
       // A file cgc needs seconds for (the user's, removed again after) keeps the run long enough to catch.
       const slow = join(run.repo.path, "generated_slow.py");
       writeSlowToIndexFile(slow);
