@@ -263,15 +263,8 @@ export function createRunner(options: RunnerOptions) {
     work: () => Promise<RunResult>,
   ): Promise<RunResult> {
     if (!options.sharedDaemon?.()) return work();
-    const started = Date.now();
-    const hold = await acquireLiteGate(
-      liteHome(env),
-      budgetMs > 0 ? budgetMs : LITE_LONG_LIVED_WAIT_MS,
-      signal,
-      () => closed,
-    );
-    if (hold === "CANCELLED") return notRun([options.executable, ...argv], "CANCELLED", "cancelled before start");
-    if (hold === "TIMEOUT") return liteBusy(argv, Date.now() - started);
+    const hold = await liteTurn(argv, env, budgetMs > 0 ? budgetMs : LITE_LONG_LIVED_WAIT_MS, signal);
+    if (!("release" in hold)) return hold;
     try {
       return await work();
     } finally {
@@ -279,7 +272,18 @@ export function createRunner(options: RunnerOptions) {
     }
   }
 
-  function liteBusy(argv: string[], waitedMs: number): RunResult {
+  /** Waits for this HOME's Lite gate; a cancelled or timed-out wait is the call's result (CANCELLED, BUSY). */
+  async function liteTurn(
+    argv: string[],
+    env: NodeJS.ProcessEnv,
+    waitMs: number,
+    signal: AbortSignal | undefined,
+  ): Promise<GateHold | RunResult> {
+    const started = Date.now();
+    const hold = await acquireLiteGate(liteHome(env), waitMs, signal, () => closed);
+    if (hold === "CANCELLED") return notRun([options.executable, ...argv], "CANCELLED", "cancelled before start");
+    if (hold !== "TIMEOUT") return hold;
+    const waitedMs = Date.now() - started;
     return {
       ...notRun(
         [options.executable, ...argv],
@@ -301,15 +305,8 @@ export function createRunner(options: RunnerOptions) {
     work: (started: () => void) => Promise<RunResult>,
   ): Promise<RunResult> {
     if (!options.sharedDaemon?.()) return work(() => {});
-    const waitStarted = Date.now();
-    const hold: GateHold | "TIMEOUT" | "CANCELLED" = await acquireLiteGate(
-      liteHome(env),
-      LITE_LONG_LIVED_WAIT_MS,
-      signal,
-      () => closed,
-    );
-    if (hold === "CANCELLED") return notRun([options.executable, ...argv], "CANCELLED", "stopped before start");
-    if (hold === "TIMEOUT") return liteBusy(argv, Date.now() - waitStarted);
+    const hold = await liteTurn(argv, env, LITE_LONG_LIVED_WAIT_MS, signal);
+    if (!("release" in hold)) return hold;
     let released = false;
     const release = () => {
       if (released) return;
