@@ -347,8 +347,9 @@ def main() -> int:
     parser.add_argument("--max-steps", type=int, help="replay only the first N steps")
     parser.add_argument("--late-start", action="store_true",
                         help="stop the engine before each change and start it after, as a session's engine starts "
-                             "at its first change: from its cache (the graph's model), and every other step told "
-                             "that something else wrote the graph (it then never held the old content)")
+                             "at its first change: in turn from its cache (the graph's model), told that something "
+                             "else wrote the graph (it then never held the old content), and after a full index "
+                             "just before the change, told the graph was rebuilt (the changed paths unknown)")
     parser.add_argument("--no-check", action="store_true",
                         help="run the engine without PI_CGC_ENGINE_CHECK (its narrowed resolution then goes unchecked)")
     args = parser.parse_args()
@@ -385,24 +386,35 @@ def main() -> int:
     start = time.monotonic()
     run([str(CGC), "index", "--force", str(engine_root)], engine_root, envs["engine"])
     engine = Engine(engine_root, envs["engine"], work / "cache")
-    print(json.dumps({"event": "ready", **engine.ready}), flush=True)
+    # As pi-cgc does after its own full index: the tree the engine read is what the graph was built from.
+    told = engine.ask("rebuilt", unknown=[])
+    assert told.get("ok"), told
+    print(json.dumps({"event": "ready", **engine.ready, "rebuilt": told}), flush=True)
     failures = 0
     total_diff = 0
     fresh_reader: Optional[Engine] = None
     try:
         for number, step in enumerate(steps, 1):
             step_start = time.monotonic()
+            # With --late-start, three ways in turn: from the cache (the graph's model); told that something
+            # else wrote the graph since (pi-cgc marks it so before a full index), so that the engine reads
+            # the tree from the disk after the change and never held the changed files' old content; and
+            # pi-cgc's own full index just before the change, then told after its start that the graph was
+            # rebuilt, the changed paths unknown (changed since the index read them).
+            mode = ("cache", "elsewhere", "rebuilt")[(number - 1) % 3] if args.late_start else "running"
             if args.late_start:
                 engine.stop()
-                # Every other step, as if something else had written the graph since the cache was saved
-                # (pi-cgc marks it so before a full index): the engine then reads the tree from the disk,
-                # after the change, and never held the changed files' old content.
-                if number % 2 == 0:
+                if mode != "cache":
                     (work / "cache").mkdir(exist_ok=True)
                     (work / "cache" / WRITTEN_ELSEWHERE).write_text("parity\n", encoding="utf-8")
+                if mode == "rebuilt":
+                    run([str(CGC), "index", "--force", str(engine_root)], engine_root, envs["engine"])
             touched = step.apply(engine_root)
             if args.late_start:
                 engine = Engine(engine_root, envs["engine"], work / "cache")
+            if mode == "rebuilt":
+                told = engine.ask("rebuilt", unknown=[str(p) for p in touched])
+                assert told.get("ok"), told
             answer = engine.ask("update", paths=[str(p) for p in touched])
             shutil.rmtree(fresh_root, ignore_errors=True)
             shutil.copytree(engine_root, fresh_root)
@@ -426,7 +438,7 @@ def main() -> int:
                 "ms": answer.get("ms"), "lockMs": answer.get("lockMs"), "openMs": answer.get("openMs"),
                 "resolveMs": answer.get("resolveMs"), "checkMs": answer.get("checkMs"),
                 "reresolved": answer.get("reresolved"), "resolved": answer.get("resolved"), "unsure": answer.get("unsure"),
-                "trusted": engine.ready.get("trusted"),
+                "trusted": engine.ready.get("trusted"), "mode": mode,
                 "reason": answer.get("reason"), "lines": dumped.get("lines"), "differing": diff,
                 "freshIndexMs": index_ms, "stepMs": round((time.monotonic() - step_start) * 1000),
                 "onlyEngine": only_engine[:5], "onlyFresh": only_fresh[:5],

@@ -19,6 +19,8 @@ export interface EngineFacts {
   files: number;
   startMs: number;
   warm: boolean;
+  /** Started from a cache that is what the graph holds; otherwise its first update rewrites every file's links. */
+  trusted: boolean;
 }
 
 export type EngineAnswer<T> = { ok: true; value: T } | { ok: false; code: RunCode | "DIVERGED"; reason: string };
@@ -29,6 +31,8 @@ export interface UpdateResult {
   ms: number;
   lockMs: number;
   resolved: number;
+  /** Files other than the changed ones whose links were written again. */
+  rewritten: number;
 }
 
 export interface VerifyResult {

@@ -16,7 +16,7 @@ import type { CgcSession, CurrentSession } from "../lifecycle/session.ts";
 import { formatElapsed } from "../state/elapsed.ts";
 import { autoSyncCounted, changesObserved, isReady } from "../state/model.ts";
 import { canonical, isWithin } from "../workspace/root.ts";
-import { isSourcePath } from "../workspace/tree.ts";
+import { isTrackedPath } from "../workspace/tree.ts";
 import { createEngineUpdates, type EngineUpdates } from "./updates.ts";
 import type { WatcherController } from "./watcher.ts";
 
@@ -33,7 +33,7 @@ export function installFreshness(pi: ExtensionAPI, current: CurrentSession) {
   // next look reports everything changed since the graph was last verified without it.
   const observe = (session: CgcSession, paths: string[]) => {
     if (watcher?.active) return;
-    const inside = paths.filter((path) => isWithin(session.root, path) && isSourcePath(path));
+    const inside = paths.filter((path) => isWithin(session.root, path) && isTrackedPath(session.root, path));
     session.tracker.observed(inside);
     changed(session, inside);
   };

@@ -66,8 +66,16 @@ export function createEngineUpdates(session: UpdatingSession): EngineUpdates {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<string | undefined> | undefined;
   let again = false;
+  /** A full index of pi-cgc's completed before the engine was up: it is told so before its first update. */
+  let rebuiltBeforeReady = false;
+  /** The engine's answer to the last `rebuilt`: updates wait for it (the engine answers in order anyway). */
+  let rebuiltDone: Promise<unknown> = Promise.resolve();
 
   const ready = () => engine?.phase.phase === "ready";
+  // A rebuild settles before the re-probe that ends it says the graph is ready: the engine starts then.
+  session.store.subscribe((state, previous) => {
+    if (rebuiltBeforeReady && !engine && state.readiness === "ready" && previous.readiness !== "ready") consider();
+  });
 
   /** Why the engine may not run here (`tell`: the user expected it and is told once), or "wait" for the probe. */
   const refusal = (): { reason: string; tell: boolean } | "wait" | undefined => {
@@ -112,6 +120,9 @@ export function createEngineUpdates(session: UpdatingSession): EngineUpdates {
     void engine.started.then((phase) => {
       if (phase.phase === "ready") {
         why = "";
+        // Unless something wrote the graph since (the rebuild then to come will tell it again).
+        const since = session.store.get().rebuildNeeded || abandonedRunNote(session.env, session.root);
+        if (rebuiltBeforeReady && !phase.facts.trusted && !since) tellRebuilt();
         if (session.store.get().changedPaths.length > 0) schedule();
       } else if (!session.disposed) {
         why = `not used: ${"reason" in phase ? phase.reason : "it did not start"}`;
@@ -135,6 +146,21 @@ export function createEngineUpdates(session: UpdatingSession): EngineUpdates {
     fallBack(why);
   };
 
+  /**
+   * The graph was just rebuilt from the tree by a full index: what the engine reads from the disk now is what
+   * the graph holds, but for the paths changed since the index read them. Told so, its first update is an
+   * ordinary one, not the rewrite of every file's links an engine pays when it cannot know (ADR 0011).
+   */
+  const tellRebuilt = () => {
+    rebuiltBeforeReady = false;
+    const current = engine;
+    if (!current) return;
+    const unknown = [...session.store.get().changedPaths];
+    rebuiltDone = current.rebuilt(unknown, session.config()["timeouts.maintenanceMs"]).then((answer) => {
+      if (!answer.ok && !session.disposed) retire(answer.reason);
+    });
+  };
+
   const schedule = () => {
     if (!ready() || !session.config()["freshness.autoSync"]) return;
     if (timer) clearTimeout(timer);
@@ -146,6 +172,7 @@ export function createEngineUpdates(session: UpdatingSession): EngineUpdates {
   };
 
   const applyOnce = async (current: Engine): Promise<string | undefined> => {
+    await rebuiltDone;
     // A previous run that never settled left a graph of unknown shape: only a full rebuild knows it.
     if (abandonedRunNote(session.env, session.root)) return undefined;
     const { changedPaths: paths, freshness, rebuildNeeded } = session.store.get();
@@ -183,8 +210,8 @@ export function createEngineUpdates(session: UpdatingSession): EngineUpdates {
     const reflected = updated.ok ? checked.value.reflected : [];
     session.store.apply((state, now) => freshnessVerified(state, reflected, now));
     if (updated.ok) {
-      const { ms, lockMs } = updated.value;
-      last = `last update: ${paths.length} file(s) in ${ms} ms (database held ${lockMs} ms)`;
+      const { ms, lockMs, rewritten } = updated.value;
+      last = `last update: ${paths.length} file(s) in ${ms} ms (database held ${lockMs} ms; links of ${rewritten} other file(s) rewritten)`;
     }
     const missing = paths.length - reflected.length;
     return missing > 0
@@ -262,12 +289,11 @@ export function createEngineUpdates(session: UpdatingSession): EngineUpdates {
       return run();
     },
     rebuilt() {
-      if (!engine || !ready()) return;
-      // Paths changed since the rebuild read the tree: the graph may hold their old content or their new.
-      const unknown = [...session.store.get().changedPaths];
-      void engine.rebuilt(unknown, session.config()["timeouts.maintenanceMs"]).then((answer) => {
-        if (!answer.ok) retire(answer.reason);
-      });
+      if (ready()) return tellRebuilt();
+      // Not up yet: it starts now rather than at the first change, so that the tree it reads is the one the
+      // graph was just built from and its cache becomes the graph's model (also for the next session).
+      rebuiltBeforeReady = true;
+      consider();
     },
     async settle(signal) {
       const bound = (ms: number) =>

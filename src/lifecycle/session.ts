@@ -1,6 +1,7 @@
 // One pi session's pi-cgc: config, runner, state, notices and the background work that keeps the
 // readiness verdict honest. Created on session_start (returns at once), disposed on session_shutdown.
-import { writeSync } from "node:fs";
+import { existsSync, writeSync } from "node:fs";
+import { join } from "node:path";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { type Backend, shownBackend } from "../cgc/backend.ts";
 import { UNCONTAINED_REASON, uncontainedCount } from "../cgc/graph-checks.ts";
@@ -250,6 +251,9 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
     // here on is drift for the follow-up probe. The paths are kept until it settles (a skip writes nothing).
     // (A sync looked already, just before it read the paths it will verify.)
     const before = kind === "syncing" ? [] : tracker.check();
+    // cgc writes a default .cgcignore into a root that has none and indexes by it: not a change after the run.
+    const cgcignore = join(root, ".cgcignore");
+    const hadCgcignore = existsSync(cgcignore);
     if (before.length > 0) store.apply((state) => changesObserved(state, before));
     store.apply((state, now) => maintenanceStarted(state, kind, what, now, estimate));
     const settleNote = noteRunStarted(env, root, what); // read by the next probe if this run never settles
@@ -272,6 +276,7 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
       .then(async (result) => {
         settleNote(result.code, result.durationMs);
         if (disposed) return result;
+        if (result.code === "OK" && !hadCgcignore) tracker.observed([cgcignore]);
         // cgc skips a plain index when it finds the repository's graph already there: nothing was rebuilt.
         const plain = result.code === "OK" && args[1] !== "--force";
         const skipped = plain && indexSkipped(result.stdout);

@@ -6,7 +6,7 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { graphRecordPath } from "../state/records.ts";
-import { changedBetween, snapshotTree, stampPath, type TreeSnapshot, touchedAfter } from "./tree.ts";
+import { changedBetween, isIgnoreFile, snapshotTree, stampPath, type TreeSnapshot, touchedAfter } from "./tree.ts";
 
 export interface StartDrift {
   paths: string[];
@@ -47,9 +47,14 @@ export function createChangeTracker(env: NodeJS.ProcessEnv): ChangeTracker {
       if (baseline && root === probedRoot) return { paths: look(), basis: "remembered tree" };
       root = probedRoot;
       const remembered = readSnapshot(graphRecordPath(env, root, "trees"));
-      const now = snapshotTree(root, remembered);
+      const now = snapshotTree(root, remembered?.files);
       baseline = now;
-      if (remembered) return { paths: changedBetween(remembered, now), basis: "remembered tree" };
+      if (remembered) {
+        // A tree remembered before the ignore files were tracked says nothing of them: taken as unchanged.
+        if (!remembered.ignoreFiles)
+          for (const [path, stamp] of now) if (isIgnoreFile(root, path)) remembered.files.set(path, stamp);
+        return { paths: changedBetween(remembered.files, now), basis: "remembered tree" };
+      }
       return { paths: Number.isNaN(indexedMs) ? [] : touchedAfter(now, indexedMs), basis: "file times" };
     },
     check: look,
@@ -66,7 +71,7 @@ export function createChangeTracker(env: NodeJS.ProcessEnv): ChangeTracker {
       const path = graphRecordPath(env, root, "trees");
       try {
         mkdirSync(dirname(path), { recursive: true });
-        writeFileSync(`${path}.tmp`, JSON.stringify({ root, files: [...baseline] }));
+        writeFileSync(`${path}.tmp`, JSON.stringify({ root, ignoreFiles: true, files: [...baseline] }));
         renameSync(`${path}.tmp`, path); // a reader never sees half a record
       } catch {
         // An agent directory we cannot write: the next session falls back to file times.
@@ -75,10 +80,12 @@ export function createChangeTracker(env: NodeJS.ProcessEnv): ChangeTracker {
   };
 }
 
-function readSnapshot(path: string): TreeSnapshot | undefined {
+/** The remembered tree; `ignoreFiles` says whether it tracked the ignore files (records before did not). */
+function readSnapshot(path: string): { files: TreeSnapshot; ignoreFiles: boolean } | undefined {
   try {
-    const record = JSON.parse(readFileSync(path, "utf8")) as { files?: unknown };
-    return Array.isArray(record.files) ? new Map(record.files as Array<[string, string]>) : undefined;
+    const record = JSON.parse(readFileSync(path, "utf8")) as { files?: unknown; ignoreFiles?: unknown };
+    if (!Array.isArray(record.files)) return undefined;
+    return { files: new Map(record.files as Array<[string, string]>), ignoreFiles: record.ignoreFiles === true };
   } catch {
     return undefined;
   }

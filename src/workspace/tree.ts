@@ -7,7 +7,7 @@
 // of its content, and keeps it until its times move. Reads the file system only, skipping what cgc skips.
 import { createHash } from "node:crypto";
 import { type Dirent, readdirSync, readFileSync, type Stats, statSync } from "node:fs";
-import { extname, join } from "node:path";
+import { basename, dirname, extname, join } from "node:path";
 
 /** cgc 0.6.13's default IGNORE_DIRS, plus hidden folders (IGNORE_HIDDEN_FILES=true). */
 const IGNORED_DIRS = new Set([
@@ -36,6 +36,17 @@ export const SOURCE_EXTENSIONS = new Set(
 
 export function isSourcePath(path: string): boolean {
   return SOURCE_EXTENSIONS.has(extname(path).toLowerCase());
+}
+
+/**
+ * The files at the workspace root whose lines decide what cgc indexes (cgc 0.6.13 reads both): a change to
+ * one adds files to the graph or takes them out, though no source file changed.
+ */
+const IGNORE_FILES = new Set([".cgcignore", ".gitignore"]);
+
+/** A path whose change can change the graph: a source file, or an ignore file at `root`. */
+export function isTrackedPath(root: string, path: string): boolean {
+  return isSourcePath(path) || isIgnoreFile(root, path);
 }
 
 /** Absolute path → stamp. */
@@ -85,8 +96,13 @@ export function snapshotTree(root: string, previous?: TreeSnapshot): TreeSnapsho
       continue;
     }
     for (const entry of entries) {
-      if (entry.name.startsWith(".")) continue;
       const path = join(dir, entry.name);
+      if (dir === root && entry.isFile() && IGNORE_FILES.has(entry.name)) {
+        const stamp = stampPath(path, previous?.get(path));
+        if (stamp !== undefined) snapshot.set(path, stamp);
+        continue;
+      }
+      if (entry.name.startsWith(".")) continue;
       if (entry.isDirectory()) {
         if (!IGNORED_DIRS.has(entry.name)) stack.push(path);
       } else if (entry.isFile() && isSourcePath(entry.name)) {
@@ -106,10 +122,18 @@ export function changedBetween(before: TreeSnapshot, after: TreeSnapshot): strin
   return changed.sort();
 }
 
-/** Paths whose file was written, renamed or restored after `sinceMs` (a moment the graph was built at). */
+/** Whether `path` is one of the ignore files at `root` (see IGNORE_FILES). */
+export function isIgnoreFile(root: string, path: string): boolean {
+  return IGNORE_FILES.has(basename(path)) && dirname(path) === root;
+}
+
+/**
+ * Source paths whose file was written, renamed or restored after `sinceMs` (a moment the graph was built at).
+ * Not the ignore files: cgc writes a default .cgcignore during an index, after the time it records.
+ */
 export function touchedAfter(snapshot: TreeSnapshot, sinceMs: number): string[] {
   return [...snapshot]
-    .filter(([, stamp]) => stampTime(stamp) > sinceMs)
+    .filter(([path, stamp]) => isSourcePath(path) && stampTime(stamp) > sinceMs)
     .map(([path]) => path)
     .sort();
 }

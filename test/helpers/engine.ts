@@ -21,6 +21,8 @@ export interface ParityStep {
   unsure: number;
   /** Whether the engine's last start took its cache as the graph's model. */
   trusted?: boolean;
+  /** How the engine met this step's change (--late-start): from its cache, told "written elsewhere", or rebuilt. */
+  mode: "running" | "cache" | "elsewhere" | "rebuilt";
   differing: number;
   onlyEngine: string[];
   onlyFresh: string[];

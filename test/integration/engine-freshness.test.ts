@@ -82,6 +82,73 @@ describe("the incremental engine", () => {
     expect(await functionNames(repo, "pkg/text.py")).toContain("engine_caller");
   });
 
+  it("after pi-cgc's own index the engine takes that graph as its model: no first edit rewrites other files' links", async () => {
+    process.env.CGC_LIFECYCLE_AUTO_CREATE = "true";
+    try {
+      const repo = repos.tiny();
+      const first = await readySession(repo);
+      expect(first.ui.statusHistory).toContainEqual(expect.stringMatching(/^cgc indexing…/));
+      // Started by the index, not by an edit: the tree it reads is the one the graph was just built from.
+      await waitFor(
+        async () => /engine: {5}ready/.test(await first.status()),
+        "the engine up after the index",
+        60_000,
+        500,
+      );
+      first.h.faux.setResponses([
+        fauxAssistantMessage(addCaller, { stopReason: "toolUse" }),
+        fauxAssistantMessage("done"),
+      ]);
+      await first.h.session.prompt("add a caller of normalize");
+      await waitFor(() => first.chip() === "cgc ready · fresh", "fresh after the update", 30_000);
+      // An engine that could not know what the graph held would have rewritten the links of all four others.
+      expect(await first.status()).toMatch(
+        /last update: 1 file\(s\) in \d+ ms \(database held \d+ ms; links of 0 other file\(s\) rewritten\)/,
+      );
+      expect(await functionNames(repo, "pkg/text.py")).toContain("engine_caller");
+      await harnesses.splice(harnesses.indexOf(first.h), 1)[0]?.dispose();
+
+      // The next session's engine starts from the cache the last one saved: the graph's model still.
+      const next = await readySession(repo);
+      next.h.faux.setResponses([
+        fauxAssistantMessage(
+          fauxToolCall("edit", {
+            path: "pkg/text.py",
+            edits: [{ oldText: "def engine_caller(value):", newText: "def engine_caller_renamed(value):" }],
+          }),
+          { stopReason: "toolUse" },
+        ),
+        fauxAssistantMessage("done"),
+      ]);
+      await next.h.session.prompt("rename it");
+      await waitFor(() => next.chip() === "cgc ready · fresh", "fresh after the next session's update", 60_000);
+      expect(await next.status()).toMatch(/\(warm\); last update: 1 file\(s\) .*links of 0 other file\(s\) rewritten/);
+      expect(await functionNames(repo, "pkg/text.py")).toContain("engine_caller_renamed");
+      expect(next.ui.statusHistory.filter((text) => /^cgc (syncing|rebuilding|indexing)…/.test(text ?? ""))).toEqual(
+        [],
+      );
+    } finally {
+      delete process.env.CGC_LIFECYCLE_AUTO_CREATE;
+    }
+  });
+
+  it("a line added to .cgcignore by a shell command takes the folder's file out of the graph; removed, puts it back", async () => {
+    const repo = await repos.indexed(home.env);
+    const s = await readySession(repo);
+    const ignore = (command: string) =>
+      fauxAssistantMessage(fauxToolCall("bash", { command }), { stopReason: "toolUse" });
+    s.h.faux.setResponses([ignore("printf 'pkg/beta.py\\n' >> .cgcignore"), fauxAssistantMessage("done")]);
+    await s.h.session.prompt("stop indexing beta");
+    await waitFor(() => s.chip() === "cgc ready · fresh", "fresh after the update", 60_000);
+    expect(await functionNames(repo, "pkg/beta.py")).toEqual([]);
+    expect(await functionNames(repo, "pkg/alpha.py")).not.toEqual([]);
+    s.h.faux.setResponses([ignore("sed -i '/pkg\\/beta.py/d' .cgcignore"), fauxAssistantMessage("done")]);
+    await s.h.session.prompt("index beta again");
+    await waitFor(() => s.chip() === "cgc ready · fresh", "fresh after the second update", 60_000);
+    expect(await functionNames(repo, "pkg/beta.py")).not.toEqual([]);
+    expect(s.ui.statusHistory.filter((text) => /^cgc (syncing|rebuilding|indexing)…/.test(text ?? ""))).toEqual([]);
+  });
+
   it("a cgc version the engine was not proven on: one notice, then full rebuilds keep the graph honest", async () => {
     const repo = await repos.indexed(home.env);
     const s = await readySession(repo, join(FAKES, "cgc-other-version"));

@@ -2,9 +2,11 @@
 // twice, and the tree it remembers for the next session.
 import { mkdirSync, mkdtempSync, renameSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { graphRecordPath } from "../../src/state/records.ts";
 import { createChangeTracker } from "../../src/workspace/tracker.ts";
+import { stampPath } from "../../src/workspace/tree.ts";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -65,6 +67,37 @@ describe("the change tracker", () => {
     writeFileSync(w.at("node_modules/x/index.js"), "module.exports = 1;\n");
     writeFileSync(w.at("notes.txt"), "not source\n");
     expect(w.tracker.check()).toEqual([w.at("new/deeper/c.py")]);
+  });
+
+  it("reports a change to the root's .cgcignore or .gitignore, which adds files to the graph or takes them out", () => {
+    const w = workspace();
+    writeFileSync(w.at(".cgcignore"), "pkg/b.py\n");
+    expect(w.tracker.check()).toEqual([w.at(".cgcignore")]);
+    writeFileSync(w.at(".gitignore"), "pkg/\n");
+    mkdirSync(w.at("pkg/.hidden"));
+    writeFileSync(w.at("pkg/.gitignore"), "a.py\n"); // not read by cgc: only the root's
+    expect(w.tracker.check()).toEqual([w.at(".gitignore")]);
+    rmSync(w.at(".cgcignore"));
+    expect(w.tracker.check()).toEqual([w.at(".cgcignore")]);
+  });
+
+  it("a tree remembered before ignore files were tracked takes them as unchanged; file times never count them", () => {
+    const w = workspace();
+    writeFileSync(w.at(".cgcignore"), "# written by cgc during its index, after the index time it records\n");
+    // The record as pi-cgc wrote it before ignore files were tracked.
+    const record = graphRecordPath(w.env, w.root, "trees");
+    mkdirSync(dirname(record), { recursive: true });
+    const files = [w.at("pkg/a.py"), w.at("pkg/b.py")].map((path) => [path, stampPath(path)]);
+    writeFileSync(record, JSON.stringify({ root: w.root, files }));
+    expect(createChangeTracker(w.env).startDrift(w.root, Date.now() + 60_000)).toEqual({
+      paths: [],
+      basis: "remembered tree",
+    });
+    const fresh = createChangeTracker({ PI_CODING_AGENT_DIR: join(w.root, "..", "other-agent") });
+    expect(fresh.startDrift(w.root, Date.now() - 1_000)).toEqual({
+      paths: [w.at("pkg/a.py"), w.at("pkg/b.py")],
+      basis: "file times",
+    });
   });
 
   it("does not report again what the session observed itself", () => {
