@@ -12,7 +12,7 @@
 //   - no lost user file: every file holds what the user, the agent and the run wrote, nothing else;
 //   - config intact: the project settings file is byte-identical.
 //
-//   npm run soak -- --runs 20 --seed 7 [--steps 10] [--first-run 0] [--actions v2]
+//   npm run soak -- --runs 20 --seed 7 [--steps 10] [--first-run 0] [--actions v3]
 //
 // Prints the figures (runs, steps, faults injected by kind, invariant violations) and exits 1 on a violation.
 
@@ -117,6 +117,7 @@ const ACTION_NAMES = [
   "bash-rename",
   "bash-restore-old-time",
   "bash-new-folder",
+  "bash-ignore",
   "outside-edit",
   "outside-delete",
   "outside-rename",
@@ -131,7 +132,7 @@ type Action = (typeof ACTION_NAMES)[number];
 
 // A seed replays the same session only with the same table: each table a failed seed was found with
 // stays, and new actions go into a new table.
-const ACTION_TABLES: Record<"v1" | "v2", Partial<Record<Action, number>>> = {
+const ACTION_TABLES: Record<"v1" | "v2" | "v3", Partial<Record<Action, number>>> = {
   v1: {
     "edit-tool": 4,
     "write-tool": 2,
@@ -166,6 +167,27 @@ const ACTION_TABLES: Record<"v1" | "v2", Partial<Record<Action, number>>> = {
     "fault:kill-child": 1,
     "fault:replace-session": 1,
   },
+  // And a line in .cgcignore that takes a file out of the graph while it stays on disk.
+  v3: {
+    "edit-tool": 4,
+    "write-tool": 2,
+    "bash-append": 2,
+    "bash-new-file": 2,
+    "bash-delete": 1,
+    "bash-rename": 1,
+    "bash-restore-old-time": 1,
+    "bash-new-folder": 1,
+    "bash-ignore": 1,
+    "outside-edit": 2,
+    "outside-delete": 1,
+    "outside-rename": 1,
+    prompt: 2,
+    "graph-tool": 2,
+    command: 4,
+    "fault:lock": 1,
+    "fault:kill-child": 1,
+    "fault:replace-session": 1,
+  },
 };
 export type ActionTable = keyof typeof ACTION_TABLES;
 const FAULTS = ACTION_NAMES.filter((action) => action.startsWith("fault:"));
@@ -186,6 +208,8 @@ interface Run {
   files: Map<string, string | undefined>;
   /** Files the user had before the run. */
   original: Set<string>;
+  /** Files the agent's .cgcignore lines took out of the graph: on disk as `files` says, in no graph. */
+  ignored: Set<string>;
   /** Files the run allows beyond `files` (cgc's own .cgcignore, a confirmed report). */
   allowedExtra: Set<string>;
   h: PiHarness;
@@ -277,6 +301,7 @@ async function soakRunOn(
     repo,
     files,
     original: new Set(files.keys()),
+    ignored: new Set(),
     allowedExtra: new Set(),
     h: undefined as unknown as PiHarness,
     ui: undefined as unknown as RecordingUi,
@@ -291,7 +316,7 @@ async function soakRunOn(
     // Every run injects at least one fault: the middle step is one, of a kind picked at random.
     const faultStep = Math.floor(options.steps / 2);
     for (let step = 0; step < options.steps; step++) {
-      const action = step === faultStep ? rng.pick(FAULTS) : rng.weighted(ACTION_TABLES[options.actions ?? "v2"]);
+      const action = step === faultStep ? rng.pick(FAULTS) : rng.weighted(ACTION_TABLES[options.actions ?? "v3"]);
       report.steps++;
       if (!action.startsWith("fault:")) report.actions[action] = (report.actions[action] ?? 0) + 1;
       const throughPrompt = await perform(run, action, (started) => {
@@ -384,7 +409,9 @@ function toolStep(name: string, args: Record<string, unknown>) {
 }
 
 const liveFiles = (run: Run) =>
-  [...run.files].filter(([path, content]) => content !== undefined && path.endsWith(".py")).map(([path]) => path);
+  [...run.files]
+    .filter(([path, content]) => content !== undefined && path.endsWith(".py") && !run.ignored.has(path))
+    .map(([path]) => path);
 
 /** Python files made during the run (by the agent or the user), which the run may delete or move. */
 const madeFiles = (run: Run) => liveFiles(run).filter((path) => !run.original.has(path));
@@ -487,6 +514,15 @@ async function perform(run: Run, action: Action, holding: (holder: LongLivedCgc)
         "bash",
       );
       run.files.set(path, `def ${name}():\n    return 4\n`);
+      return true;
+    }
+    case "bash-ignore": {
+      // Only files the agent made; the file stays on disk, and no graph may hold it from here on.
+      const made = madeFiles(run);
+      if (made.length === 0) return perform(run, "bash-new-file", holding);
+      const path = rng.pick(made);
+      await prompt(run, toolStep("bash", { command: `printf '%s\\n' ${path} >> .cgcignore` }), "bash");
+      run.ignored.add(path);
       return true;
     }
     case "outside-edit": {
@@ -612,6 +648,10 @@ async function checkFreshClaim(run: Run, when: string): Promise<void> {
   for (const [path, content] of run.files) {
     if (!path.endsWith(".py")) continue;
     const inGraph = graph.get(join(run.repo.path, path));
+    if (run.ignored.has(path)) {
+      if (inGraph) run.violations.push(`fresh ${when}, yet the graph still holds ${path}, which .cgcignore ignores`);
+      continue;
+    }
     if (content === undefined) {
       if (inGraph) run.violations.push(`fresh ${when}, yet the graph still holds the deleted ${path}`);
       continue;
@@ -791,8 +831,8 @@ function backendsArgument(): BackendName[] {
 
 function tableArgument(): ActionTable {
   const at = process.argv.indexOf("--actions");
-  const value = at >= 0 ? process.argv[at + 1] : "v2";
-  if (value !== "v1" && value !== "v2") throw new Error("--actions must be v1 or v2");
+  const value = at >= 0 ? process.argv[at + 1] : "v3";
+  if (value !== "v1" && value !== "v2" && value !== "v3") throw new Error("--actions must be v1, v2 or v3");
   return value;
 }
 
