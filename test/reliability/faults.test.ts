@@ -188,7 +188,8 @@ describe("cgc killed in the middle of a write", () => {
     await h.session.prompt(truth.files > 0 ? "/cgc sync" : "/cgc index");
     await waitFor(() => chip() === "cgc ready · fresh", "fresh after the rebuild", 120_000);
     expect((await graphRecord(home.env, repo.path)).functions).toEqual(EXPECTED_FUNCTIONS);
-  });
+    // Two KùzuDB indexes (the killed one with its slow file, the one after) and the waits between them.
+  }, 240_000);
 });
 
 describe("a sync that never settles", () => {
@@ -238,6 +239,8 @@ describe("a sync that never settles", () => {
         await pi.stop();
       }
     },
+    // A full index, the sync cut off, the next session's probe and its rebuild: KùzuDB's cost varies with load.
+    300_000,
   );
 });
 
