@@ -132,6 +132,25 @@ type Action = (typeof ACTION_NAMES)[number];
 
 // A seed replays the same session only with the same table: each table a failed seed was found with
 // stays, and new actions go into a new table.
+const CHANGE_KINDS_V2: Partial<Record<Action, number>> = {
+  "edit-tool": 4,
+  "write-tool": 2,
+  "bash-append": 2,
+  "bash-new-file": 2,
+  "bash-delete": 1,
+  "bash-rename": 1,
+  "bash-restore-old-time": 1,
+  "bash-new-folder": 1,
+  "outside-edit": 2,
+  "outside-delete": 1,
+  "outside-rename": 1,
+  prompt: 2,
+  "graph-tool": 2,
+  command: 4,
+  "fault:lock": 1,
+  "fault:kill-child": 1,
+  "fault:replace-session": 1,
+};
 const ACTION_TABLES: Record<"v1" | "v2" | "v3", Partial<Record<Action, number>>> = {
   v1: {
     "edit-tool": 4,
@@ -148,46 +167,9 @@ const ACTION_TABLES: Record<"v1" | "v2" | "v3", Partial<Record<Action, number>>>
     "fault:replace-session": 1,
   },
   // Every kind of change the tracker must see (issue 15).
-  v2: {
-    "edit-tool": 4,
-    "write-tool": 2,
-    "bash-append": 2,
-    "bash-new-file": 2,
-    "bash-delete": 1,
-    "bash-rename": 1,
-    "bash-restore-old-time": 1,
-    "bash-new-folder": 1,
-    "outside-edit": 2,
-    "outside-delete": 1,
-    "outside-rename": 1,
-    prompt: 2,
-    "graph-tool": 2,
-    command: 4,
-    "fault:lock": 1,
-    "fault:kill-child": 1,
-    "fault:replace-session": 1,
-  },
+  v2: CHANGE_KINDS_V2,
   // And a line in .cgcignore that takes a file out of the graph while it stays on disk.
-  v3: {
-    "edit-tool": 4,
-    "write-tool": 2,
-    "bash-append": 2,
-    "bash-new-file": 2,
-    "bash-delete": 1,
-    "bash-rename": 1,
-    "bash-restore-old-time": 1,
-    "bash-new-folder": 1,
-    "bash-ignore": 1,
-    "outside-edit": 2,
-    "outside-delete": 1,
-    "outside-rename": 1,
-    prompt: 2,
-    "graph-tool": 2,
-    command: 4,
-    "fault:lock": 1,
-    "fault:kill-child": 1,
-    "fault:replace-session": 1,
-  },
+  v3: { ...CHANGE_KINDS_V2, "bash-ignore": 1 },
 };
 export type ActionTable = keyof typeof ACTION_TABLES;
 const FAULTS = ACTION_NAMES.filter((action) => action.startsWith("fault:"));
