@@ -28,6 +28,7 @@ export function installFreshness(pi: ExtensionAPI, current: CurrentSession) {
   let syncing: Promise<string> | undefined;
   let watcher: WatcherController | undefined;
   let updates: EngineUpdates | undefined;
+  let agentRunning = false;
 
   // While a verified watcher keeps the graph, the tracker does not look: when the watcher dies, its
   // next look reports everything changed since the graph was last verified without it.
@@ -52,6 +53,13 @@ export function installFreshness(pi: ExtensionAPI, current: CurrentSession) {
   const cancelQuietSync = () => {
     if (quietTimer) clearTimeout(quietTimer);
     quietTimer = undefined;
+  };
+
+  /** The automatic sync waits for a quiet moment after the agent's turn. */
+  const armQuietSync = (session: CgcSession) => {
+    cancelQuietSync();
+    quietTimer = setTimeout(() => maybeAutoSync(session), QUIET_MS);
+    quietTimer.unref();
   };
 
   /**
@@ -126,7 +134,11 @@ export function installFreshness(pi: ExtensionAPI, current: CurrentSession) {
     updates = undefined;
     if (!session) return;
     let watchDecided = false;
-    const sessionUpdates = createEngineUpdates(session);
+    // An engine that failed while the agent was idle (the quiet moment after its turn may have passed during
+    // the update) leaves the changes to the full rebuild, which then needs its own quiet moment.
+    const sessionUpdates = createEngineUpdates(session, () => {
+      if (!agentRunning && current() === session) armQuietSync(session);
+    });
     updates = sessionUpdates;
     session.store.subscribe((state, previous) => {
       // A full index or rebuild rewrote the graph from the tree: a running engine must read the tree again.
@@ -184,17 +196,16 @@ export function installFreshness(pi: ExtensionAPI, current: CurrentSession) {
   });
 
   pi.on("before_agent_start", () => {
+    agentRunning = true;
     cancelQuietSync();
     const session = current();
     if (session && isReady(session.store.get())) checkFiles(session);
   });
 
   pi.on("agent_end", () => {
+    agentRunning = false;
     const session = current();
-    if (!session) return;
-    cancelQuietSync();
-    quietTimer = setTimeout(() => maybeAutoSync(session), QUIET_MS);
-    quietTimer.unref();
+    if (session) armQuietSync(session);
   });
 
   return {

@@ -59,7 +59,11 @@ export type UpdatingSession = Pick<
   "backend" | "config" | "disposed" | "env" | "notices" | "refresh" | "root" | "runner" | "store" | "worktree"
 >;
 
-export function createEngineUpdates(session: UpdatingSession): EngineUpdates {
+/**
+ * `retired`: the engine stopped after a failure with changes perhaps left out of the graph; the caller's full
+ * rebuild takes over (an update the timer started has no caller waiting to fall back).
+ */
+export function createEngineUpdates(session: UpdatingSession, retired: () => void): EngineUpdates {
   let engine: Engine | undefined;
   let why = "waiting for the first probe";
   let last = "";
@@ -144,6 +148,7 @@ export function createEngineUpdates(session: UpdatingSession): EngineUpdates {
     why = `stopped after a failure: ${reason}`;
     void engine?.stop();
     fallBack(why);
+    retired();
   };
 
   /**

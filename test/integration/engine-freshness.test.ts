@@ -166,18 +166,24 @@ describe("the incremental engine", () => {
     expect(await functionNames(repo, "pkg/text.py")).toContain("engine_caller");
   });
 
-  it("the engine killed mid-update: one notice, nothing fresh until the full rebuild, then a right graph", async () => {
+  it("the engine killed mid-update after the turn's quiet moment: one notice, nothing fresh until the full rebuild, then a right graph", async () => {
     const repo = await repos.indexed(home.env);
     const s = await readySession(repo);
+    // A first edit starts the engine, so that the next update begins at once, before the quiet moment after
+    // the turn (1.5 s) that would otherwise start the sync the update joins.
+    s.h.faux.setResponses([fauxAssistantMessage(addCaller, { stopReason: "toolUse" }), fauxAssistantMessage("done")]);
+    await s.h.session.prompt("add a caller");
+    await waitFor(() => s.chip() === "cgc ready · fresh", "fresh after the first update", 60_000);
     // A file the engine needs seconds for keeps the update running long enough to kill it.
     writeSlowToIndexFile(join(repo.path, "pkg", "generated.py"));
     s.h.faux.setResponses([fauxAssistantMessage("first")]);
-    const prompt = s.h.session.prompt("look around"); // the turn-boundary check sees the new file
-    await waitFor(() => s.chip()?.startsWith("cgc updating…"), "the update to start", 30_000);
+    await s.h.session.prompt("look around"); // the turn-boundary check sees the new file
+    // Killed once the quiet moment has passed during the update: no turn's end is left to start the full
+    // rebuild; the failure itself must (it did not: the chip stayed "possibly stale" until the next prompt).
+    await waitFor(() => /^cgc updating… ([3-9]|\d{2,})s/.test(s.chip() ?? ""), "the update to run for 3 s", 60_000);
     const [engine] = processesOf(home.home, /pi_cgc_engine\.py serve/);
     expect(engine).toBeDefined();
     process.kill(engine?.pid as number, "SIGKILL");
-    await prompt;
     await waitFor(() => s.chip() === "cgc ready · fresh", "fresh after the full rebuild", 180_000);
     const fromKill = s.ui.statusHistory.findLastIndex((text) => text?.startsWith("cgc updating…"));
     const afterKill = s.ui.statusHistory.slice(fromKill);
@@ -188,6 +194,7 @@ describe("the incremental engine", () => {
       expect.stringMatching(/engine is stopped after a failure: .*; each sync is a full rebuild/),
     ]);
     expect((await functionNames(repo, "pkg/generated.py")).length).toBe(1_501);
+    expect(await functionNames(repo, "pkg/text.py")).toContain("engine_caller");
     // Two KùzuDB indexes of the slow file (the fixture's, the full rebuild's) and the engine's update between.
   }, 300_000);
 });
