@@ -4,7 +4,7 @@ engine's graph with a fresh `cgc index --force` of an identical copy of the tree
 0 differing lines expected).
 
   python engine/parity.py --scenario small|long|long-3.13 --work DIR [--falkor-port N | --neo4j-uris ENGINE_URI,FRESH_URI]
-                          [--max-steps N] [--late-start] [--no-check]
+                          [--max-steps N] [--late-start] [--no-check] [--watcher]
 
 The backend is KùzuDB (cgc's embedded default on this venv) unless a FalkorDB server's port or two Neo4j
 servers are given. "small" replays wsgiref (3.10 → 3.13) and mechanical changes, small enough for KùzuDB's
@@ -15,6 +15,10 @@ Run by the project's venv python (the one that owns cgc). One JSON line per step
 summary line; exit 0 when every step had 0 differing lines. The changes are other people's: the
 standard library as it changed between the Pythons in ~/.pyenv/versions, applied file by file, and
 small files from the npm packages in node_modules (JS, TS, Rust, C, C++) and Go's own sources.
+
+With --watcher (a server backend only), the same replay measures cgc's own watcher instead of the engine:
+`cgc watch` keeps the graph of the first tree, the engine only dumps it, and each step's differing lines
+(counted per edge type) are what a graph kept by `cgc watch` differs from a full index.
 """
 
 from __future__ import annotations
@@ -26,12 +30,13 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Set
 
 HERE = Path(__file__).resolve().parent
 PROJECT = HERE.parent
@@ -327,6 +332,157 @@ class Engine:
         return self.proc.wait(timeout=60)
 
 
+# --watcher: cgc's watcher logs through `logging` at INFO, which the CLI leaves at WARNING; configured
+# first, basicConfig here wins over the CLI's own call. The entry point is .venv/bin/cgc's.
+WATCH_CODE = (
+    "import logging, sys\n"
+    "logging.basicConfig(level=logging.INFO, stream=sys.stderr, format='%(asctime)s %(levelname)s %(name)s: %(message)s')\n"
+    "sys.argv = ['cgc', 'watch', sys.argv[1]]\n"
+    "from codegraphcontext.cli.main import app\n"
+    "sys.exit(app())\n"
+)
+WATCH_ATTACHED = "Monitoring for file changes"
+WATCH_STARTED = re.compile(r"File change detected \(incremental update\): (.*)$")
+WATCH_FINISHED = re.compile(r"\[INCREMENTAL\] Done\. Graph refresh for (.*) complete!"
+                            r"|\[WATCH\] removed stale node for moved file: (.*)$"
+                            r"|\[WATCH\] failed to remove (.*?): ")
+# The watcher handles a created or modified file only with one of cgc 0.6.13's GraphBuilder.parsers
+# suffixes (Path.suffix, so never ".d.ts"); a deleted file it handles whatever its suffix.
+WATCHED_SUFFIXES = {
+    ".py", ".ipynb", ".js", ".jsx", ".mjs", ".cjs", ".go", ".ts", ".mts", ".cts", ".tsx", ".cpp", ".h", ".hpp",
+    ".hh", ".rs", ".c", ".java", ".rb", ".cs", ".php", ".kt", ".scala", ".sc", ".swift", ".hs", ".dart", ".pl",
+    ".pm", ".lua", ".ex", ".exs", ".el", ".sol", ".html", ".css", ".svelte", ".vue",
+}
+WATCH_DEBOUNCE_S = 2.0  # the watcher's per-path debounce
+WATCH_STEP_TIMEOUT_S = 90.0
+WATCH_ATTACH_TIMEOUT_S = 180.0
+
+
+def files_under(root: Path) -> Set[Path]:
+    return {p for p in root.rglob("*") if p.is_file()}
+
+
+class Watcher:
+    """The real `cgc watch ROOT`, in its own session (it is known to ignore SIGINT at times), its output
+    in a log file that is read as it grows."""
+
+    def __init__(self, root: Path, env: Dict[str, str], log_path: Path):
+        # The ignore rules as the watcher loads them at its start: it never reads .cgcignore again.
+        from codegraphcontext.core.cgcignore import build_ignore_spec
+        from codegraphcontext.tools.indexing.constants import DEFAULT_IGNORE_PATTERNS
+        self.ignore = build_ignore_spec(ignore_root=root, default_patterns=DEFAULT_IGNORE_PATTERNS)[0]
+        self.root = root
+        self.log_path = log_path
+        self.log_file = log_path.open("wb")
+        self.proc = subprocess.Popen(
+            [str(PYTHON), "-c", WATCH_CODE, str(root)], cwd=root,
+            # cgc drops its own log lines below ENABLE_APP_LOGS (CRITICAL unless set); they carry emoji.
+            env=dict(env, ENABLE_APP_LOGS="INFO", PYTHONUNBUFFERED="1", PYTHONIOENCODING="utf-8"),
+            stdin=subprocess.DEVNULL, stdout=self.log_file, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+        self.reader = log_path.open("rb")
+        self.rest = b""
+
+    def lines(self) -> List[str]:
+        self.rest += self.reader.read()
+        *complete, self.rest = self.rest.split(b"\n")
+        return [line.decode("utf-8", "replace") for line in complete]
+
+    def tail(self) -> str:
+        return self.log_path.read_text(encoding="utf-8", errors="replace")[-3000:]
+
+    def between_steps(self) -> List[str]:
+        """What the watcher started or ended after the last step's wait (then the step's graph was dumped)."""
+        return [line[-300:] for line in self.lines() if WATCH_STARTED.search(line) or WATCH_FINISHED.search(line)
+                or line.startswith(("Exception in thread", "Traceback"))]
+
+    def wait_attached(self) -> None:
+        deadline = time.monotonic() + WATCH_ATTACH_TIMEOUT_S
+        while not any(WATCH_ATTACHED in line for line in self.lines()):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise SystemExit(f"parity: `cgc watch` did not attach (exit {self.proc.poll()}):\n{self.tail()}")
+            time.sleep(0.2)
+
+    def expects(self, touched: List[Path], existed: Set[Path]) -> Set[str]:
+        """The touched files the watcher ends with a log line: created or modified ones with a parsed
+        suffix, any deleted one (its handler logs no end for an ignored one, nor acts on it)."""
+        paths: Set[Path] = set()
+        for path in touched:
+            paths |= {p for p in existed if p == path or path in p.parents}
+            paths |= files_under(path) if path.is_dir() else {path} if path.is_file() else set()
+        return {str(p) for p in paths
+                if not self.ignore.match_file(p.relative_to(self.root).as_posix())
+                and (not p.exists() or p.suffix in WATCHED_SUFFIXES)}
+
+    def settle(self, expected: Set[str], applied: float) -> Dict[str, Any]:
+        """Waits until the watcher has ended every expected path (never before a debounce has passed,
+        so that a handler nobody expected still starts and shows), at most WATCH_STEP_TIMEOUT_S."""
+        finished: Set[str] = set()
+        started: List[str] = []
+        crashed: List[str] = []
+        tracebacks = 0
+        running: Optional[str] = None  # handlers run one at a time (the watcher's update lock)
+        last = applied
+        while True:
+            for line in self.lines():
+                start, end = WATCH_STARTED.search(line), WATCH_FINISHED.search(line)
+                if start:
+                    running = start.group(1)
+                    started.append(running)
+                elif end:
+                    finished.add(next(g for g in end.groups() if g is not None))
+                    running, last = None, time.monotonic()
+                elif line.startswith("Exception in thread"):
+                    # A handler that raised logs no end: its path is done with, as far as it goes.
+                    if running is not None:
+                        finished.add(running)
+                        crashed.append(running)
+                    running, last = None, time.monotonic()
+                elif line.startswith("Traceback"):
+                    tracebacks += 1
+            now = time.monotonic()
+            exited = self.proc.poll() is not None
+            timed_out = now - applied > WATCH_STEP_TIMEOUT_S
+            if exited or timed_out or (expected <= finished and now - applied > WATCH_DEBOUNCE_S + 1):
+                break
+            time.sleep(0.2)
+
+        def rel(paths: Any) -> List[str]:
+            return sorted(Path(p).relative_to(self.root).as_posix() if Path(p).is_relative_to(self.root) else p
+                          for p in paths)
+
+        return {"watcherTimedOut": timed_out and not exited, "watcherExited": self.proc.poll(),
+                "watcherMs": round((last - applied) * 1000) if finished else None,
+                "watcherExpected": rel(expected), "watcherEnded": rel(finished),
+                "watcherUnended": rel(expected - finished), "watcherStarted": rel(started),
+                "watcherCrashed": rel(crashed), "watcherTracebacks": tracebacks}
+
+    def stop(self) -> Dict[str, Any]:
+        """SIGINT as Ctrl+C sends it; the process group is killed if the watcher is still alive 10 s later."""
+        killed = False
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGINT)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+                killed = True
+        self.log_file.close()
+        return {"watcherExit": self.proc.returncode, "watcherKilled": killed}
+
+
+def line_type(line: str) -> str:
+    """An edge line's relation type ("E CALLS a -> b {…}"), or "N <label>" for a node line."""
+    tag, label = line.split(" ", 2)[:2]
+    return label if tag == "E" else f"N {label}"
+
+
+def by_type(lines: List[str]) -> Dict[str, int]:
+    return dict(sorted(collections.Counter(line_type(line) for line in lines).items()))
+
+
 def run(cmd: List[str], cwd: Path, env: Dict[str, str]) -> None:
     result = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
     if result.returncode != 0:
@@ -352,7 +508,16 @@ def main() -> int:
                              "just before the change, told the graph was rebuilt (the changed paths unknown)")
     parser.add_argument("--no-check", action="store_true",
                         help="run the engine without PI_CGC_ENGINE_CHECK (its narrowed resolution then goes unchecked)")
+    parser.add_argument("--watcher", action="store_true",
+                        help="measure cgc's own watcher instead of the engine: `cgc watch` keeps the first tree's "
+                             "graph, the engine only dumps it (needs --falkor-port or --neo4j-uris)")
     args = parser.parse_args()
+    if args.watcher and not (args.falkor_port or args.neo4j_uris):
+        # On KùzuDB the watcher holds the embedded database's lock for its whole life: nothing else could dump.
+        raise SystemExit("parity: --watcher needs a server backend (--falkor-port or --neo4j-uris), "
+                         "since on KùzuDB `cgc watch` holds the database's lock and nothing else can read the graph")
+    if args.watcher and args.late_start:
+        raise SystemExit("parity: --watcher and --late-start do not go together (the engine never updates with --watcher)")
     work = Path(args.work).resolve()
     shutil.rmtree(work, ignore_errors=True)
     # Both trees share a basename, so a repository-relative dump is comparable line for line.
@@ -385,14 +550,26 @@ def main() -> int:
     (engine_root / ".cgcignore").write_text("# pi-cgc parity\n", encoding="utf-8")
     start = time.monotonic()
     run([str(CGC), "index", "--force", str(engine_root)], engine_root, envs["engine"])
-    engine = Engine(engine_root, envs["engine"], work / "cache")
-    # As pi-cgc does after its own full index: the tree the engine read is what the graph was built from.
-    told = engine.ask("rebuilt", unknown=[])
-    assert told.get("ok"), told
-    print(json.dumps({"event": "ready", **engine.ready, "rebuilt": told}), flush=True)
+    watcher: Optional[Watcher] = None
+    if args.watcher:
+        # The engine only dumps the graph the watcher keeps: it is never told to update, nor that the graph
+        # was rebuilt, and its cache is its own.
+        engine = Engine(engine_root, envs["engine"], work / "cache-dumper")
+        watcher = Watcher(engine_root, envs["engine"], work / "watcher.log")
+        watcher.wait_attached()
+        print(json.dumps({"event": "ready", **engine.ready, "mode": "watcher", "watcherLog": str(watcher.log_path)}), flush=True)
+    else:
+        engine = Engine(engine_root, envs["engine"], work / "cache")
+        # As pi-cgc does after its own full index: the tree the engine read is what the graph was built from.
+        told = engine.ask("rebuilt", unknown=[])
+        assert told.get("ok"), told
+        print(json.dumps({"event": "ready", **engine.ready, "rebuilt": told}), flush=True)
     failures = 0
     total_diff = 0
     fresh_reader: Optional[Engine] = None
+    total_by_type: collections.Counter = collections.Counter()
+    timed_out_steps = 0
+    watcher_stop: Dict[str, Any] = {}
     try:
         for number, step in enumerate(steps, 1):
             step_start = time.monotonic()
@@ -401,7 +578,10 @@ def main() -> int:
             # the tree from the disk after the change and never held the changed files' old content; and
             # pi-cgc's own full index just before the change, then told after its start that the graph was
             # rebuilt, the changed paths unknown (changed since the index read them).
-            mode = ("cache", "elsewhere", "rebuilt")[(number - 1) % 3] if args.late_start else "running"
+            mode = ("cache", "elsewhere", "rebuilt")[(number - 1) % 3] if args.late_start else "watcher" if args.watcher else "running"
+            # The files before the change: a deleted folder's files are the watcher's deleted paths.
+            existed = files_under(engine_root) if watcher else set()
+            late = watcher.between_steps() if watcher else []
             if args.late_start:
                 engine.stop()
                 if mode != "cache":
@@ -415,7 +595,11 @@ def main() -> int:
             if mode == "rebuilt":
                 told = engine.ask("rebuilt", unknown=[str(p) for p in touched])
                 assert told.get("ok"), told
-            answer = engine.ask("update", paths=[str(p) for p in touched])
+            if watcher:
+                waited = watcher.settle(watcher.expects(touched, existed), time.monotonic())
+                answer: Dict[str, Any] = {}
+            else:
+                answer = engine.ask("update", paths=[str(p) for p in touched])
             shutil.rmtree(fresh_root, ignore_errors=True)
             shutil.copytree(engine_root, fresh_root)
             index_start = time.monotonic()
@@ -432,8 +616,8 @@ def main() -> int:
             only_engine, only_fresh = differing(engine_dump.read_text().splitlines(), fresh_dump.read_text().splitlines())
             diff = len(only_engine) + len(only_fresh)
             total_diff += diff
-            failures += diff > 0 or not answer.get("ok")
-            print(json.dumps({
+            failures += diff > 0 or (not watcher and not answer.get("ok"))
+            row = {
                 "step": number, "name": step.name, "ok": answer.get("ok"), "code": answer.get("code"),
                 "ms": answer.get("ms"), "lockMs": answer.get("lockMs"), "openMs": answer.get("openMs"),
                 "resolveMs": answer.get("resolveMs"), "checkMs": answer.get("checkMs"),
@@ -442,13 +626,30 @@ def main() -> int:
                 "reason": answer.get("reason"), "lines": dumped.get("lines"), "differing": diff,
                 "freshIndexMs": index_ms, "stepMs": round((time.monotonic() - step_start) * 1000),
                 "onlyEngine": only_engine[:5], "onlyFresh": only_fresh[:5],
-            }), flush=True)
+            }
+            if watcher:
+                # onlyEngine is what the watcher's graph holds and a full index does not.
+                total_by_type.update(by_type(only_engine + only_fresh))
+                timed_out_steps += waited["watcherTimedOut"]
+                diffs = work / "watcher-diffs"
+                diffs.mkdir(exist_ok=True)
+                (diffs / f"{number:03d}.diff").write_text(
+                    "".join(f"< {line}\n" for line in only_engine) + "".join(f"> {line}\n" for line in only_fresh), encoding="utf-8")
+                row.update({"differingByType": by_type(only_engine + only_fresh), "onlyWatcherByType": by_type(only_engine),
+                            "onlyFreshByType": by_type(only_fresh), **waited, "watcherBeforeStep": late})
+            print(json.dumps(row), flush=True)
     finally:
+        if watcher is not None:
+            watcher_stop = watcher.stop()
         code = engine.stop()
         if fresh_reader is not None:
             fresh_reader.stop()
-    print(json.dumps({"event": "summary", "scenario": args.scenario, "steps": len(steps), "failedSteps": failures,
-                      "differingLines": total_diff, "engineExit": code, "seconds": round(time.monotonic() - start)}), flush=True)
+    summary = {"event": "summary", "scenario": args.scenario, "steps": len(steps), "failedSteps": failures,
+               "differingLines": total_diff, "engineExit": code, "seconds": round(time.monotonic() - start)}
+    if watcher:
+        summary.update({"mode": "watcher", "differingByType": dict(sorted(total_by_type.items())),
+                        "watcherTimedOutSteps": timed_out_steps, **watcher_stop, "watcherLog": str(watcher.log_path)})
+    print(json.dumps(summary), flush=True)
     return 0 if failures == 0 and code == 0 else 1
 
 
