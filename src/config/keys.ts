@@ -169,7 +169,7 @@ export const CONFIG_KEYS = {
     type: integerType(1, HOUR),
     default: 15_000,
     env: "CGC_FRESHNESS_WATCHER_LIVENESS_MS",
-    doc: "How long a watcher must survive before the graph is called fresh.",
+    doc: "How long a watcher must survive before pi-cgc leaves the graph to it (the chip then says `watched`).",
   }),
   "freshness.autoSync": key({
     type: booleanType,

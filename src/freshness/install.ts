@@ -164,7 +164,17 @@ export function installFreshness(pi: ExtensionAPI, current: CurrentSession) {
       void import("./watcher.ts").then(
         ({ startWatcherIfEnabled }) => {
           if (current() !== session || session.disposed) return;
-          watcher = startWatcherIfEnabled(session, { worktreeGate: () => session.worktree.allowsWatcher() });
+          watcher = startWatcherIfEnabled(session, {
+            worktreeGate: () => session.worktree.allowsWatcher(),
+            graphWritten: () => sessionUpdates.writtenElsewhere(),
+          });
+          void watcher.finished.then((record) => {
+            // What changed while it watched is the lazy path's from now: the engine takes it at once, and
+            // where no engine runs, the full rebuild at the next quiet moment.
+            if (record.phase !== "died" || current() !== session || session.disposed) return;
+            sessionUpdates.schedule();
+            if (!agentRunning) armQuietSync(session);
+          });
         },
         // Fail open, as a failed watcher start does: no watcher and no claim; syncs keep the graph.
         (error: unknown) =>

@@ -5,7 +5,7 @@
 // the user is told once why.
 import { holdsExclusiveLock } from "../cgc/backend.ts";
 import { cgcInterpreter } from "../cgc/interpreter.ts";
-import { abandonedRunNote, noteRunStarted } from "../lifecycle/interrupted.ts";
+import { abandonedRunNote, noteGraphWrittenElsewhere, noteRunStarted } from "../lifecycle/interrupted.ts";
 import type { CgcSession } from "../lifecycle/session.ts";
 import { freshnessVerified, maintenanceSettled, maintenanceStarted } from "../state/model.ts";
 import { graphRecordPath } from "../state/records.ts";
@@ -48,6 +48,11 @@ export interface EngineUpdates {
   run(): Promise<string | undefined>;
   /** A full index or rebuild completed: a running engine re-reads the tree the graph now reflects. */
   rebuilt(): void;
+  /**
+   * Something else writes the graph from now on (pi-cgc's `cgc watch`): a running engine's model no longer
+   * describes it. The engine is stopped; the next change starts it again from the disk, untrusted (ADR 0011).
+   */
+  writtenElsewhere(): void;
   /** Waits (bounded) for a pending update; returns the changed paths it did not get to. */
   settle(signal?: AbortSignal): Promise<string[]>;
   stop(): Promise<void>;
@@ -74,6 +79,10 @@ export function createEngineUpdates(session: UpdatingSession, retired: () => voi
   let rebuiltBeforeReady = false;
   /** The engine's answer to the last `rebuilt`: updates wait for it (the engine answers in order anyway). */
   let rebuiltDone: Promise<unknown> = Promise.resolve();
+
+  /** An engine being stopped because its model went stale: a new one starts only after it is gone. */
+  let stopping: Promise<void> | undefined;
+  let notStarted = "not started yet: it starts at the first change, applies it and stays";
 
   const ready = () => engine?.phase.phase === "ready";
   // A rebuild settles before the re-probe that ends it says the graph is ready: the engine starts then.
@@ -104,6 +113,7 @@ export function createEngineUpdates(session: UpdatingSession, retired: () => voi
   /** Starts the engine once the probe has said what cgc this is; records why not otherwise. */
   const consider = () => {
     if (engine || session.disposed) return;
+    if (stopping) return void stopping.then(consider);
     const refused = refusal();
     if (refused === "wait") return;
     const interpreter = refused ? undefined : cgcInterpreter(session.runner.executable, session.env);
@@ -283,7 +293,7 @@ export function createEngineUpdates(session: UpdatingSession, retired: () => voi
       if (engine) return why;
       const refused = refusal();
       if (refused === "wait") return why;
-      return refused ? refused.reason : "not started yet: it starts at the first change, applies it and stays";
+      return refused ? refused.reason : notStarted;
     },
     schedule() {
       consider();
@@ -299,6 +309,18 @@ export function createEngineUpdates(session: UpdatingSession, retired: () => voi
       // graph was just built from and its cache becomes the graph's model (also for the next session).
       rebuiltBeforeReady = true;
       consider();
+    },
+    writtenElsewhere() {
+      noteGraphWrittenElsewhere(session.env, session.root);
+      const current = engine;
+      if (!current) return;
+      engine = undefined;
+      notStarted =
+        "stopped: cgc watch writes the graph now; the engine starts again at the next change it sees, and its " +
+        "first update then rewrites every file's links";
+      stopping = current.stop().finally(() => {
+        stopping = undefined;
+      });
     },
     async settle(signal) {
       const bound = (ms: number) =>

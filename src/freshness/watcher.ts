@@ -1,7 +1,8 @@
 // The managed `cgc watch` (seed 000 D3–D5, ADR 0010). `freshness.watch` is off by default; `on` starts
 // it wherever cgc runs; `auto` only on a server backend with a workspace the graph already holds. The
 // start is fire-and-forget from the first settled probe, one attempt per session, and the graph is
-// called fresh only after the watcher has survived `freshness.watcherLivenessMs`.
+// recorded fresh only after the watcher has survived `freshness.watcherLivenessMs` — and shown as
+// "watched", since nothing checks the watcher's updates against a full index.
 import { type Backend, detectCgcBackend, isServerBackend } from "../cgc/backend.ts";
 import { detectWatchFailure } from "../cgc/parse.ts";
 import type { Runner, RunResult } from "../cgc/runner.ts";
@@ -10,9 +11,9 @@ import { openWriteWindow } from "../lifecycle/provenance.ts";
 import {
   changesObserved,
   freshnessNotVerified,
-  freshnessVerified,
   type RepositoryFacts,
-  type State,
+  watcherDied,
+  watcherVerified,
 } from "../state/model.ts";
 import type { NoticeLedger } from "../state/notices.ts";
 import type { Store } from "../state/store.ts";
@@ -43,6 +44,8 @@ export interface WatcherSeams {
   detectBackend?: () => Promise<Backend | null>;
   /** Whether the workspace may be watched at all (worktree isolation decides; allowed until it does). */
   worktreeGate?: (session: WatcherSession) => boolean;
+  /** The watcher was spawned: it writes the graph from now on, behind the engine's back. */
+  graphWritten?: () => void;
 }
 
 export type WatcherPhase =
@@ -90,11 +93,6 @@ const realSleep = (ms: number) =>
   new Promise<void>((resolve) => {
     setTimeout(resolve, ms).unref();
   });
-
-/** A death after verification: the error is kept for /cgc status; the lazy path takes over from the next edit. */
-export function watcherDied(state: State, error: string): State {
-  return { ...state, lastError: error };
-}
 
 export function startWatcherIfEnabled(session: WatcherSession, seams: WatcherSeams = {}): WatcherController {
   const mode = session.config()["freshness.watch"];
@@ -187,8 +185,10 @@ async function spawnAndVerify(
     },
   });
   Object.assign(record, { phase: "verifying", pid: handle.pid, livenessMs, startedAt: Date.now() });
-  // Its writes are pi-cgc's for as long as it runs (ADR 0010 says what "fresh" means under it).
+  // Its writes are pi-cgc's for as long as it runs (ADR 0010 says what "fresh" means under it), but not the
+  // engine's: the engine's model of the graph is no longer what the graph holds.
   const closeWindow = openWriteWindow(session.env, root);
+  seams.graphWritten?.();
 
   /** cgc watch keeps running when it cannot write a change (a thread's traceback): the graph lags from here. */
   const failedToWrite = (line: string) => {
@@ -223,13 +223,12 @@ async function spawnAndVerify(
     record.verifiedAt = Date.now();
     // Edits from now on are the watcher's. Drift from before it attached (it watches future changes only)
     // keeps the graph possibly stale until a sync reconciles it.
-    const state = session.store.get();
-    if (state.readiness === "ready" && state.freshness !== "possibly-stale") {
-      session.store.apply((current, now) => freshnessVerified(current, [], now));
-    }
+    session.store.apply((current, now) => watcherVerified(current, now));
     session.notices.once(
       "watcher-started",
-      `cgc watch is keeping the graph of ${root} fresh (pid ${handle.pid ?? "?"}, alive after ${livenessMs} ms).`,
+      `cgc watch is following the changes to ${root} (pid ${handle.pid ?? "?"}, alive after ${livenessMs} ms). ` +
+        "Its updates are not checked against a full index (cgc's watcher can leave other files' links wrong " +
+        'after a rename or a changed body), so the chip says "watched", not "fresh".',
     );
   }
 

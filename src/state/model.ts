@@ -50,6 +50,11 @@ export interface State {
    * Updating changed paths does not clear it; a completed index, rebuild or sync does.
    */
   rebuildNeeded?: string;
+  /**
+   * Fresh by a verified watcher's survival, not by a read-back (ADR 0010): `cgc watch` writes each change
+   * itself and its updates are not checked against a full index, so the chip says "watched", not "fresh".
+   */
+  keptByWatcher?: boolean;
   /** Counts possibly-stale episodes opened this session (fresh → possibly-stale). */
   episodes: number;
   lastError?: string;
@@ -163,13 +168,14 @@ export function changesObserved(state: State, paths: string[], detail?: string):
   return {
     ...state,
     freshness: "possibly-stale",
+    keptByWatcher: undefined,
     changedPaths,
     staleReason: detail || state.staleReason,
     episodes: opens ? state.episodes + 1 : state.episodes,
   };
 }
 
-/** A sync or watcher was verified against the graph: the episode ends, the changed paths are reconciled. */
+/** A sync or update was read back from the graph: the episode ends, the changed paths are reconciled. */
 export function freshnessVerified(state: State, reconciled: string[], now: number): State {
   const remaining = state.changedPaths.filter((path) => !reconciled.includes(path));
   return remaining.length > 0 || state.rebuildNeeded
@@ -177,6 +183,7 @@ export function freshnessVerified(state: State, reconciled: string[], now: numbe
     : {
         ...state,
         freshness: "fresh",
+        keptByWatcher: undefined,
         changedPaths: [],
         staleReason: undefined,
         verifiedAt: now,
@@ -184,11 +191,30 @@ export function freshnessVerified(state: State, reconciled: string[], now: numbe
       };
 }
 
+/**
+ * A watcher survived its liveness window on a graph that was not possibly stale: from now on its writes keep
+ * the graph (the seed's fresh record), which nothing reads back (`keptByWatcher`).
+ */
+export function watcherVerified(state: State, now: number): State {
+  if (state.readiness !== "ready" || state.freshness === "possibly-stale") return state;
+  const verified = freshnessVerified(state, [], now);
+  return verified.freshness === "fresh" ? { ...verified, keptByWatcher: true } : verified;
+}
+
+/**
+ * A verified watcher died: the error is kept for /cgc status. What changed while it watched is observed by
+ * the caller; without a change it wrote nothing, and the graph is what it was when the watcher took it.
+ */
+export function watcherDied(state: State, error: string): State {
+  return { ...state, lastError: error, keptByWatcher: undefined };
+}
+
 /** A watcher or sync could not be verified: never fresh; the error is kept for /cgc status. */
 export function freshnessNotVerified(state: State, error: string): State {
   return {
     ...state,
     freshness: "possibly-stale",
+    keptByWatcher: undefined,
     episodes: state.freshness === "possibly-stale" ? state.episodes : state.episodes + 1,
     lastError: error,
   };

@@ -46,7 +46,7 @@ export function mountChip(store: Store, setStatus: (text: string) => void): () =
 function freshnessSuffix(state: State): string {
   switch (state.freshness) {
     case "fresh":
-      return " · fresh";
+      return state.keptByWatcher ? " · watched" : " · fresh";
     case "possibly-stale":
       return " · possibly stale";
     case "unknown":

@@ -61,6 +61,7 @@ export function renderStatus({
   const changed = state.changedPaths.length;
   lines.push(
     `freshness:  ${state.freshness}${changed ? ` — ${changed} changed file(s) not yet in the graph` : ""}` +
+      `${state.freshness === "fresh" && state.keptByWatcher ? ` — ${WATCHED}` : ""}` +
       `${state.freshness === "possibly-stale" && state.staleReason ? ` — ${state.staleReason}` : ""}` +
       `${state.verifiedAt ? `; last verified ${new Date(state.verifiedAt).toISOString()}` : ""}`,
   );
@@ -77,6 +78,11 @@ export function renderStatus({
   );
   return lines.join("\n");
 }
+
+/** What "fresh" means while a verified watcher keeps the graph (ADR 0010). */
+const WATCHED =
+  "watched: kept by cgc watch, whose updates nothing checks against a full index " +
+  "(it can leave other files' links wrong after a rename or a changed body)";
 
 /** The headless settings view: every key, its effective value and where it came from. */
 export function renderConfigTable(values: Config, sources: Record<ConfigKey, Source>): string {

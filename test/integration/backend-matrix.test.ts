@@ -286,7 +286,7 @@ describe.each(BACKEND_NAMES)("readiness on %s", (name) => {
       const notices = () => ui.notices.map((notice) => notice.message);
       if (name === "falkordb-remote" || name === "neo4j") {
         await waitFor(
-          () => notices().some((text) => /^cgc watch is keeping/.test(text)),
+          () => notices().some((text) => /^cgc watch is following/.test(text)),
           `a verified watcher on ${name}`,
           150_000,
         );

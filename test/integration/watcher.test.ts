@@ -10,6 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { totalSpawns } from "../../src/cgc/children.ts";
 import { type CgcHome, cgcBinary, cgcExec, cgcStart, makeCgcHome, PROJECT_ROOT } from "../helpers/cgc-env.ts";
 import { type FalkorServer, startFalkorDB } from "../helpers/falkordb.ts";
+import { compareWithFullIndex } from "../helpers/graph-parity.ts";
 import { type Frame, startPiRpc } from "../helpers/pi-rpc.ts";
 import { type PiHarness, type RecordingUi, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
 import { indexedTinyRepo, type TinyRepo, tinyRepo } from "../helpers/repos.ts";
@@ -102,7 +103,8 @@ async function status(h: PiHarness): Promise<string> {
   return shown.message;
 }
 
-const STARTED = /cgc watch is keeping the graph of .* fresh \(pid \d+, alive after 1500 ms\)/;
+const STARTED =
+  /cgc watch is following the changes to .* \(pid \d+, alive after 1500 ms\)\. Its updates are not checked/;
 
 describe("freshness.watch with the real cgc", () => {
   it("off (the default): no watcher and no detection — the only spawns are the readiness probe's", async () => {
@@ -119,7 +121,7 @@ describe("freshness.watch with the real cgc", () => {
     expect(watcherNotices(ui)).toEqual([]);
   });
 
-  it("on, embedded backend: spawned, verified after the window, fresh + watcher-started; dispose stops it", async () => {
+  it("on, embedded backend: spawned, verified after the window, watched + watcher-started; dispose stops it", async () => {
     process.env.CGC_FRESHNESS_WATCH = "on";
     process.env.CGC_FRESHNESS_WATCHER_LIVENESS_MS = WINDOW_MS;
     const repo = await repoFor("embedded", true);
@@ -127,7 +129,7 @@ describe("freshness.watch with the real cgc", () => {
     await waitFor(() => watchProcesses(repo.path).length === 1, "a cgc watch process");
     await waitFor(() => watcherNotices(ui).length > 0, "the watcher-started notice");
     expect(watcherNotices(ui)).toEqual([{ message: expect.stringMatching(STARTED), level: "info" }]);
-    expect(chip()).toBe("cgc ready · fresh");
+    expect(chip()).toBe("cgc ready · watched");
     const pid = watchProcesses(repo.path)[0];
     expect(await status(h)).toContain(`watcher:    on — pid ${pid}, watching since`);
     await h.dispose();
@@ -151,7 +153,7 @@ describe("freshness.watch with the real cgc", () => {
     expect(watchProcesses(repo.path)).toEqual([]);
   });
 
-  it("auto, FalkorDB server, indexed: spawned, verified, fresh + watcher-started; the watcher, not a sync, follows an edit", async () => {
+  it("auto, FalkorDB server, indexed: spawned, verified, watched + watcher-started; the watcher, not a sync, follows an edit", async () => {
     useBackend("server");
     process.env.CGC_FRESHNESS_WATCH = "auto";
     process.env.CGC_FRESHNESS_WATCHER_LIVENESS_MS = WINDOW_MS;
@@ -160,8 +162,10 @@ describe("freshness.watch with the real cgc", () => {
     await waitFor(() => watcherNotices(ui).length > 0, "the watcher-started notice");
     expect(watcherNotices(ui)).toEqual([{ message: expect.stringMatching(STARTED), level: "info" }]);
     expect(watchProcesses(repo.path)).toHaveLength(1);
-    expect(chip()).toBe("cgc ready · fresh");
-    expect(await status(h)).toMatch(/backend: {4}falkordb-remote[\s\S]*watcher: {4}auto — pid \d+, watching since/);
+    expect(chip()).toBe("cgc ready · watched");
+    expect(await status(h)).toMatch(
+      /backend: {4}falkordb-remote[\s\S]*freshness: {2}fresh — watched: kept by cgc watch, whose updates nothing checks against a full index[\s\S]*watcher: {4}auto — pid \d+, watching since/,
+    );
 
     h.faux.setResponses([
       fauxAssistantMessage(
@@ -183,9 +187,80 @@ describe("freshness.watch with the real cgc", () => {
       async () => (await functionNames("server", repo, "pkg/text.py")).includes("watched_helper"),
       "the watcher to put the new function into the graph",
     );
-    expect(chip()).toBe("cgc ready · fresh");
+    expect(chip()).toBe("cgc ready · watched");
     expect(ui.statusHistory.some((text) => text?.startsWith("cgc syncing"))).toBe(false);
-    expect(JSON.stringify(h.session.messages)).not.toMatch(/cgc watch is keeping/); // notices never reach the agent
+    expect(JSON.stringify(h.session.messages)).not.toMatch(/cgc watch is following/); // notices never reach the agent
+  });
+
+  it("a watched graph that differs from a full index is never called fresh; when the watcher dies, the engine makes it equal", async () => {
+    useBackend("server");
+    const repo = await repoFor("server", true);
+    // A session without a watcher first: its engine's update leaves a cache that is the graph's model.
+    const before = await start(repo);
+    await waitFor(() => before.chip() === "cgc ready · fresh", "a ready graph");
+    before.h.faux.setResponses([
+      fauxAssistantMessage(
+        fauxToolCall("edit", {
+          path: "pkg/text.py",
+          edits: [
+            { oldText: "def orphan(value):", newText: "def helper(value):\n    return value\n\n\ndef orphan(value):" },
+          ],
+        }),
+        { stopReason: "toolUse" },
+      ),
+      fauxAssistantMessage("done"),
+    ]);
+    await before.h.session.prompt("add a helper");
+    await waitFor(() => before.chip() === "cgc ready · fresh", "fresh after the engine's update", 60_000);
+    await before.h.dispose();
+    harnesses.splice(harnesses.indexOf(before.h), 1);
+
+    process.env.CGC_FRESHNESS_WATCH = "auto";
+    process.env.CGC_FRESHNESS_WATCHER_LIVENESS_MS = WINDOW_MS;
+    const { h, ui, chip } = await start(repo);
+    await waitFor(() => watcherNotices(ui).length > 0, "the watcher-started notice");
+    expect(chip()).toBe("cgc ready · watched");
+    const fromWatched = ui.statusHistory.length;
+    // A changed body of a function three other files call: cgc's watcher re-links those callers with
+    // resolution indices built from those files alone (ADR 0010).
+    h.faux.setResponses([
+      fauxAssistantMessage(
+        fauxToolCall("edit", {
+          path: "pkg/text.py",
+          edits: [{ oldText: "return value.strip().lower()", newText: "return value.strip().casefold()" }],
+        }),
+        { stopReason: "toolUse" },
+      ),
+      fauxAssistantMessage("done"),
+    ]);
+    await h.session.prompt("use casefold");
+    const graph = { cgc: cgcBinary(), env: cgcEnv("server") };
+    // Each full index into a graph of its own (Module nodes, shared by name, would mix two indexes).
+    let copies = 0;
+    const fullIndex = () => ({
+      cgc: cgcBinary(),
+      env: { ...cgcEnv("server"), FALKORDB_GRAPH_NAME: `full_${++copies}` },
+    });
+    let watched = await compareWithFullIndex(repo.path, graph, fullIndex());
+    await waitFor(
+      async () => {
+        watched = await compareWithFullIndex(repo.path, graph, fullIndex());
+        return watched.missing.length + watched.extra.length > 0;
+      },
+      "the watcher's update (a graph that differs from a full index)",
+      30_000,
+    );
+    expect(chip()).toBe("cgc ready · watched");
+    expect(ui.statusHistory.slice(fromWatched)).not.toContain("cgc ready · fresh");
+
+    const [watcher] = watchProcesses(repo.path);
+    process.kill(watcher as number, "SIGKILL");
+    // The engine's cache was the graph's model before the watcher wrote: it must not take it as one now.
+    await waitFor(() => chip() === "cgc ready · fresh", "fresh after the engine's update", 120_000);
+    expect(ui.statusHistory.some((text) => text?.startsWith("cgc syncing"))).toBe(false);
+    const after = await compareWithFullIndex(repo.path, graph, fullIndex());
+    expect({ missing: after.missing, extra: after.extra }).toEqual({ missing: [], extra: [] });
+    expect(await status(h)).toMatch(/engine: {5}ready — .*last update: 1 file\(s\)/);
   });
 
   it("auto, FalkorDB server, unindexed: no spawn, no index created, watcher-not-started-unindexed", async () => {
@@ -253,7 +328,7 @@ describe("freshness.watch with the real cgc", () => {
       await waitFor(() => ui.notices.some((n) => n.message.startsWith("cgc watch skipped")), "skipped-busy", 60_000);
       expect(chip()).toBe("cgc busy");
       expect(ui.statusHistory).not.toContain("cgc ready · fresh");
-      expect(ui.notices.filter((n) => /cgc watch (is keeping|exited)/.test(n.message))).toEqual([]);
+      expect(ui.notices.filter((n) => /cgc watch (is following|exited)/.test(n.message))).toEqual([]);
     } finally {
       await theirs.stop();
     }

@@ -137,7 +137,10 @@ describe("two real pi processes on one workspace and one embedded database", () 
   it("one holds the database (its watcher) and works; the other reports busy, then recovers; the graph is whole", async () => {
     await indexedRepo();
     const a = pi({ CGC_FRESHNESS_WATCH: "on", CGC_FRESHNESS_WATCHER_LIVENESS_MS: "1500" });
-    await a.waitFor((f) => f.type === "extension_ui_request" && /cgc watch is keeping/.test(String(f.message)), 60_000);
+    await a.waitFor(
+      (f) => f.type === "extension_ui_request" && /cgc watch is following/.test(String(f.message)),
+      60_000,
+    );
     const b = pi();
     await waitFor(() => chips(b).at(-1) === "cgc busy", "the second pi's busy verdict", 60_000);
     expect(said(b, /cgc is busy: another cgc process holds the embedded database lock/)).toBe(true);

@@ -130,7 +130,7 @@ describe("pi itself SIGKILLed", () => {
       if (kind === "watch") {
         // Verified means it has been quiet for the liveness window: it will not print (and die of EPIPE) soon.
         await pi.waitFor(
-          (f) => f.type === "extension_ui_request" && /cgc watch is keeping/.test(String(f.message)),
+          (f) => f.type === "extension_ui_request" && /cgc watch is following/.test(String(f.message)),
           60_000,
         );
       } else {
@@ -318,7 +318,7 @@ describe("cgc hanging in each kind of call (fake cgc-hang: a silent hang in one 
     expect(notices(ui)).toContainEqual(
       expect.stringMatching(/^cgc watch exited before it reported watching for changes \(TIMEOUT\)/),
     );
-    expect(notices(ui).filter((text) => /cgc watch is keeping/.test(text))).toEqual([]);
+    expect(notices(ui).filter((text) => /cgc watch is following/.test(text))).toEqual([]);
     expect(chip()).toBe("cgc ready · possibly stale");
   });
 });
@@ -446,8 +446,8 @@ describe("the FalkorDB server stopped mid-session (a real server from falkordb-b
       const repo = await repos.indexed(serverHome);
       withEnv({ ...falkor.env, CGC_FRESHNESS_WATCH: "auto", CGC_FRESHNESS_WATCHER_LIVENESS_MS: "1500" });
       const { h, ui, chip } = await startSession(repo.path);
-      await waitFor(() => notices(ui).some((text) => /cgc watch is keeping/.test(text)), "a verified watcher");
-      expect(chip()).toBe("cgc ready · fresh");
+      await waitFor(() => notices(ui).some((text) => /cgc watch is following/.test(text)), "a verified watcher");
+      expect(chip()).toBe("cgc ready · watched");
 
       await falkor.stop();
       const from = ui.statusHistory.length;

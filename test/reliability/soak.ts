@@ -16,9 +16,7 @@
 //
 // Prints the figures (runs, steps, faults injected by kind, invariant violations) and exits 1 on a violation.
 
-import { execFile as execFileCallback } from "node:child_process";
 import {
-  cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -29,11 +27,9 @@ import {
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
-import { basename, dirname, join, relative } from "node:path";
-import { promisify } from "node:util";
+import { join, relative } from "node:path";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { liveGroups, signalGroup } from "../../src/cgc/children.ts";
-import { ENGINE_SCRIPT } from "../../src/freshness/engine.ts";
 import {
   BACKEND_NAMES,
   type BackendName,
@@ -41,7 +37,8 @@ import {
   type TestBackend,
   useBackendInProcess,
 } from "../helpers/backends.ts";
-import { type CgcHome, cgcExec, cgcStart, childEnv, type LongLivedCgc } from "../helpers/cgc-env.ts";
+import { type CgcHome, cgcExec, cgcStart, type LongLivedCgc } from "../helpers/cgc-env.ts";
+import { compareWithFullIndex } from "../helpers/graph-parity.ts";
 import { type PiHarness, type RecordingUi, recordingUi, startPi } from "../helpers/pi-sdk.ts";
 import { poll, waitFor } from "../helpers/poll.ts";
 import { type TinyRepo, tinyRepo } from "../helpers/repos.ts";
@@ -176,7 +173,6 @@ const FAULTS = ACTION_NAMES.filter((action) => action.startsWith("fault:"));
 
 const COMMANDS = ["/cgc status", "/cgc sync", "/cgc doctor", "/cgc index", "/cgc index --force", "/cgc report"];
 const SETTINGS = `${JSON.stringify({ lifecycle: { syncOnStart: true }, freshness: { maxSyncsPerSession: 50 }, theirs: { kept: true } }, null, 2)}\n`;
-const execFile = promisify(execFileCallback);
 const BUSY_CHIP = /^cgc (syncing|indexing|rebuilding|updating|checking)…/;
 
 interface Run {
@@ -655,55 +651,17 @@ async function checkFreshClaim(run: Run, when: string): Promise<void> {
 async function checkParity(run: Run): Promise<void> {
   if (chip(run) !== "cgc ready · fresh") return;
   run.report.parityChecks++;
-  // A backend of its own for the copy: on a shared one, Module nodes (shared by name) would mix the two.
   const copyBackend = await startBackend(run.backend.name);
-  const copy = mkdtempSync(join(tmpdir(), "pi-cgc-soak-parity-"));
   try {
-    // The same tree under the same folder name (the Repository node's name); the dump's paths are relative.
-    const tree = join(copy, basename(run.repo.path));
-    cpSync(run.repo.path, tree, { recursive: true }); // .git too: the Repository node records HEAD
-    const fresh = await cgcExec(["index", tree], { cwd: tree, env: copyBackend.env, cgc: copyBackend.cgc });
-    if (fresh.code !== 0) throw new Error(`the parity index failed: ${fresh.stderr}`);
-    const ours = await dump(run.repo.path, run.backend);
-    const theirs = (await dump(tree, copyBackend)).map((line) => line.split(tree).join(run.repo.path));
-    const missing = theirs.filter((line) => !ours.includes(line));
-    const extra = ours.filter((line) => !theirs.includes(line));
+    const { missing, extra, keptIn } = await compareWithFullIndex(run.repo.path, run.backend, copyBackend);
     if (missing.length + extra.length > 0) {
-      // Both dumps are kept for whoever replays the seed: the summary line shows three lines of each side.
-      const kept = mkdtempSync(join(tmpdir(), "pi-cgc-soak-diff-"));
-      writeFileSync(join(kept, "engine.txt"), `${ours.join("\n")}\n`);
-      writeFileSync(join(kept, "full-index.txt"), `${theirs.join("\n")}\n`);
       run.violations.push(
         `fresh at the end, yet the graph differs from a full index: ${missing.length} line(s) missing ` +
-          `(${missing.slice(0, 3).join(" | ")}), ${extra.length} extra (${extra.slice(0, 3).join(" | ")}); both dumps in ${kept}`,
+          `(${missing.slice(0, 3).join(" | ")}), ${extra.length} extra (${extra.slice(0, 3).join(" | ")}); both dumps in ${keptIn}`,
       );
     }
   } finally {
     await copyBackend.stop();
-    rmSync(copy, { recursive: true, force: true });
-  }
-}
-
-/** The canonical dump of the graph of `root` on `backend` (engine/pi_cgc_engine.py dump, by that cgc's Python). */
-async function dump(root: string, backend: TestBackend): Promise<string[]> {
-  const env = backend.env;
-  const out = join(mkdtempSync(join(tmpdir(), "pi-cgc-soak-dump-")), "dump.txt");
-  try {
-    for (let attempt = 0; ; attempt++) {
-      const result = await execFile(
-        join(dirname(backend.cgc), "python"),
-        [ENGINE_SCRIPT, "dump", "--root", root, "--out", out],
-        {
-          cwd: root,
-          env: childEnv(env),
-        },
-      ).catch((error: { stderr?: string }) => ({ stderr: error.stderr ?? String(error), failed: true }));
-      if (!("failed" in result)) return readFileSync(out, "utf8").split("\n").filter(Boolean);
-      // Retried while another process holds the embedded database (the session's lease letting go).
-      if (attempt >= 3) throw new Error(`the soak's dump failed: ${result.stderr.slice(-2000)}`);
-    }
-  } finally {
-    rmSync(dirname(out), { recursive: true, force: true });
   }
 }
 

@@ -24,6 +24,7 @@ import {
 } from "../../src/state/model.ts";
 import { createNoticeLedger } from "../../src/state/notices.ts";
 import { createStore } from "../../src/state/store.ts";
+import { chipText } from "../../src/ui/chip.ts";
 import { PROJECT_ROOT } from "../helpers/cgc-env.ts";
 
 const ROOT = "/work/repo";
@@ -279,7 +280,7 @@ describe("the watcher's gate (D3)", () => {
 });
 
 describe("liveness verification (D4)", () => {
-  it("verified: fresh only once the window elapsed with the watcher alive, then the watcher-started notice", async () => {
+  it("verified: fresh only once the window elapsed with the watcher alive, shown as watched, then the watcher-started notice", async () => {
     const h = harness({ mode: "auto", backend: SERVER, indexed: true });
     const verifiedBefore = h.state().verifiedAt ?? 0;
     const watcher = startWatcherIfEnabled(h.session, h.seams);
@@ -292,8 +293,14 @@ describe("liveness verification (D4)", () => {
     expect(record.phase).toBe("watching");
     expect(watcher.active).toBe(true);
     expect(h.state().freshness).toBe("fresh");
+    expect(h.state().keptByWatcher).toBe(true);
+    expect(chipText(h.state())).toBe("cgc ready · watched");
     expect(h.state().verifiedAt).toBeGreaterThanOrEqual(verifiedBefore);
-    expect(ids(h)).toEqual([expect.stringMatching(/cgc watch is keeping the graph of \/work\/repo fresh \(pid 4242/)]);
+    expect(ids(h)).toEqual([
+      expect.stringMatching(
+        /cgc watch is following the changes to \/work\/repo \(pid 4242.*not checked against a full index/,
+      ),
+    ]);
     expect(describeWatcher("auto", watcherOf(h.session))).toMatch(/^auto — pid 4242, watching since .*1500 ms/);
   });
 
@@ -376,7 +383,24 @@ describe("liveness verification (D4)", () => {
     expect(h.state().lastError).toMatch(/cgc watch stopped \(FAILED\): Database Connection Error/);
     expect(h.state().freshness).toBe("possibly-stale");
     expect(h.state().changedPaths).toEqual([`${ROOT}/changed-while-watched.py`]);
+    expect(chipText(h.state())).toBe("cgc ready · possibly stale");
     expect(h.notices).toHaveLength(1); // only watcher-started
+  });
+
+  it("the engine is told at the spawn that the graph is no longer its model; a death with nothing changed is fresh again", async () => {
+    const h = harness({ mode: "auto", backend: SERVER, indexed: true });
+    let written = 0;
+    Object.assign(h.session, { tracker: { check: () => [] } }); // nothing changed while it watched: it wrote nothing
+    const watcher = startWatcherIfEnabled(h.session, { ...h.seams, graphWritten: () => written++ });
+    await settledTurn();
+    expect(written).toBe(1);
+    h.windowElapses();
+    await watcher.started;
+    expect(chipText(h.state())).toBe("cgc ready · watched");
+    h.exit(result("FAILED", "Database Connection Error: Error 111 connecting to 127.0.0.1:1. Connection refused."));
+    await watcher.finished;
+    expect(h.state().keptByWatcher).toBeUndefined();
+    expect(chipText(h.state())).toBe("cgc ready · fresh");
   });
 
   it("notices are once per session: a second start on the same session shows nothing new", async () => {

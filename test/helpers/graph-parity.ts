@@ -1,0 +1,76 @@
+// Does a graph equal what a full index of the same tree holds? The engine's canonical dump (every node and
+// every edge of the repository's subgraph, one sorted line each, paths relative to the root) of the graph
+// under test and of a fresh `cgc index` of a copy of the tree, compared line for line.
+import { execFile as execFileCallback } from "node:child_process";
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, dirname, join } from "node:path";
+import { promisify } from "node:util";
+import { ENGINE_SCRIPT } from "../../src/freshness/engine.ts";
+import { cgcExec, childEnv } from "./cgc-env.ts";
+
+const execFile = promisify(execFileCallback);
+
+/** A graph to read: the cgc executable (its Python runs the dump) and the environment that selects the graph. */
+export interface GraphAccess {
+  cgc: string;
+  env: Record<string, string>;
+}
+
+export interface ParityResult {
+  /** Lines a full index has and the graph lacks. */
+  missing: string[];
+  /** Lines the graph has and a full index does not. */
+  extra: string[];
+  /** Both dumps, kept for whoever looks into a difference (undefined when the graphs agree). */
+  keptIn?: string;
+}
+
+/** The canonical dump of the graph of `root` (engine/pi_cgc_engine.py dump, by that cgc's Python). */
+export async function graphDump(root: string, graph: GraphAccess): Promise<string[]> {
+  const out = join(mkdtempSync(join(tmpdir(), "pi-cgc-dump-")), "dump.txt");
+  try {
+    for (let attempt = 0; ; attempt++) {
+      const result = await execFile(
+        join(dirname(graph.cgc), "python"),
+        [ENGINE_SCRIPT, "dump", "--root", root, "--out", out],
+        { cwd: root, env: childEnv(graph.env) },
+      ).catch((error: { stderr?: string }) => ({ stderr: error.stderr ?? String(error), failed: true }));
+      if (!("failed" in result)) return readFileSync(out, "utf8").split("\n").filter(Boolean);
+      // Retried while another process holds the embedded database (a session's lease letting go).
+      if (attempt >= 3) throw new Error(`the graph dump failed: ${result.stderr.slice(-2000)}`);
+    }
+  } finally {
+    rmSync(dirname(out), { recursive: true, force: true });
+  }
+}
+
+/**
+ * Compares the graph of `root` with a full index of a copy of its tree written into `fresh` — a graph of its
+ * own (on a shared one, Module nodes, shared by name, would mix the two).
+ */
+export async function compareWithFullIndex(
+  root: string,
+  graph: GraphAccess,
+  fresh: GraphAccess,
+): Promise<ParityResult> {
+  const copy = mkdtempSync(join(tmpdir(), "pi-cgc-parity-"));
+  try {
+    // The same tree under the same folder name (the Repository node's name); the dump's paths are relative.
+    const tree = join(copy, basename(root));
+    cpSync(root, tree, { recursive: true }); // .git too: the Repository node records HEAD
+    const indexed = await cgcExec(["index", tree], { cwd: tree, env: fresh.env, cgc: fresh.cgc });
+    if (indexed.code !== 0) throw new Error(`the full index of the copy failed: ${indexed.stderr}`);
+    const ours = await graphDump(root, graph);
+    const theirs = (await graphDump(tree, fresh)).map((line) => line.split(tree).join(root));
+    const missing = theirs.filter((line) => !ours.includes(line));
+    const extra = ours.filter((line) => !theirs.includes(line));
+    if (missing.length + extra.length === 0) return { missing, extra };
+    const keptIn = mkdtempSync(join(tmpdir(), "pi-cgc-parity-diff-"));
+    writeFileSync(join(keptIn, "graph.txt"), `${ours.join("\n")}\n`);
+    writeFileSync(join(keptIn, "full-index.txt"), `${theirs.join("\n")}\n`);
+    return { missing, extra, keptIn };
+  } finally {
+    rmSync(copy, { recursive: true, force: true });
+  }
+}
