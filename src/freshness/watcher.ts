@@ -1,4 +1,4 @@
-// The managed `cgc watch` (seed 000 D3–D5, ADR 0010). `freshness.watch` is off by default; `on` starts
+// The managed `cgc watch` (ADR 0010). `freshness.watch` is off by default; `on` starts
 // it wherever cgc runs; `auto` only on a server backend with a workspace the graph already holds. The
 // start is fire-and-forget from the first settled probe, one attempt per session, and the graph is
 // recorded fresh only after the watcher has survived `freshness.watcherLivenessMs` — and shown as
