@@ -18,12 +18,14 @@ serve speaks JSON lines (stdout: protocol only; logs go to stderr). First line:
   file's links, since the engine read the tree after changes whose old content it never held)
   or {"event":"refused","reason"} and exit 3 (another cgc version, no importable cgc, unproven backend).
 Requests, one per line, each answered by one line with the same id:
-  {"id","op":"update","paths":[abs…]} → {"ok":true,"written","removed","ms","lockMs","openMs","resolveMs",
-      "resolveCpuMs","checkMs","resolved","reresolved","rewritten","unsure","attempts","phases"}
+  {"id","op":"update","paths":[abs…]} → {"ok":true,"stampBefore","stampAfter","written","removed","ms","lockMs",
+      "openMs","resolveMs","resolveCpuMs","checkMs","resolved","reresolved","rewritten","unsure","attempts","phases"}
       | {"ok":false,"code":"BUSY"|"FAILED"|"DIVERGED","reason"}
       (paths of an update that did not commit are retried with the next one; resolved = files in the
       tree, reresolved = files whose links were resolved again, unsure = changed paths whose old content
-      the engine never held, phases = ms per step under the lock)
+      the engine never held, phases = ms per step under the lock; stampBefore/After = the Repository's
+      indexed_at before and after this write: a stampBefore the caller did not see last means another
+      writer came between)
   {"id","op":"verify","paths":[…]} → {"ok":true,"reflected":[…],"unreflected":[…]}
   {"id","op":"dump","out":"/abs/file"} → {"ok":true,"lines":N}
   {"id","op":"rebuilt","unknown":[abs…]} → the caller rebuilt the graph fully: re-read the tree from the
@@ -138,6 +140,7 @@ def load_cgc() -> str:
         from codegraphcontext.core.jobs import JobManager
         from codegraphcontext.tools.graph_builder import GraphBuilder
         from codegraphcontext.tools.indexing import resolution as _resolution  # noqa: F401
+        from codegraphcontext.tools.indexing import discovery as _discovery
         from codegraphcontext.tools.indexing.discovery import discover_files_to_index
         from codegraphcontext.tools.indexing.persistence.writer import GraphWriter
         from codegraphcontext.tools.indexing.pre_scan import pre_scan_for_imports
@@ -151,7 +154,40 @@ def load_cgc() -> str:
     # The narrowed resolution's hook (see resolve_tree): passes every call through unless a run of
     # the engine's is under way and cgc's loop enumerates the engine's own list.
     _calls_module.enumerate = _enumerate_hook
+    _discovery.build_ignore_spec = _remembering_ignore_spec(_discovery.build_ignore_spec)
     return found
+
+
+def _remembering_ignore_spec(build: Callable[..., Any]) -> Callable[..., Any]:
+    """cgc's discovery builds its ignore matcher anew on each walk and matches every directory and file
+    against every pattern (most of a walk's time: about 0.3 ms a path, 300 ms at 1 000 files, twice per
+    update with its read-back). A match is a function of the patterns and the path's text alone, so the
+    answers are kept per pattern list: the same matcher, built from the same ignore files, answers the same."""
+    answers_by_patterns: Dict[Tuple[Any, ...], Dict[str, bool]] = {}
+
+    def remembering(*args: Any, **kwargs: Any) -> Any:
+        matcher, found = build(*args, **kwargs)
+        rules = getattr(matcher, "rules", None)
+        if not isinstance(rules, list):
+            return matcher, found  # not the matcher this was written against: used as it is
+        key = (str(matcher.root_dir), tuple((negated, rule.pattern, rule.flags) for negated, rule in rules))
+        if key not in answers_by_patterns and len(answers_by_patterns) >= 4:
+            answers_by_patterns.clear()  # ignore files that keep changing: only recent pattern lists are kept
+        answers = answers_by_patterns.setdefault(key, {})
+        original = matcher.match_file
+
+        def match_file(file_path: Any) -> bool:
+            if not isinstance(file_path, str):
+                return original(file_path)  # an absolute Path is made relative first: not remembered
+            known = answers.get(file_path)
+            if known is None:
+                known = answers[file_path] = original(file_path)
+            return known
+
+        matcher.match_file = match_file
+        return matcher, found
+
+    return remembering
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1425,6 +1461,17 @@ class Engine:
             return True
         return marker.exists() or (self.cache_file.parent / WRITTEN_ELSEWHERE).exists()
 
+    def distrust(self) -> None:
+        """Another process holds the database: it may be writing it, and a writer such as `cgc watch` leaves
+        no stamp on the graph for an incremental change (it stamps the Repository only at its first scan), so
+        what the graph holds from now on is not known to be the state. The next update writes every file's
+        links again, as after a start from the disk; the saved cache is not trusted either."""
+        self.trusted = False
+        marker = self.untrusted_marker()
+        if marker is not None:
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            marker.write_text("another process held the database: it may have written the graph\n", encoding="utf-8")
+
     def trust(self) -> None:
         """The state is what the graph holds now (after an update or a rebuild)."""
         self.trusted = True
@@ -1640,8 +1687,12 @@ class Engine:
         try:
             open_ms = self.db.open()
         except Busy as error:
+            self.distrust()
             return {"ok": False, "code": "BUSY", "reason": str(error)[:500]}
         lock_start = time.monotonic()
+        # cgc stamps the Repository on every write, whoever writes: the stamp found before this write says
+        # whether another process wrote since the stamp the caller last knew (it judges, by whose windows).
+        stamp_before = self.repository_stamp()
         # Without transactions (FalkorDB) an update stopped halfway leaves the graph unknown; the
         # marker outlives this process so the next session says so ("diverged" in its ready line).
         marker = self.dirty_marker()
@@ -1673,12 +1724,15 @@ class Engine:
         except Exception as error:  # noqa: BLE001 - the update is in; what is left over is not known
             self.diverged = True
             return {"ok": False, "code": "DIVERGED", "reason": f"purge failed: {error}"[:500]}
+        stamp_after = self.repository_stamp()
         lock_ms = ms_since(lock_start)
         if marker is not None and not self.db.embedded:
             marker.unlink(missing_ok=True)
         self.trust()
         return {
             "ok": True,
+            "stampBefore": stamp_before,
+            "stampAfter": stamp_after,
             "written": present_changed,
             "removed": sorted(removed | stale),
             "ms": ms_since(start),
@@ -1694,6 +1748,12 @@ class Engine:
             "attempts": info.get("attempts", 1),
             "phases": phases,
         }
+
+    def repository_stamp(self) -> Optional[str]:
+        """The Repository node's `indexed_at`, as cgc left it (None without the node or the stamp)."""
+        rows = self.db.read("MATCH (r:Repository {path: $p}) RETURN r.indexed_at AS at", p=self.root.as_posix())
+        at = rows[0]["at"] if rows else None
+        return None if at is None else str(at)
 
     def graph_files(self, writer: Any) -> Set[str]:
         """The paths of the File nodes the graph holds under the root."""
@@ -1767,6 +1827,7 @@ class Engine:
         try:
             self.db.open()
         except Busy as error:
+            self.distrust()
             return {"ok": False, "code": "BUSY", "reason": str(error)[:500]}
         current = {p.as_posix() for p in self.tree.discover()}
         reflected, unreflected = [], []

@@ -26,6 +26,9 @@ export interface EngineFacts {
 export type EngineAnswer<T> = { ok: true; value: T } | { ok: false; code: RunCode | "DIVERGED"; reason: string };
 
 export interface UpdateResult {
+  /** The Repository's `indexed_at` before and after the write (cgc stamps it on every write, whoever writes). */
+  stampBefore: string | null;
+  stampAfter: string | null;
   written: string[];
   removed: string[];
   ms: number;

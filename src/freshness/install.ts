@@ -76,7 +76,7 @@ export function installFreshness(pi: ExtensionAPI, current: CurrentSession) {
 
   const shared = (session: CgcSession, automatic: boolean): Promise<string> => {
     syncing ??= (async () => {
-      const updated = await updates?.run();
+      const updated = await updates?.run(!automatic);
       if (updated !== undefined) return updated;
       if (automatic) session.store.apply(autoSyncCounted);
       const { syncAndVerify } = await import("./sync.ts");
@@ -134,8 +134,8 @@ export function installFreshness(pi: ExtensionAPI, current: CurrentSession) {
     updates = undefined;
     if (!session) return;
     let watchDecided = false;
-    // An engine that failed while the agent was idle (the quiet moment after its turn may have passed during
-    // the update) leaves the changes to the full rebuild, which then needs its own quiet moment.
+    // An engine that could not make the graph fresh while the agent was idle (the quiet moment after its turn
+    // may have passed during the update) leaves it to the full rebuild, which then needs its own quiet moment.
     const sessionUpdates = createEngineUpdates(session, () => {
       if (!agentRunning && current() === session) armQuietSync(session);
     });

@@ -7,7 +7,7 @@ import { holdsExclusiveLock } from "../cgc/backend.ts";
 import { cgcInterpreter } from "../cgc/interpreter.ts";
 import { abandonedRunNote, noteGraphWrittenElsewhere, noteRunStarted } from "../lifecycle/interrupted.ts";
 import type { CgcSession } from "../lifecycle/session.ts";
-import { freshnessVerified, maintenanceSettled, maintenanceStarted } from "../state/model.ts";
+import { freshnessVerified, graphWrittenOutside, maintenanceSettled, maintenanceStarted } from "../state/model.ts";
 import { graphRecordPath } from "../state/records.ts";
 import { type Engine, engineScriptPresent, PROVEN_CGC_VERSIONS, startEngine } from "./engine.ts";
 
@@ -44,8 +44,11 @@ export interface EngineUpdates {
   describe(): string;
   /** An observed change: update once the burst is over. */
   schedule(): void;
-  /** Applies every changed path now; undefined when the engine cannot (the caller rebuilds instead). */
-  run(): Promise<string | undefined>;
+  /**
+   * Applies every changed path now; undefined when the engine cannot (the caller rebuilds instead). `asked`:
+   * the user asked (/cgc sync), so a run it joined that met the lock before is followed by a try of its own.
+   */
+  run(asked?: boolean): Promise<string | undefined>;
   /** A full index or rebuild completed: a running engine re-reads the tree the graph now reflects. */
   rebuilt(): void;
   /**
@@ -61,14 +64,25 @@ export interface EngineUpdates {
 /** What the engine's updates need of a session. */
 export type UpdatingSession = Pick<
   CgcSession,
-  "backend" | "config" | "disposed" | "env" | "notices" | "refresh" | "root" | "runner" | "store" | "worktree"
+  | "backend"
+  | "config"
+  | "disposed"
+  | "env"
+  | "notices"
+  | "provenance"
+  | "refresh"
+  | "root"
+  | "runner"
+  | "store"
+  | "worktree"
 >;
 
 /**
- * `retired`: the engine stopped after a failure with changes perhaps left out of the graph; the caller's full
- * rebuild takes over (an update the timer started has no caller waiting to fall back).
+ * `fellBack`: the engine could not make the graph fresh (it stopped after a failure, or found the graph written
+ * by another process); the caller's full rebuild takes over (an update the timer started has no caller
+ * waiting to fall back).
  */
-export function createEngineUpdates(session: UpdatingSession, retired: () => void): EngineUpdates {
+export function createEngineUpdates(session: UpdatingSession, fellBack: () => void): EngineUpdates {
   let engine: Engine | undefined;
   let why = "waiting for the first probe";
   let last = "";
@@ -158,7 +172,7 @@ export function createEngineUpdates(session: UpdatingSession, retired: () => voi
     why = `stopped after a failure: ${reason}`;
     void engine?.stop();
     fallBack(why);
-    retired();
+    fellBack();
   };
 
   /**
@@ -222,6 +236,18 @@ export function createEngineUpdates(session: UpdatingSession, retired: () => voi
       return undefined;
     }
     session.store.apply((state, now) => maintenanceSettled(state, "OK", now));
+    // Another process wrote the graph between the stamp this session last knew and this update (a user's
+    // `cgc watch` while the lock kept the engine out, say): what it left is not the engine's model, so the
+    // update is not a verified graph; only a full rebuild makes it one (ADR 0011).
+    const outside = updated.ok
+      ? session.provenance.ownWrite(updated.value.stampBefore, updated.value.stampAfter, settleNote.windowId)
+      : undefined;
+    if (outside) {
+      session.store.apply((state) => graphWrittenOutside(state, outside));
+      noteGraphWrittenElsewhere(session.env, session.root); // as the probe does when it finds such a stamp
+      fellBack();
+      return undefined;
+    }
     const reflected = updated.ok ? checked.value.reflected : [];
     session.store.apply((state, now) => freshnessVerified(state, reflected, now));
     if (updated.ok) {
@@ -252,13 +278,16 @@ export function createEngineUpdates(session: UpdatingSession, retired: () => voi
   };
 
   /** One update at a time; a change observed meanwhile runs another right after. */
-  const run = async (): Promise<string | undefined> => {
+  const run = async (asked = false): Promise<string | undefined> => {
     // The first change starts the engine: its updates wait for the start rather than fall back.
     if (engine?.phase.phase === "starting") await engine.started;
     if (!engine || !ready()) return undefined;
     if (running) {
       again = true;
-      return running;
+      const joined = await running;
+      // That run met the lock before the user asked (it may still have been re-probing): the lock may be
+      // gone by now, and the user's request is a try of its own.
+      return asked && joined?.startsWith(BUSY_SKIP) && !session.disposed ? run() : joined;
     }
     const current = engine;
     running = (async () => {
@@ -299,9 +328,9 @@ export function createEngineUpdates(session: UpdatingSession, retired: () => voi
       consider();
       schedule();
     },
-    run: () => {
+    run: (asked) => {
       consider();
-      return run();
+      return run(asked);
     },
     rebuilt() {
       if (ready()) return tellRebuilt();

@@ -47,7 +47,7 @@ export function noteRunStarted(
   env: NodeJS.ProcessEnv,
   root: string,
   what: string,
-): (outcome: string, ranForMs?: number) => void {
+): ((outcome: string, ranForMs?: number) => void) & { readonly windowId: string } {
   const path = graphRecordPath(env, root, "runs");
   const before = readRunNote(env, root);
   const closeWindow = openWriteWindow(env, root); // every pi-cgc write passes here: its stamp is pi-cgc's
@@ -58,8 +58,9 @@ export function noteRunStarted(
   } catch {
     // An agent directory we cannot write: the in-session state still says possibly stale on a failure.
   }
-  return (outcome, ranForMs) => {
-    closeWindow();
+  const settle = (outcome: string, ranForMs?: number) => {
+    // A run that met the lock never opened the database: a stamp in its time is another writer's.
+    closeWindow(outcome !== "BUSY" && outcome !== "UNAVAILABLE");
     try {
       if (outcome === "OK" || ((outcome === "BUSY" || outcome === "UNAVAILABLE") && !before))
         rmSync(path, { force: true });
@@ -70,6 +71,7 @@ export function noteRunStarted(
       // as above
     }
   };
+  return Object.assign(settle, { windowId: closeWindow.id });
 }
 
 /** The file in the engine's cache folder that engine/pi_cgc_engine.py reads as WRITTEN_ELSEWHERE. */

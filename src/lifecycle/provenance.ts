@@ -1,5 +1,6 @@
-// Who wrote the graph last. cgc stamps the Repository node's `indexed_at` on every write — `cgc index`, each
-// change `cgc watch` applies, pi-cgc's engine — and records nothing else about the writer. pi-cgc keeps the
+// Who wrote the graph last. cgc stamps the Repository node's `indexed_at` when it indexes — `cgc index`,
+// `cgc watch`'s first scan, pi-cgc's engine on each update — and records nothing else about the writer (a
+// change `cgc watch` applies later leaves no stamp: the engine distrusts its model after meeting the lock). pi-cgc keeps the
 // windows in which its own runs wrote (every session's, in pi's agent directory, never in the workspace), so
 // a stamp that falls in none of them, on a graph this session did not start with, was written by another
 // cgc process: a `cgc watch` in a terminal, an MCP server, the user's own command. What such a writer left is
@@ -15,11 +16,17 @@ const SLACK_MS = 2_000;
 /** Lines kept when the record is compacted: far more windows than can matter to a running session. */
 const KEEP_LINES = 200;
 
-type Line = { id: string; from: number; pid: number } | { id: string; to: number };
+type Line = { id: string; from: number; pid: number } | { id: string; to: number } | { id: string; void: true };
 type Window = { from: number; to?: number; pid: number };
 
 /** This process's own windows, by record: they count even when the agent directory cannot be written. */
-const ownWindows = new Map<string, Window[]>();
+const ownWindows = new Map<string, Array<Window & { id: string }>>();
+
+/**
+ * Closes a write window: `wrote` false for a run that never opened the database (it met the lock), whose
+ * window then covers nothing — a stamp inside it is another writer's. `id` names it (`writtenByPiCgc`).
+ */
+export type CloseWindow = ((wrote?: boolean) => void) & { readonly id: string };
 
 /** Whether a process lives (one of another user's counts: it is there, only not ours to signal). */
 export function pidAlive(pid: number): boolean {
@@ -35,7 +42,7 @@ export function pidAlive(pid: number): boolean {
  * pi-cgc is about to write this graph (an index, a rebuild, an engine update, its own watcher): the
  * returned function closes the window. An agent directory that cannot be written costs only the record.
  */
-export function openWriteWindow(env: NodeJS.ProcessEnv, root: string): () => void {
+export function openWriteWindow(env: NodeJS.ProcessEnv, root: string): CloseWindow {
   const path = graphRecordPath(env, root, "writes");
   const id = `${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
   const append = (line: Line) => {
@@ -46,15 +53,23 @@ export function openWriteWindow(env: NodeJS.ProcessEnv, root: string): () => voi
       // no record: this process still knows its own windows (ownWindows); other sessions do not
     }
   };
-  const window: Window = { from: Date.now(), pid: process.pid };
+  const window = { id, from: Date.now(), pid: process.pid } as Window & { id: string };
   ownWindows.set(path, [...(ownWindows.get(path) ?? []).slice(-KEEP_LINES), window]);
   append({ id, from: window.from, pid: window.pid });
-  return () => {
+  const close = (wrote = true) => {
     if (window.to !== undefined) return;
     window.to = Date.now();
-    append({ id, to: window.to });
+    if (wrote) append({ id, to: window.to });
+    else {
+      ownWindows.set(
+        path,
+        (ownWindows.get(path) ?? []).filter((own) => own !== window),
+      );
+      append({ id, void: true });
+    }
     compact(path);
   };
+  return Object.assign(close, { id });
 }
 
 function compact(path: string): void {
@@ -66,18 +81,20 @@ function compact(path: string): void {
   }
 }
 
-/** Whether a stamp falls in a window of pi-cgc's (open windows of live processes reach to now). */
-export function writtenByPiCgc(env: NodeJS.ProcessEnv, root: string, stampMs: number): boolean {
+/**
+ * Whether a stamp falls in a window of pi-cgc's (open windows of live processes reach to now), but for the
+ * window `except` (a run asking about a stamp it found before it wrote).
+ */
+export function writtenByPiCgc(env: NodeJS.ProcessEnv, root: string, stampMs: number, except?: string): boolean {
   const path = graphRecordPath(env, root, "writes");
-  const windows = new Map<string, Window>(
-    (ownWindows.get(path) ?? []).map((window, index) => [`own-${index}`, window]),
-  );
+  const windows = new Map<string, Window>((ownWindows.get(path) ?? []).map((window) => [window.id, { ...window }]));
   if (existsSync(path))
     try {
       for (const text of readFileSync(path, "utf8").split("\n")) {
         if (!text) continue;
         const line = JSON.parse(text) as Line;
-        if ("from" in line) windows.set(line.id, { from: line.from, pid: line.pid });
+        if ("from" in line) windows.set(line.id, { from: line.from, pid: line.pid, ...windows.get(line.id) });
+        else if ("void" in line) windows.delete(line.id);
         else {
           const open = windows.get(line.id);
           if (open) open.to = line.to;
@@ -86,6 +103,7 @@ export function writtenByPiCgc(env: NodeJS.ProcessEnv, root: string, stampMs: nu
     } catch {
       // a torn last line: the windows read so far still count
     }
+  if (except !== undefined) windows.delete(except);
   const now = Date.now();
   for (const window of windows.values()) {
     const to = window.to ?? (pidAlive(window.pid) ? now : window.from);
@@ -100,6 +118,12 @@ export interface GraphProvenance {
    * why the graph was written by another process since this session last saw it, or undefined.
    */
   check(indexedAt: string | undefined, hasGraph: boolean): string | undefined;
+  /**
+   * A write of pi-cgc's own (the engine's update, in the window `window`) found the stamp `before` and left
+   * `after`. Returns why another process wrote between the stamp this session last knew and this write, or
+   * undefined; the stamp known from now on is `after`.
+   */
+  ownWrite(before: string | null | undefined, after: string | null | undefined, window: string): string | undefined;
 }
 
 export function createGraphProvenance(env: NodeJS.ProcessEnv, root: () => string): GraphProvenance {
@@ -112,9 +136,19 @@ export function createGraphProvenance(env: NodeJS.ProcessEnv, root: () => string
       const previous = known;
       known = hasGraph ? indexedAt : undefined;
       if (first || !hasGraph || indexedAt === undefined || indexedAt === previous) return undefined;
-      const stampMs = Date.parse(indexedAt);
-      if (Number.isNaN(stampMs) || writtenByPiCgc(env, root(), stampMs)) return undefined;
-      return `the graph was written at ${indexedAt} by another cgc process, not by pi-cgc (a cgc watch, an MCP server or a cgc command), and such a write is not known to leave what a full index would`;
+      return outside(indexedAt);
+    },
+    ownWrite(before, after, window) {
+      const previous = known;
+      if (after) known = after;
+      if (!seen || !before || previous === undefined || before === previous) return undefined;
+      return outside(before, window);
     },
   };
+
+  function outside(stamp: string, except?: string): string | undefined {
+    const stampMs = Date.parse(stamp);
+    if (Number.isNaN(stampMs) || writtenByPiCgc(env, root(), stampMs, except)) return undefined;
+    return `the graph was written at ${stamp} by another cgc process, not by pi-cgc (a cgc watch, an MCP server or a cgc command), and such a write is not known to leave what a full index would`;
+  }
 }

@@ -360,6 +360,8 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
     get disposed() {
       return disposed;
     },
+    /** Who wrote the graph: the stamps this session saw, against pi-cgc's write windows. */
+    provenance,
     refresh,
     runMaintenance,
     stoppedByBudget,

@@ -3,13 +3,14 @@
 // it, and the chip goes possibly stale → fresh without a full rebuild. Where the engine cannot be trusted
 // (another cgc version, a crash mid-update) the full rebuild takes over, with one notice, and nothing is
 // called fresh that is not.
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type CgcHome, cgcBinary, cgcExec, makeCgcHome } from "../helpers/cgc-env.ts";
+import { type CgcHome, cgcBinary, cgcExec, cgcStart, makeCgcHome } from "../helpers/cgc-env.ts";
+import { compareWithFullIndex } from "../helpers/graph-parity.ts";
 import { cgcStatus, type PiHarness, recordingUi, startPi, toolResults, waitFor } from "../helpers/pi-sdk.ts";
 import { caseRepos, type TinyRepo } from "../helpers/repos.ts";
-import { FAKES, processesOf, writeSlowToIndexFile } from "../reliability/support.ts";
+import { FAKES, processesOf, stopOwnCgc, writeSlowToIndexFile } from "../reliability/support.ts";
 
 let home: CgcHome;
 const harnesses: PiHarness[] = [];
@@ -35,6 +36,15 @@ async function readySession(repo: TinyRepo, executable = cgcBinary()) {
   const status = () => cgcStatus(h);
   return { h, ui, chip, status, notices: () => ui.notices.map((notice) => notice.message) };
 }
+
+/** `cgc watch <root>` with cgc's own log at INFO (its CLI leaves logging at WARNING), as engine/parity.py runs it. */
+const WATCH_WITH_LOG = [
+  "import logging, sys",
+  "logging.basicConfig(level=logging.INFO, stream=sys.stderr)",
+  "sys.argv = ['cgc', 'watch', sys.argv[1]]",
+  "from codegraphcontext.cli.main import app",
+  "sys.exit(app())",
+].join("\n");
 
 async function functionNames(repo: TinyRepo, file: string): Promise<string[]> {
   const result = await cgcExec(
@@ -148,6 +158,57 @@ describe("the incremental engine", () => {
     expect(await functionNames(repo, "pkg/beta.py")).not.toEqual([]);
     expect(s.ui.statusHistory.filter((text) => /^cgc (syncing|rebuilding|indexing)…/.test(text ?? ""))).toEqual([]);
   });
+
+  it("a user's own cgc watch held the database and wrote the agent's edit: the engine's next update writes every file's links, and the graph equals a full index", async () => {
+    const repo = await repos.indexed(home.env);
+    const s = await readySession(repo);
+    // The engine up, its cache the graph's model.
+    s.h.faux.setResponses([fauxAssistantMessage(addCaller, { stopReason: "toolUse" }), fauxAssistantMessage("done")]);
+    await s.h.session.prompt("add a caller");
+    await waitFor(() => s.chip() === "cgc ready · fresh", "fresh after the first update", 60_000);
+
+    // The user's own `cgc watch` in a terminal, its log at INFO (to say when it wrote a change): it holds
+    // KùzuDB's lock, writes the agent's next edit itself, and leaves no stamp on the graph for it.
+    const theirs = cgcStart(["-c", WATCH_WITH_LOG, repo.path], {
+      cwd: repo.path,
+      env: { ...home.env, ENABLE_APP_LOGS: "INFO", PYTHONUNBUFFERED: "1" },
+      cgc: join(dirname(cgcBinary()), "python"),
+    });
+    try {
+      await theirs.waitForLine("stdout", /Monitoring for file changes/);
+      const casefold = fauxToolCall("edit", {
+        path: "pkg/text.py",
+        edits: [{ oldText: "return value.strip().lower()", newText: "return value.strip().casefold()" }],
+      });
+      s.h.faux.setResponses([fauxAssistantMessage(casefold, { stopReason: "toolUse" }), fauxAssistantMessage("done")]);
+      await s.h.session.prompt("use casefold");
+      await theirs.waitForLine("stderr", /Graph refresh for .*text\.py complete/);
+      await waitFor(
+        () => s.notices().some((message) => /^cgc update skipped: another cgc process holds/.test(message)),
+        "the engine's update skipped on the lock",
+        90_000,
+      );
+    } finally {
+      await stopOwnCgc(theirs);
+    }
+    // The lock is free: the user syncs, and the engine's update is the one that makes the graph fresh.
+    await s.h.session.prompt("/cgc status");
+    await waitFor(() => /^cgc ready/.test(s.chip() ?? ""), "ready after the re-check", 60_000);
+    await s.h.session.prompt("/cgc sync");
+    await waitFor(() => s.chip() === "cgc ready · fresh", "fresh after the update", 120_000);
+    const fresh = makeCgcHome();
+    try {
+      const parity = await compareWithFullIndex(
+        repo.path,
+        { cgc: cgcBinary(), env: home.env },
+        { cgc: cgcBinary(), env: fresh.env },
+      );
+      expect({ missing: parity.missing, extra: parity.extra }).toEqual({ missing: [], extra: [] });
+    } finally {
+      fresh.cleanup();
+    }
+    expect(await s.status()).toMatch(/last update: .*links of [1-9]\d* other file\(s\) rewritten/);
+  }, 300_000);
 
   it("a cgc version the engine was not proven on: one notice, then full rebuilds keep the graph honest", async () => {
     const repo = await repos.indexed(home.env);

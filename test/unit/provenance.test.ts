@@ -5,7 +5,7 @@
 // first index, a plain cgc index resuming over it.
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { createGraphProvenance, openWriteWindow, writtenByPiCgc } from "../../src/lifecycle/provenance.ts";
 import {
   changesObserved,
@@ -72,6 +72,51 @@ describe("who wrote the graph", () => {
     expect(writtenByPiCgc(env, ROOT, Math.round((before + after) / 2))).toBe(true);
     expect(writtenByPiCgc(env, ROOT, before - 60_000)).toBe(false);
     expect(writtenByPiCgc(env, ROOT, after + 60_000)).toBe(false);
+  });
+
+  it("a run that met the lock wrote nothing: a stamp in its time is another writer's", () => {
+    const env = scratchAgentEnv();
+    const close = openWriteWindow(env, ROOT);
+    const theirs = Date.now(); // a user's cgc watch wrote while pi-cgc's update waited for the lock
+    expect(writtenByPiCgc(env, ROOT, theirs)).toBe(true);
+    close(false);
+    expect(writtenByPiCgc(env, ROOT, theirs)).toBe(false);
+  });
+
+  it("the engine's own write found a stamp nobody in pi-cgc left since the last one it knew: named", () => {
+    const env = scratchAgentEnv();
+    const t = Date.now();
+    vi.useFakeTimers({ toFake: ["Date"], now: t });
+    try {
+      const provenance = createGraphProvenance(env, () => ROOT);
+      const known = stamp(t - 60_000);
+      provenance.check(known, true);
+      // An update in its window found the graph as the session last knew it: its own stamp is known next.
+      let close = openWriteWindow(env, ROOT);
+      expect(provenance.ownWrite(known, stamp(t + 500), close.id)).toBeUndefined();
+      vi.setSystemTime(t + 1_000);
+      close();
+      // The next update's first attempt met the lock, a cgc watch wrote meanwhile, the second attempt wrote:
+      // the watcher's stamp lies in this update's own window, which wrote nothing before it read the stamp.
+      vi.setSystemTime(t + 10_000);
+      close = openWriteWindow(env, ROOT);
+      vi.setSystemTime(t + 12_000);
+      expect(provenance.ownWrite(stamp(t + 11_000), stamp(t + 12_500), close.id)).toMatch(
+        /written at .* by another cgc process/,
+      );
+      close();
+      // Another pi session's write (a window that closed before this update's opened) is pi-cgc's.
+      vi.setSystemTime(t + 20_000);
+      const other = openWriteWindow(env, ROOT);
+      vi.setSystemTime(t + 21_000);
+      other();
+      vi.setSystemTime(t + 30_000);
+      close = openWriteWindow(env, ROOT);
+      expect(provenance.ownWrite(stamp(t + 20_500), stamp(t + 30_500), close.id)).toBeUndefined();
+      close();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("a window still open reaches to now while its process lives", () => {
