@@ -236,9 +236,9 @@ export function createEngineUpdates(session: UpdatingSession, fellBack: () => vo
       return undefined;
     }
     session.store.apply((state, now) => maintenanceSettled(state, "OK", now));
-    // Another process wrote the graph between the stamp this session last knew and this update (a user's
-    // `cgc watch` while the lock kept the engine out, say): what it left is not the engine's model, so the
-    // update is not a verified graph; only a full rebuild makes it one (ADR 0011).
+    // Another process stamped the graph between the stamp this session last knew and this update (a user's
+    // `cgc index`, say): what it left is not the engine's model, so the update is not a verified graph; only
+    // a full rebuild makes it one (ADR 0011, "Other writers").
     const outside = updated.ok
       ? session.provenance.ownWrite(updated.value.stampBefore, updated.value.stampAfter, settleNote.windowId)
       : undefined;
