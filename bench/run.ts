@@ -18,6 +18,7 @@ const MODULES = [
   "watcher-memory",
   "tier-tokens",
   "edit-to-fresh",
+  "engine-discovery",
   "index-cost",
   "startup-overhead",
 ];

@@ -1,0 +1,58 @@
+// The engine's walk of the tree (engine/pi_cgc_engine.py): cgc's discovery runs twice per edit (the update's
+// plan and its read-back) and matched every directory and file against every ignore pattern each time. The
+// engine remembers those answers per pattern list; this times both ways side by side in one Python process
+// (bench/engine-discovery.py) on the 1 000- and 5 000-file repositories.
+import { execFile as execFileCallback } from "node:child_process";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { cgcBinary, childEnv, makeCgcHome } from "../test/helpers/cgc-env.ts";
+import { type FixtureRepo, scaledRepo } from "../test/helpers/repos.ts";
+import { type BenchOptions, type BenchReport, log, ratio, spread, table } from "./harness.ts";
+
+const execFile = promisify(execFileCallback);
+const ROUNDS = 10;
+const SIZES = [1_000, 5_000];
+const SCRIPT = join(dirname(fileURLToPath(import.meta.url)), "engine-discovery.py");
+
+export async function run(options: BenchOptions): Promise<BenchReport> {
+  const home = makeCgcHome();
+  const rows: string[][] = [];
+  try {
+    for (const size of options.sizes ?? SIZES) {
+      let repo: FixtureRepo | undefined;
+      try {
+        log(`engine discovery: a ${size}-file repository, ${ROUNDS} alternated rounds`);
+        repo = scaledRepo(size);
+        const { stderr } = await execFile(join(dirname(cgcBinary()), "python"), [SCRIPT, repo.path, String(ROUNDS)], {
+          cwd: repo.path,
+          env: childEnv(home.env),
+          maxBuffer: 64 * 1024 * 1024,
+        });
+        const line = stderr.trim().split("\n").at(-1) ?? "";
+        const measured = JSON.parse(line) as { files: number; original: number[]; remembering: number[] };
+        rows.push([
+          `${size} (${measured.files} found)`,
+          spread(measured.original),
+          spread(measured.remembering),
+          ratio(measured.original, measured.remembering),
+        ]);
+      } finally {
+        repo?.cleanup();
+      }
+    }
+  } finally {
+    home.cleanup();
+  }
+  const markdown = [
+    `${ROUNDS} rounds per repository (\`scaledRepo\`), the two ways alternated in one Python process (cgc 0.6.13's`,
+    "`discover_files_to_index`, as `Tree.discover` calls it), after one untimed round of each; both must find the",
+    "same files. *cgc's matcher*: a new matcher per walk, every directory and file matched against every pattern",
+    "(the defaults, `.gitignore`, `.cgcignore`); *remembered*: the engine's answers kept per pattern list (a",
+    "match is a function of the patterns and the path's text). An update walks twice (its plan and its read-back).",
+    "Median (min–max, n).",
+    "",
+    table(["files", "cgc's matcher", "remembered", "ratio"], rows),
+  ].join("\n");
+  return { title: "The engine's walk of the tree", markdown };
+}
