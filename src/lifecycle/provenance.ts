@@ -1,12 +1,13 @@
 // Who wrote the graph last. cgc stamps the Repository node's `indexed_at` when it indexes — `cgc index`,
 // `cgc watch`'s first scan, pi-cgc's engine on each update — and records nothing else about the writer (a
-// change `cgc watch` applies later leaves no stamp: the engine distrusts its model after meeting the lock). pi-cgc keeps the
-// windows in which its own runs wrote (every session's, in pi's agent directory, never in the workspace), so
-// a stamp that falls in none of them, on a graph this session did not start with, was written by another
-// cgc process: a `cgc watch` in a terminal, an MCP server, the user's own command. What such a writer left is
-// not known to equal a full index of the tree (`cgc watch` measurably does not: issue 12), so the graph is
-// not called fresh again before a full rebuild. A graph found at session start is taken as its index time
-// says, as before: the windows of earlier sessions cannot tell a user's `cgc index --force` from a watcher.
+// change `cgc watch` applies later leaves no stamp: the engine distrusts its model after meeting the lock,
+// ADR 0011). pi-cgc keeps the windows in which its own runs wrote (every session's, in pi's agent
+// directory, never in the workspace), so a stamp that falls in none of them, on a graph this session did not
+// start with, was written by another cgc process: a `cgc watch` starting in a terminal, an MCP server, the
+// user's own command. What such a writer left is not known to equal a full index of the tree (`cgc watch`
+// measurably does not: ADR 0010), so the graph is not called fresh again before a full rebuild. A graph found
+// at session start is taken as its index time says, as before: the windows of earlier sessions cannot tell a
+// user's `cgc index --force` from a watcher.
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { graphRecordPath } from "../state/records.ts";
