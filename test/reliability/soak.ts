@@ -501,6 +501,9 @@ async function perform(run: Run, action: Action, holding: (holder: LongLivedCgc)
       const path = rng.pick(made);
       await prompt(run, toolStep("bash", { command: `printf '%s\\n' ${path} >> .cgcignore` }), "bash");
       run.ignored.add(path);
+      // A .cgcignore the run started with (cgc wrote it at the fixture's index) now holds the line too.
+      const ignoreFile = run.files.get(".cgcignore");
+      if (ignoreFile !== undefined) run.files.set(".cgcignore", `${ignoreFile}${path}\n`);
       return true;
     }
     case "outside-edit": {
