@@ -64,6 +64,13 @@ const addCaller = fauxToolCall("edit", {
   ],
 });
 
+/** A first edit (a new caller of normalize) starts the session's engine; returns once it made the graph fresh. */
+async function engineUp(s: Awaited<ReturnType<typeof readySession>>): Promise<void> {
+  s.h.faux.setResponses([fauxAssistantMessage(addCaller, { stopReason: "toolUse" }), fauxAssistantMessage("done")]);
+  await s.h.session.prompt("add a caller");
+  await waitFor(() => s.chip() === "cgc ready · fresh", "fresh after the first update", 60_000);
+}
+
 describe("the incremental engine", () => {
   it("an edit, then a graph tool in the same run: the answer has the edit; fresh without a full rebuild", async () => {
     const repo = await repos.indexed(home.env);
@@ -162,10 +169,7 @@ describe("the incremental engine", () => {
   it("a user's own cgc watch held the database and wrote the agent's edit: the engine's next update writes every file's links, and the graph equals a full index", async () => {
     const repo = await repos.indexed(home.env);
     const s = await readySession(repo);
-    // The engine up, its cache the graph's model.
-    s.h.faux.setResponses([fauxAssistantMessage(addCaller, { stopReason: "toolUse" }), fauxAssistantMessage("done")]);
-    await s.h.session.prompt("add a caller");
-    await waitFor(() => s.chip() === "cgc ready · fresh", "fresh after the first update", 60_000);
+    await engineUp(s); // its cache the graph's model
 
     // The user's own `cgc watch` in a terminal, its log at INFO (to say when it wrote a change): it holds
     // KùzuDB's lock, writes the agent's next edit itself, and leaves no stamp on the graph for it.
@@ -230,11 +234,9 @@ describe("the incremental engine", () => {
   it("the engine killed mid-update after the turn's quiet moment: one notice, nothing fresh until the full rebuild, then a right graph", async () => {
     const repo = await repos.indexed(home.env);
     const s = await readySession(repo);
-    // A first edit starts the engine, so that the next update begins at once, before the quiet moment after
-    // the turn (1.5 s) that would otherwise start the sync the update joins.
-    s.h.faux.setResponses([fauxAssistantMessage(addCaller, { stopReason: "toolUse" }), fauxAssistantMessage("done")]);
-    await s.h.session.prompt("add a caller");
-    await waitFor(() => s.chip() === "cgc ready · fresh", "fresh after the first update", 60_000);
+    // The engine up first, so that the next update begins at once, before the quiet moment after the turn
+    // (1.5 s) that would otherwise start the sync the update joins.
+    await engineUp(s);
     // A file the engine needs seconds for keeps the update running long enough to kill it.
     writeSlowToIndexFile(join(repo.path, "pkg", "generated.py"));
     s.h.faux.setResponses([fauxAssistantMessage("first")]);
