@@ -12,9 +12,10 @@ import {
   isEditToolResult,
   isWriteToolResult,
 } from "@mariozechner/pi-coding-agent";
+import { describeOtherWatchers, otherWatchersOf } from "../cgc/other-watchers.ts";
 import type { CgcSession, CurrentSession } from "../lifecycle/session.ts";
 import { formatElapsed } from "../state/elapsed.ts";
-import { autoSyncCounted, changesObserved, isReady } from "../state/model.ts";
+import { autoSyncCounted, changesObserved, isReady, otherWritersSeen } from "../state/model.ts";
 import { canonical, isWithin } from "../workspace/root.ts";
 import { isTrackedPath } from "../workspace/tree.ts";
 import { createEngineUpdates, type EngineUpdates } from "./updates.ts";
@@ -22,6 +23,11 @@ import type { WatcherController } from "./watcher.ts";
 
 /** How long the session must stay quiet after a run ends before an automatic sync starts. */
 export const QUIET_MS = 1_500;
+/**
+ * How often a session looks for a `cgc watch` outside pi-cgc (about a millisecond a look), besides each change it
+ * observes: one that lives longer than this between two turns is seen even if no change shows while it runs.
+ */
+export const OTHER_WATCHERS_EVERY_MS = 3_000;
 
 export function installFreshness(pi: ExtensionAPI, current: CurrentSession) {
   let quietTimer: NodeJS.Timeout | undefined;
@@ -29,11 +35,13 @@ export function installFreshness(pi: ExtensionAPI, current: CurrentSession) {
   let watcher: WatcherController | undefined;
   let updates: EngineUpdates | undefined;
   let agentRunning = false;
+  let otherWatchersPoll: NodeJS.Timeout | undefined;
 
   // While a verified watcher keeps the graph, the tracker does not look: when the watcher dies, its
   // next look reports everything changed since the graph was last verified without it.
   const observe = (session: CgcSession, paths: string[]) => {
     if (watcher?.active) return;
+    lookForOtherWatchers(session);
     const inside = paths.filter((path) => isWithin(session.root, path) && isTrackedPath(session.root, path));
     session.tracker.observed(inside);
     changed(session, inside);
@@ -41,7 +49,27 @@ export function installFreshness(pi: ExtensionAPI, current: CurrentSession) {
 
   const checkFiles = (session: CgcSession) => {
     if (watcher?.active) return;
+    lookForOtherWatchers(session);
     changed(session, session.tracker.check());
+  };
+
+  /**
+   * A `cgc watch` outside pi-cgc may write any change it sees after pi-cgc's read-back, and what it writes differs
+   * from a full index: while one runs no change is reconciled (the state's `otherWriter`). Once it is gone, the
+   * engine's model is not the graph's: the engine starts again untrusted and its update rewrites every file's
+   * links; where no engine runs, the full rebuild takes the changes.
+   */
+  const lookForOtherWatchers = (session: CgcSession) => {
+    const found = otherWatchersOf(session.root);
+    const before = session.store.get().otherWriter;
+    session.store.apply((state) =>
+      otherWritersSeen(state, found.length > 0 ? describeOtherWatchers(found) : undefined),
+    );
+    if (!before || found.length > 0) return;
+    updates?.writtenElsewhere("a cgc watch outside pi-cgc wrote the graph");
+    if (session.store.get().freshness !== "possibly-stale") return;
+    updates?.schedule();
+    if (!agentRunning) armQuietSync(session);
   };
 
   const changed = (session: CgcSession, paths: string[]) => {
@@ -78,6 +106,9 @@ export function installFreshness(pi: ExtensionAPI, current: CurrentSession) {
     syncing ??= (async () => {
       const updated = await updates?.run(!automatic);
       if (updated !== undefined) return updated;
+      // A full rebuild would be overwritten by it as well, and takes minutes where the engine takes a second.
+      const { otherWriter } = session.store.get();
+      if (otherWriter) return `Not synced: ${otherWriter}.`;
       if (automatic) session.store.apply(autoSyncCounted);
       const { syncAndVerify } = await import("./sync.ts");
       const outcome = await syncAndVerify(session);
@@ -101,7 +132,7 @@ export function installFreshness(pi: ExtensionAPI, current: CurrentSession) {
   const maybeAutoSync = (session: CgcSession) => {
     const state = session.store.get();
     const config = session.config();
-    if (session.disposed || !config["freshness.autoSync"] || watcher?.active) return;
+    if (session.disposed || !config["freshness.autoSync"] || watcher?.active || state.otherWriter) return;
     if (state.readiness !== "ready" || state.freshness !== "possibly-stale" || state.activity !== "idle") return;
     // The budget below exists because a full rebuild costs what indexing costs; an engine update does not.
     if (updates?.ready) return void sync(session, true);
@@ -132,7 +163,12 @@ export function installFreshness(pi: ExtensionAPI, current: CurrentSession) {
     const session = current();
     watcher = undefined;
     updates = undefined;
+    clearInterval(otherWatchersPoll);
     if (!session) return;
+    otherWatchersPoll = setInterval(() => {
+      if (current() === session && !session.disposed && isReady(session.store.get())) lookForOtherWatchers(session);
+    }, OTHER_WATCHERS_EVERY_MS);
+    otherWatchersPoll.unref();
     let watchDecided = false;
     // An engine that could not make the graph fresh while the agent was idle (the quiet moment after its turn
     // may have passed during the update) leaves it to the full rebuild, which then needs its own quiet moment.
@@ -166,7 +202,7 @@ export function installFreshness(pi: ExtensionAPI, current: CurrentSession) {
           if (current() !== session || session.disposed) return;
           watcher = startWatcherIfEnabled(session, {
             worktreeGate: () => session.worktree.allowsWatcher(),
-            graphWritten: () => sessionUpdates.writtenElsewhere(),
+            graphWritten: () => sessionUpdates.writtenElsewhere("pi-cgc's cgc watch writes the graph now"),
           });
           void watcher.finished.then((record) => {
             // What changed while it watched is the lazy path's from now: the engine takes it at once, and
@@ -189,6 +225,7 @@ export function installFreshness(pi: ExtensionAPI, current: CurrentSession) {
 
   pi.on("session_shutdown", async () => {
     cancelQuietSync();
+    clearInterval(otherWatchersPoll);
     await updates?.stop();
   });
 

@@ -52,10 +52,11 @@ export interface EngineUpdates {
   /** A full index or rebuild completed: a running engine re-reads the tree the graph now reflects. */
   rebuilt(): void;
   /**
-   * Something else writes the graph from now on (pi-cgc's `cgc watch`): a running engine's model no longer
-   * describes it. The engine is stopped; the next change starts it again from the disk, untrusted (ADR 0011).
+   * Something else writes (or wrote) the graph (pi-cgc's `cgc watch`, or one outside pi-cgc; `by` says which):
+   * a running engine's model no longer describes it. The engine is stopped; the next change starts it again from
+   * the disk, untrusted, and its first update rewrites every file's links (ADR 0011).
    */
-  writtenElsewhere(): void;
+  writtenElsewhere(by: string): void;
   /** Waits (bounded) for a pending update; returns the changed paths it did not get to. */
   settle(signal?: AbortSignal): Promise<string[]>;
   stop(): Promise<void>;
@@ -254,6 +255,8 @@ export function createEngineUpdates(session: UpdatingSession, fellBack: () => vo
       const { ms, lockMs, rewritten } = updated.value;
       last = `last update: ${paths.length} file(s) in ${ms} ms (database held ${lockMs} ms; links of ${rewritten} other file(s) rewritten)`;
     }
+    const { otherWriter } = session.store.get();
+    if (otherWriter) return `Updated ${session.root}, but ${otherWriter}.`;
     const missing = paths.length - reflected.length;
     return missing > 0
       ? `Updated ${session.root}, but ${missing} changed file(s) are not reflected yet; the graph stays possibly stale.`
@@ -339,13 +342,13 @@ export function createEngineUpdates(session: UpdatingSession, fellBack: () => vo
       rebuiltBeforeReady = true;
       consider();
     },
-    writtenElsewhere() {
+    writtenElsewhere(by) {
       noteGraphWrittenElsewhere(session.env, session.root);
       const current = engine;
       if (!current) return;
       engine = undefined;
       notStarted =
-        "stopped: cgc watch writes the graph now; the engine starts again at the next change it sees, and its " +
+        `stopped: ${by}; the engine starts again at the next change it sees, and its ` +
         "first update then rewrites every file's links";
       stopping = current.stop().finally(() => {
         stopping = undefined;

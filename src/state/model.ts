@@ -55,6 +55,11 @@ export interface State {
    * itself and its updates are not checked against a full index, so the chip says "watched", not "fresh".
    */
   keptByWatcher?: boolean;
+  /**
+   * A `cgc watch` outside pi-cgc sees this workspace (src/cgc/other-watchers.ts): it may write any change after
+   * pi-cgc's read-back, so no change is reconciled while it runs (ADR 0011, "Other writers").
+   */
+  otherWriter?: string;
   /** Counts possibly-stale episodes opened this session (fresh → possibly-stale). */
   episodes: number;
   lastError?: string;
@@ -175,8 +180,12 @@ export function changesObserved(state: State, paths: string[], detail?: string):
   };
 }
 
-/** A sync or update was read back from the graph: the episode ends, the changed paths are reconciled. */
+/**
+ * A sync or update was read back from the graph: the episode ends, the changed paths are reconciled. Not while
+ * another watcher runs: what was read back may be overwritten by it, so every changed path stays.
+ */
 export function freshnessVerified(state: State, reconciled: string[], now: number): State {
+  if (state.otherWriter) return state;
   const remaining = state.changedPaths.filter((path) => !reconciled.includes(path));
   return remaining.length > 0 || state.rebuildNeeded
     ? { ...state, changedPaths: remaining }
@@ -189,6 +198,15 @@ export function freshnessVerified(state: State, reconciled: string[], now: numbe
         verifiedAt: now,
         lastError: undefined,
       };
+}
+
+/**
+ * The watchers outside pi-cgc that see this workspace, as last looked for (`detail` names them; undefined: none).
+ * Seeing one opens no episode (cgc's watcher writes only the changes it sees happen); it keeps open the one
+ * the changes made while it runs open.
+ */
+export function otherWritersSeen(state: State, detail: string | undefined): State {
+  return detail === state.otherWriter ? state : { ...state, otherWriter: detail };
 }
 
 /**

@@ -67,6 +67,7 @@ export function renderStatus({
   );
   if (engine) lines.push(`engine:     ${engine}`);
   if (watcher) lines.push(`watcher:    ${watcher}`);
+  if (state.otherWriter) lines.push(`other writer: ${state.otherWriter}`);
   if (state.lastError) lines.push(`last error: ${state.lastError}`);
   if (state.lastAction) {
     lines.push(

@@ -14,6 +14,7 @@ import { compareWithFullIndex } from "../helpers/graph-parity.ts";
 import { type Frame, startPiRpc } from "../helpers/pi-rpc.ts";
 import { type PiHarness, type RecordingUi, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
 import { indexedTinyRepo, type TinyRepo, tinyRepo } from "../helpers/repos.ts";
+import { stopOwnCgc } from "../reliability/support.ts";
 
 const PI_CLI = join(PROJECT_ROOT, "node_modules", "@mariozechner", "pi-coding-agent", "dist", "cli.js");
 const EXTENSION = join(PROJECT_ROOT, "src", "index.ts");
@@ -261,6 +262,62 @@ describe("freshness.watch with the real cgc", () => {
     const after = await compareWithFullIndex(repo.path, graph, fullIndex());
     expect({ missing: after.missing, extra: after.extra }).toEqual({ missing: [], extra: [] });
     expect(await status(h)).toMatch(/engine: {5}ready — .*last update: 1 file\(s\)/);
+  });
+
+  it("a user's own cgc watch beside pi-cgc (FalkorDB server): no change is fresh while it runs; once it stops, the engine makes the graph equal", async () => {
+    useBackend("server");
+    const repo = await repoFor("server", true);
+    const { h, ui, chip } = await start(repo);
+    await waitFor(() => chip() === "cgc ready · fresh", "a ready graph");
+    // The user's `cgc watch .` in a terminal of their own (not pi-cgc's child), its log at INFO through a
+    // sitecustomize (cgc's CLI leaves logging at WARNING) to say when it wrote a change.
+    const logging = mkdtempSync(join(tmpdir(), "pi-cgc-sitecustomize-"));
+    writeFileSync(
+      join(logging, "sitecustomize.py"),
+      "import logging, sys\nlogging.basicConfig(level=logging.INFO, stream=sys.stderr)\n",
+    );
+    const theirs = cgcStart(["watch", "."], {
+      cwd: repo.path,
+      env: { ...cgcEnv("server"), PYTHONPATH: logging, ENABLE_APP_LOGS: "INFO", PYTHONUNBUFFERED: "1" },
+    });
+    try {
+      await theirs.waitForLine("stdout", /Monitoring for file changes/);
+      // A changed body of a function three other files call: the engine writes it right, then the user's
+      // watcher writes it again, re-linking those callers with indices built from those files alone (ADR 0010).
+      h.faux.setResponses([
+        fauxAssistantMessage(
+          fauxToolCall("edit", {
+            path: "pkg/text.py",
+            edits: [{ oldText: "return value.strip().lower()", newText: "return value.strip().casefold()" }],
+          }),
+          { stopReason: "toolUse" },
+        ),
+        fauxAssistantMessage("done"),
+      ]);
+      await h.session.prompt("use casefold");
+      await theirs.waitForLine("stderr", /Graph refresh for .*text\.py complete/);
+      const before = ui.notices.length;
+      await h.session.prompt("/cgc sync"); // the engine's update, after the watcher's write
+      expect(chip()).toBe("cgc ready · possibly stale");
+      expect(ui.notices.slice(before).map((notice) => notice.message)).toContainEqual(
+        expect.stringMatching(/^Updated .*, but a cgc watch outside pi-cgc \(pid \d+ on .*\) writes this graph/),
+      );
+      expect(await status(h)).toMatch(
+        new RegExp(`other writer: a cgc watch outside pi-cgc \\(pid ${theirs.child.pid} on ${repo.path}\\)`),
+      );
+    } finally {
+      await stopOwnCgc(theirs);
+    }
+    // Gone: seen within a few seconds; the engine starts again untrusted and rewrites every file's links.
+    await waitFor(() => chip() === "cgc ready · fresh", "fresh once the user's watcher stopped", 120_000);
+    expect(ui.statusHistory.some((text) => text?.startsWith("cgc syncing"))).toBe(false);
+    const after = await compareWithFullIndex(
+      repo.path,
+      { cgc: cgcBinary(), env: cgcEnv("server") },
+      { cgc: cgcBinary(), env: { ...cgcEnv("server"), FALKORDB_GRAPH_NAME: "full_after_theirs" } },
+    );
+    expect({ missing: after.missing, extra: after.extra }).toEqual({ missing: [], extra: [] });
+    expect(await status(h)).toMatch(/last update: .*links of [1-9]\d* other file\(s\) rewritten/);
   });
 
   it("auto, FalkorDB server, unindexed: no spawn, no index created, watcher-not-started-unindexed", async () => {

@@ -22,6 +22,7 @@ import {
   maintenanceProgress,
   maintenanceSettled,
   maintenanceStarted,
+  otherWritersSeen,
   type ProbeVerdict,
   probeSettled,
   type Readiness,
@@ -54,7 +55,8 @@ type Event =
   | { kind: "changes"; paths: string[] }
   | { kind: "verified"; reconciled: string[] }
   | { kind: "notVerified" }
-  | { kind: "autoSync" };
+  | { kind: "autoSync" }
+  | { kind: "otherWatcher"; running: boolean };
 
 const pathsArb = fc.subarray(PATHS);
 const eventArb: fc.Arbitrary<Event> = fc.oneof(
@@ -75,6 +77,7 @@ const eventArb: fc.Arbitrary<Event> = fc.oneof(
   fc.record({ kind: fc.constant("verified" as const), reconciled: pathsArb }),
   fc.record({ kind: fc.constant("notVerified" as const) }),
   fc.record({ kind: fc.constant("autoSync" as const) }),
+  fc.record({ kind: fc.constant("otherWatcher" as const), running: fc.boolean() }),
 );
 
 /** One event at time `now` (as `reduce` calls it: the event's index, a clock that only moves forward). */
@@ -98,12 +101,16 @@ function apply(state: State, event: Event, now: number): State {
       return freshnessNotVerified(state, "not verified");
     case "autoSync":
       return autoSyncCounted(state);
+    case "otherWatcher":
+      return otherWritersSeen(state, event.running ? "a cgc watch outside pi-cgc (pid 7)" : undefined);
   }
 }
 
 /** The events that may make a graph fresh, and when (docs/reliability.md, "What counts as evidence"). */
 function verifiesFreshness(before: State, event: Event): boolean {
-  if (event.kind === "verified") return before.changedPaths.every((path) => event.reconciled.includes(path));
+  // While another watcher runs, what was read back may be overwritten after the read-back: no verification.
+  if (event.kind === "verified")
+    return !before.otherWriter && before.changedPaths.every((path) => event.reconciled.includes(path));
   // The start-time check: the graph's recorded commit and index time against the repository, found unchanged,
   // on a graph not already known to lag.
   return (
