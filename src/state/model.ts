@@ -3,7 +3,7 @@
 
 export type Readiness = "unavailable" | "unindexed" | "indexing" | "ready" | "busy" | "unknown" | "corrupt";
 export type Activity = "idle" | "indexing" | "syncing" | "rebuilding" | "updating";
-/** Seed 000: the literal set stays; "not verified" is possibly-stale plus lastError. */
+/** Three values, as the chip and the notices name them; "not verified" is possibly-stale plus lastError (ADR 0007). */
 export type Freshness = "unknown" | "fresh" | "possibly-stale";
 
 export interface RepositoryFacts {

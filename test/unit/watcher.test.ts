@@ -1,4 +1,4 @@
-// The watcher's gate and liveness verification (seed 000 D3–D5) through its seams, without processes:
+// The watcher's gate and liveness verification (ADR 0010) through its seams, without processes:
 // each fake stands for a real cgc behaviour named beside it. test/integration/watcher.test.ts runs the
 // same matrix with the real cgc, a real FalkorDB server and the real pi.
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
