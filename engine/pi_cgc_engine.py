@@ -154,6 +154,7 @@ def load_cgc() -> str:
     # The narrowed resolution's hook (see resolve_tree): passes every call through unless a run of
     # the engine's is under way and cgc's loop enumerates the engine's own list.
     _calls_module.enumerate = _enumerate_hook
+    _LOOP_ROLES.update(find_loop_roles())
     _discovery.build_ignore_spec = _remembering_ignore_spec(_discovery.build_ignore_spec)
     return found
 
@@ -344,6 +345,8 @@ class FileEntry:
     imports: Dict[str, List[str]]
     # Derived from data when first needed: identifier argument -> names of the calls passing it.
     callargs: Optional[Dict[str, Set[str]]] = None
+    # Derived likewise: the names of the calls passing a bare name (what the callback pre-pass matches).
+    callnames: Optional[FrozenSet[str]] = None
 
 
 @dataclass
@@ -366,11 +369,17 @@ class TreeState:
     skip_external: Optional[bool] = None
     # cgc's per-language views of the imports map, as the last resolution built them (not cached).
     lang_views: Optional[Dict[str, Dict[str, List[str]]]] = None
+    # Per parsed file, what it contributed to cgc's indices, by loop (see "Kept indices"; not cached), and
+    # per kept index the files contributing to each key (in path order). None: the indices were built whole.
+    contrib: Optional[Dict[str, Dict[str, Any]]] = None
+    contributors: Optional[Dict[str, Dict[Any, Tuple[str, ...]]]] = None
+    # With PI_CGC_ENGINE_CHECK=1: where the kept indices differ from cgc's own build from every file.
+    index_check: Optional[List[str]] = None
 
     def __getstate__(self) -> Dict[str, Any]:
         state = dict(self.__dict__)
-        state["indices"] = None
-        state["lang_views"] = None
+        for name in ("indices", "lang_views", "contrib", "contributors", "index_check"):
+            state[name] = None
         return state
 
     @property
@@ -429,7 +438,7 @@ class Tree:
         groups: Dict[str, List[str]] = {}
         for path in sorted(files):
             groups.setdefault(file_ext(Path(path)), []).append(path)
-        merged: Dict[str, List[str]] = {}
+        merged: Dict[str, List[str]] = _ImportsMap()
         # A set beside each list: common names (`__init__`, `get`) have hundreds of paths.
         seen: Dict[str, Set[str]] = {}
         for paths in groups.values():
@@ -856,6 +865,12 @@ def call_arg_names(entry: FileEntry) -> Dict[str, Set[str]]:
     return entry.callargs
 
 
+def call_names(entry: FileEntry) -> FrozenSet[str]:
+    if entry.callnames is None:
+        entry.callnames = frozenset(name for names in call_arg_names(entry).values() for name in names)
+    return entry.callnames
+
+
 # Fields of the parsed functions and classes that cgc's resolution never reads (the entries of
 # function_index & co. are shallow copies of them; calls.py and inheritance.py name neither, read
 # entries by literal key only, and never compare whole entries). Most edits change a function's
@@ -917,21 +932,52 @@ class _CallRun:
         self.in_parameters = False
         self.reuse_views: Dict[str, Dict[str, List[str]]] = {}
         self.views: Dict[str, Dict[str, List[str]]] = {}
+        # The kept indices of this run (None: cgc builds them from every file), and each file's call names
+        # passing a bare name (None: the callback pre-pass sees every file).
+        self.keeper: Optional[_Keeper] = None
+        self.call_names: Optional[Dict[str, FrozenSet[str]]] = None
+
+    def iterate(self, frame: Any) -> Iterator[Any]:
+        """A loop of cgc's over the engine's list (see "Kept indices")."""
+        role = _LOOP_ROLES.get(frame.f_lineno) if frame.f_code is build_function_call_groups.__code__ else None
+        keeper = self.keeper
+        if role in LOOP_DICTS and keeper is not None:
+            return keeper.take(role, keeper.files_for(role), frame)  # type: ignore[arg-type]
+        if role == "kotlin-check" and keeper is not None:
+            return iter(())  # kept only for a tree without a Kotlin file: any() over it is False
+        if role == "prepass" and self.call_names is not None:
+            if self.chosen is None:
+                self.capture(frame)
+            names, call_names_of = self.names, self.call_names
+            return iter([fd for fd in self.data if not call_names_of[fd.key].isdisjoint(names)])
+        if keeper is not None and role != "prepass":
+            raise NarrowingFailed(f"a loop over every file that the kept indices do not know (line {frame.f_lineno})")
+        return list.__iter__(self.data)
 
     def capture(self, frame: Any) -> None:
         if frame.f_code is not build_function_call_groups.__code__:
             raise NarrowingFailed("the hook was not called from build_function_call_groups")
         loc = frame.f_locals
+        keeper = self.keeper
+        if keeper is not None:
+            # The full indices go where cgc's (built from the taken files, then emptied) were.
+            for name in (*LOOP_DICTS["labels"], *LOOP_DICTS["index"], "interface_implementors"):
+                if type(loc.get(name)) is not dict or loc[name]:
+                    raise NarrowingFailed(f"cgc's {name} is not the empty dict the kept indices left")
+                loc[name] = keeper.full[name]
+            loc["_functions_by_name"] = keeper.full["_functions_by_name"]
         missing = [name for name in CALL_INDEXES if not isinstance(loc.get(name), dict)]
         if missing:
             raise NarrowingFailed(f"cgc's resolution has no {', '.join(missing)}")
         self.indices = {name: loc[name] for name in CALL_INDEXES}
+        if keeper is not None:
+            self.indices["_functions_by_name"] = keeper.full["_functions_by_name"]
         self.skip_external = bool(loc.get("skip_external"))
         functions_by_name = loc.get("_functions_by_name")
         if not isinstance(functions_by_name, dict):
             raise NarrowingFailed("cgc's callback pre-pass has no _functions_by_name")
         self.chosen = self.decide({"indices": self.indices, "skip_external": self.skip_external,
-                                   "defined": functions_by_name.keys()})
+                                   "defined": functions_by_name.keys(), "keeper": keeper})
         self.names = {
             fn.get("name") for fd in self.data if fd.key in self.chosen for fn in dict.get(fd, "functions") or []
         }
@@ -953,8 +999,11 @@ class _CallRun:
         }
         loc["_functions_by_name"] = narrowed
         _locals_to_fast(frame)
-        if frame.f_locals.get("_functions_by_name") is not narrowed:
+        after = frame.f_locals
+        if after.get("_functions_by_name") is not narrowed:
             raise NarrowingFailed("the narrowed _functions_by_name did not take")
+        if keeper is not None and any(after.get(name) is not self.indices[name] for name in CALL_INDEXES):
+            raise NarrowingFailed("the kept indices did not take")
         self.in_prepass = True
 
     def parameters(self, params: Any, start: int) -> Iterator[Tuple[int, Any]]:
@@ -1030,6 +1079,436 @@ class _CallRun:
                     _SINK = None
         finally:
             _SINK = None
+
+
+# ---------------------------------------------------------------------------------------------
+# Kept indices: cgc's tree-wide indices patched per file instead of built from every file.
+#
+# build_function_call_groups builds its indices in loops over `all_file_data` (the engine's list, a
+# _FileList): file_symbol_labels, then type_aliases, then (one loop) class_index, global_class_bases,
+# function_index, class_method_names, class_method_index, extension_method_index and
+# global_variable_types; then interface_implementors from global_class_bases and _functions_by_name from
+# function_index (each iterating the other in order). Each of those loops adds, file after file, what that
+# file contributes, and nothing else: keys of its own (file_symbol_labels, class_index, function_index are
+# keyed by the file's path), a value per key that the last file to set it keeps (type_aliases,
+# global_class_bases, global_variable_types), or items appended to a list or set per key in file order (the
+# rest); a dict's keys are in the order of their first insertion. So each index is a function of the files'
+# contributions in path order, and the engine keeps every file's contribution (its share, as cgc built
+# it) and the full indices of the last resolution. An update makes each of those loops see only the files
+# whose contribution may differ (the engine's list yields only them; what cgc builds from them is taken
+# file by file), and then puts the full indices in cgc's locals: the last ones with the keys those files
+# touched set again from their contributors (the files that contribute to the key, in path order), or,
+# when a file's keys (in order) or the set of files changed, rebuilt key order first (first insertion,
+# file after file), every other key keeping its value. interface_implementors is cgc's own loop over
+# global_class_bases, run again only when that changed; _functions_by_name is function_index's entries by
+# name, kept like the others.
+# A file's contribution depends on its own data, on type_aliases (canonical_type_for_maps) and on which
+# names the imports map has (`in imports_map`, recorded per file while cgc builds its share): every file is
+# taken again when type_aliases changed, and a file that asked about a name the change added to or removed
+# from the map is taken again. Not kept (cgc builds everything from every file, as before): a tree with a
+# Kotlin file (its member-type pass and has_kotlin read every file), the first resolution of a state
+# (there is nothing kept yet: every file is taken, and its contribution kept), PI_CGC_ENGINE_FULL_INDICES=1
+# (for comparisons), and any fault of the hooks. The callback pre-pass loop (a call x every same-named
+# function) sees only the files that have a call named like a function of a file being resolved that
+# passes a bare name (the others add nothing a resolved file reads; see function_calls). The diff the
+# narrowing takes (decide) looks only at the keys the taken files touched. PI_CGC_ENGINE_CHECK=1 also
+# builds cgc's indices from every file after each kept build and refuses the update unless every one is
+# equal, values and key order.
+
+# name -> how the files' contributions combine: "file" (keys of the file's own), "last" (the last file's
+# value), "concat" (lists, in file order), "union" (sets).
+KEPT_INDEXES: Dict[str, str] = {
+    "file_symbol_labels": "file", "type_aliases": "last", "class_index": "file", "function_index": "file",
+    "global_class_bases": "last", "global_variable_types": "last", "class_method_names": "union",
+    "class_method_index": "concat", "extension_method_index": "concat", "_functions_by_name": "concat",
+}
+# The dicts each loop over all_file_data builds (the frame's local names), and the loop of each index.
+LOOP_DICTS: Dict[str, Tuple[str, ...]] = {
+    "labels": ("file_symbol_labels",),
+    "aliases": ("type_aliases",),
+    "index": ("class_index", "global_class_bases", "function_index", "class_method_names", "class_method_index",
+              "extension_method_index", "global_variable_types"),
+}
+ROLE_OF: Dict[str, str] = {name: role for role, names in LOOP_DICTS.items() for name in names}
+ROLE_OF["_functions_by_name"] = "index"
+# Loops over all_file_data in build_function_call_groups: their line -> role (found in cgc's source at load).
+_LOOP_ROLES: Dict[int, str] = {}
+_TESTS: Optional[Set[Any]] = None  # the imports map's names asked about by the file being taken
+
+
+def full_indices_only() -> bool:
+    return os.environ.get("PI_CGC_ENGINE_FULL_INDICES") == "1"
+
+
+def find_loop_roles() -> Dict[int, str]:
+    """The loops over all_file_data in build_function_call_groups, by what they build; {} if they are not
+    the ones the kept indices were written for."""
+    import ast
+    import inspect
+    import textwrap
+
+    source = textwrap.dedent(inspect.getsource(build_function_call_groups))
+    first = build_function_call_groups.__code__.co_firstlineno
+    roles: Dict[int, str] = {}
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.For) and isinstance(node.iter, ast.Name) and node.iter.id == "all_file_data":
+            names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+            if "file_symbol_labels" in names:
+                role = "labels"
+            elif "function_index" in names:
+                role = "index"
+            elif "type_aliases" in names:
+                role = "aliases"
+            elif "callback_arg_targets" in names:
+                role = "prepass"
+            else:
+                role = "member"
+            roles[first + node.iter.lineno - 1] = role
+        elif isinstance(node, ast.comprehension) and isinstance(node.iter, ast.Name) and node.iter.id == "all_file_data":
+            roles[first + node.iter.lineno - 1] = "kotlin-check"
+    expected = ["aliases", "index", "kotlin-check", "labels", "member", "member", "prepass"]
+    return roles if sorted(roles.values()) == expected else {}
+
+
+class _FileList(list):
+    """The engine's list of parsed files given to cgc: what a loop over it yields is the run's to say."""
+
+    __slots__ = ()
+
+    def __iter__(self) -> Iterator[Any]:
+        run = _RUN
+        if run is not None and run.data is self:
+            frame = sys._getframe(1)
+            if frame.f_code is build_function_call_groups.__code__:
+                return run.iterate(frame)
+        return list.__iter__(self)
+
+
+class _ImportsMap(dict):
+    """The imports map given to cgc: `in` notes the name asked about while a file's contribution is taken."""
+
+    __slots__ = ()
+
+    def __contains__(self, key: Any) -> bool:
+        tests = _TESTS
+        if tests is not None:
+            tests.add(key)
+        return dict.__contains__(self, key)
+
+
+def _names_of_functions(contribution: Dict[Any, List[Any]]) -> Dict[str, List[Tuple[str, Any]]]:
+    """A file's share of _functions_by_name, from its share of function_index (cgc's loop, per file)."""
+    found: Dict[str, List[Tuple[str, Any]]] = {}
+    for (fpath, fname), funcs in contribution.items():
+        bucket = found.setdefault(fname, [])
+        for func in funcs:
+            bucket.append((fpath, func))
+    return found
+
+
+def interface_implementors_of(global_class_bases: Dict[str, List[str]]) -> Dict[str, List[str]]:
+    """cgc's loop building interface_implementors, as it is."""
+    strip = _calls_module.strip_type_modifiers
+
+    def simple_type_key(type_name: Optional[str]) -> Optional[str]:
+        if not type_name:
+            return None
+        normalized = strip(type_name)
+        return normalized.split(".")[-1] if normalized else None
+
+    implementors_by_base: Dict[str, List[str]] = {}
+    for class_name, bases in global_class_bases.items():
+        for base in bases:
+            for base_key in (base, simple_type_key(base)):
+                if not base_key:
+                    continue
+                implementors = implementors_by_base.setdefault(base_key, [])
+                if class_name not in implementors:
+                    implementors.append(class_name)
+    return implementors_by_base
+
+
+def diff_keys(tag: str, old: Dict[Any, Any], new: Dict[Any, Any], keys: Iterable[Any], reordered: bool,
+              into: Set[Tuple[str, Any]]) -> None:
+    """diff_index restricted to `keys` (every key whose value may differ); `reordered` says the key order
+    may have changed (then it is compared)."""
+    changed = False
+    for key in keys:
+        before, after = old.get(key, _MISSING), new.get(key, _MISSING)
+        if before is _MISSING and after is _MISSING:
+            continue
+        if before is _MISSING or after is _MISSING or (before != after and not _same_entries(before, after)):
+            into.add((tag, key))
+            changed = True
+    order_changed = reordered and list(old) != list(new)
+    if changed or order_changed:
+        into.add((tag, ALL_ITEMS))
+    if order_changed:
+        into.add((tag, ALL_KEYS))
+    if bool(old) != bool(new):
+        into.add((tag, NONEMPTY))
+
+
+class _Keeper:
+    """The kept indices of one run: which files each loop takes, their contributions, the full indices."""
+
+    def __init__(self, prev: Optional["TreeState"], data: List["_Parsed"], changed: Set[str], flipped: Set[str]):
+        self.data = data
+        self.keys = [fd.key for fd in data]
+        usable = prev is not None and prev.contrib is not None and prev.indices is not None and prev.contributors is not None
+        self.prev_full: Dict[str, Dict[Any, Any]] = prev.indices if usable else {}  # type: ignore[union-attr, assignment]
+        self.prev_contrib: Dict[str, Dict[str, Any]] = prev.contrib if usable else {}  # type: ignore[union-attr, assignment]
+        self.prev_contributors: Dict[str, Dict[Any, Tuple[str, ...]]] = prev.contributors if usable else {}  # type: ignore[union-attr, assignment]
+        present = set(self.keys)
+        # Files whose contributions may differ, per loop: changed ones still parsed, and for the index loop
+        # those that asked the imports map about a name the change added or removed (and every file when
+        # type_aliases changed: see take).
+        if usable:
+            base = {key for key in self.keys if key in changed or key not in self.prev_contrib}
+            index = set(base)
+            if flipped:
+                index.update(key for key in self.keys
+                             if key in self.prev_contrib and not self.prev_contrib[key]["index"]["tests"].isdisjoint(flipped))
+        else:
+            base = index = set(self.keys)
+        self.taken: Dict[str, Set[str]] = {"labels": base, "aliases": base, "index": index}
+        self.gone = {key for key in self.prev_contrib if key not in present}
+        self.files_changed = bool(self.gone) or any(key not in self.prev_contrib for key in self.keys)
+        self.contrib: Dict[str, Dict[str, Any]] = {}  # the taken files' new contributions
+        self.full: Dict[str, Dict[Any, Any]] = {}
+        self.contributors: Dict[str, Dict[Any, Tuple[str, ...]]] = {}
+        self.touched: Dict[str, Set[Any]] = {}
+        self.reordered: Dict[str, bool] = {}
+        self.aliases_changed = False
+
+    def files_for(self, role: str) -> List["_Parsed"]:
+        taken = self.taken[role]
+        return [fd for fd in self.data if fd.key in taken]
+
+    def take(self, role: str, files: List["_Parsed"], frame: Any) -> Iterator["_Parsed"]:
+        """The loop of `role` over the taken files; what cgc adds for each is that file's contribution."""
+        global _TESTS
+        loc = frame.f_locals
+        names = LOOP_DICTS[role]
+        dicts = [loc.get(name) for name in names]
+        if any(type(d) is not dict or d for d in dicts):
+            raise NarrowingFailed(f"cgc's {role} indices are not the empty dicts the kept indices expect")
+        try:
+            for fd in files:
+                tests: Set[Any] = set()
+                _TESTS = tests if role == "index" else None
+                yield fd
+                _TESTS = None
+                own = self.contrib.setdefault(fd.key, {}).setdefault(role, {})
+                for name, built in zip(names, dicts):
+                    if built:
+                        own[name] = dict(built)
+                        built.clear()
+                if role == "index":
+                    own["tests"] = frozenset(tests)  # type: ignore[assignment]
+                    if "function_index" in own:
+                        own["_functions_by_name"] = _names_of_functions(own["function_index"])
+        finally:
+            _TESTS = None
+        for name in names:
+            self.merge(name)
+        if role == "aliases":
+            # canonical_type_for_maps reads it while the index loop runs: cgc's own dict holds the full one.
+            dicts[0].update(self.full["type_aliases"])
+            old = self.prev_full.get("type_aliases")
+            self.aliases_changed = old is None or old != self.full["type_aliases"] or list(old) != list(self.full["type_aliases"])
+            if self.aliases_changed:
+                self.taken["index"] = set(self.keys)  # every file's contribution may differ: all are taken again
+        if role == "index":
+            self.merge("_functions_by_name")
+            gcb = self.full["global_class_bases"]
+            old_gcb = self.prev_full.get("global_class_bases")
+            if old_gcb is not None and gcb == old_gcb and list(gcb) == list(old_gcb) and "interface_implementors" in self.prev_full:
+                self.full["interface_implementors"] = self.prev_full["interface_implementors"]
+                self.touched["interface_implementors"] = set()
+                self.reordered["interface_implementors"] = False
+            else:
+                self.full["interface_implementors"] = interface_implementors_of(gcb)
+                self.touched["interface_implementors"] = set(self.full["interface_implementors"]) | set(
+                    self.prev_full.get("interface_implementors", {}))
+                self.reordered["interface_implementors"] = True
+
+    def _part(self, key: str, name: str) -> Dict[Any, Any]:
+        role = ROLE_OF[name]
+        own = self.contrib.get(key, {}).get(role) if key in self.taken[role] else self.prev_contrib.get(key, {}).get(role)
+        return (own or {}).get(name) or {}
+
+    def merge(self, name: str) -> None:
+        kind = KEPT_INDEXES[name]
+        loop_taken = self.taken[ROLE_OF[name]]
+        prev_full = self.prev_full.get(name)
+        if prev_full is None:
+            # Nothing kept: built from every file's contribution (every file was taken).
+            full: Dict[Any, Any] = {}
+            contributors: Dict[Any, List[str]] = {}
+            for key in self.keys:
+                part = self._part(key, name)
+                if not part:
+                    continue
+                if kind == "last" or kind == "file":
+                    full.update(part)
+                if kind != "file":
+                    for item in part:
+                        contributors.setdefault(item, []).append(key)
+            if kind in ("concat", "union"):
+                for item, owners in contributors.items():
+                    full[item] = self._combine(kind, name, item, owners)
+            self.full[name] = full
+            self.contributors[name] = {k: tuple(v) for k, v in contributors.items()} if kind != "file" else {}
+            self.touched[name] = set(full)
+            self.reordered[name] = True
+            return
+        changed_files = [key for key in self.keys if key in loop_taken] + sorted(self.gone)
+        touched: Set[Any] = set()
+        reordered = self.files_changed
+        for key in changed_files:
+            old_part = self.prev_contrib.get(key, {}).get(ROLE_OF[name], {}).get(name) or {}
+            new_part = self._part(key, name) if key not in self.gone else {}
+            if old_part.keys() != new_part.keys() or (not reordered and list(old_part) != list(new_part)):
+                reordered = True
+            touched.update(old_part)
+            touched.update(new_part)
+        prev_contributors = self.prev_contributors.get(name, {})
+        contributors_new: Dict[Any, Tuple[str, ...]] = {}
+        if kind != "file":
+            changed_set = set(changed_files)
+            contributors = dict(prev_contributors) if touched else prev_contributors
+            for item in touched:
+                owners = [k for k in prev_contributors.get(item, ()) if k not in changed_set]
+                owners.extend(k for k in changed_files if k not in self.gone and item in self._part(k, name))
+                owners.sort()
+                if owners:
+                    contributors[item] = contributors_new[item] = tuple(owners)
+                else:
+                    contributors.pop(item, None)
+            self.contributors[name] = contributors
+        else:
+            self.contributors[name] = {}
+        values: Dict[Any, Any] = {}
+        for item in touched:
+            if kind == "file":
+                owner = next((k for k in changed_files if k not in self.gone and item in self._part(k, name)), None)
+                if owner is not None:
+                    values[item] = self._part(owner, name)[item]
+            elif item in contributors_new:
+                values[item] = self._combine(kind, name, item, contributors_new[item])
+        if not reordered:
+            full = prev_full.copy()
+            full.update(values)
+            for item in touched:
+                if item not in values:
+                    full.pop(item, None)  # cannot happen without a change of keys (then reordered)
+        else:
+            # The key order: first insertion, file after file (dict.update keeps a key where it is).
+            full = {}
+            for key in self.keys:
+                part = self._part(key, name)
+                if part:
+                    full.update(part)
+            rest = prev_full.copy()
+            for item in touched:
+                rest.pop(item, None)
+            full.update(rest)
+            full.update(values)
+        self.full[name] = full
+        self.touched[name] = touched
+        self.reordered[name] = reordered
+
+    def _combine(self, kind: str, name: str, item: Any, owners: Iterable[str]) -> Any:
+        if kind == "last":
+            last = None
+            for owner in owners:
+                last = owner
+            return self._part(last, name)[item]  # type: ignore[arg-type]
+        if kind == "union":
+            combined: Set[Any] = set()
+            for owner in owners:
+                combined.update(self._part(owner, name)[item])
+            return combined
+        joined: List[Any] = []
+        for owner in owners:
+            joined.extend(self._part(owner, name)[item])
+        return joined
+
+    def kept_contrib(self) -> Dict[str, Dict[str, Any]]:
+        """Every parsed file's contributions after this run (the taken files' new ones)."""
+        merged = dict(self.prev_contrib)
+        for key in self.gone:
+            merged.pop(key, None)
+        for key in set().union(*self.taken.values()):
+            own = dict(self.prev_contrib.get(key, {}))
+            for role, taken in self.taken.items():
+                if key in taken:
+                    own[role] = self.contrib.get(key, {}).get(role, {})
+            if "tests" not in own.get("index", {}):
+                raise NarrowingFailed(f"no index contribution of {key} was taken")
+            merged[key] = own
+        return merged
+
+
+class _Captured(Exception):
+    """Stops a check run of cgc's resolution once its indices are built."""
+
+
+class _IndexCapture:
+    """A run of build_function_call_groups over every file that stops at the callback pre-pass, its
+    indices built by cgc from every file (PI_CGC_ENGINE_CHECK=1)."""
+
+    def __init__(self, data: List[Any]):
+        self.data = data
+        self.indices: Dict[str, Any] = {}
+        self.in_prepass = False
+
+    def iterate(self, frame: Any) -> Iterator[Any]:
+        if frame.f_code is build_function_call_groups.__code__ and _LOOP_ROLES.get(frame.f_lineno) == "prepass":
+            loc = frame.f_locals
+            self.indices = {name: loc.get(name) for name in (*CALL_INDEXES, "_functions_by_name")}
+            raise _Captured()
+        return list.__iter__(self.data)
+
+    def function_calls(self, fd: Any, default: Any) -> Any:
+        return dict.get(fd, "function_calls", default)
+
+    def loop(self, frame: Any, start: int) -> Iterator[Tuple[int, Any]]:
+        loc = frame.f_locals
+        self.indices = {name: loc.get(name) for name in (*CALL_INDEXES, "_functions_by_name")}
+        raise _Captured()
+
+
+def compare_kept_indices(kept: Dict[str, Dict[Any, Any]], data: List[Dict[str, Any]], imports_map: Dict[str, List[str]]) -> List[str]:
+    """Each kept index against the one cgc builds from every file: values and key order."""
+    global _RUN
+    files = _FileList()
+    for fd in data:
+        parsed = _Parsed(fd)
+        files.append(parsed)
+    capture = _IndexCapture(files)
+    _RUN = capture  # type: ignore[assignment]
+    try:
+        build_function_call_groups(files, imports_map, None)
+    except _Captured:
+        pass
+    finally:
+        _RUN = None
+    differences: List[str] = []
+    for name, theirs in capture.indices.items():
+        mine = kept.get(name)
+        if theirs is None or mine is None:
+            differences.append(f"index {name}: missing on one side")
+            continue
+        if dict(mine) != dict(theirs):
+            keys = [k for k in set(mine) | set(theirs) if mine.get(k, _MISSING) != theirs.get(k, _MISSING)]
+            differences.append(f"index {name}: {len(keys)} keys differ, e.g. {sorted(map(str, keys))[:3]}")
+        elif list(mine) != list(theirs):
+            differences.append(f"index {name}: same items in another key order")
+    if not capture.indices:
+        differences.append("the check run did not reach cgc's callback pre-pass")
+    return differences
 
 
 def node_labels_of(data: Dict[str, Any]) -> Tuple[str, Dict[str, Set[str]]]:
@@ -1114,18 +1593,40 @@ def resolve_tree(
     changed: Set[str],
     disk_changed: bool,
     only: Optional[Set[str]] = None,
+    keep: bool = True,
 ) -> Tuple[TreeState, Set[str]]:
     """The state after a change: the link rows of the files whose rows it can change resolved again
     (all of them without a previous state), every other file's kept. Returns (state, files resolved).
-    `only` resolves just those files (a warm start's index-only run)."""
+    `only` resolves just those files (a warm start's index-only run). `keep`: cgc's indices are kept per
+    file (see "Kept indices") where that is possible; without it they are built from every file."""
     global _RUN, _SINK
     debug = DebugClock()
     keys = [p for p in sorted(files) if "error" not in files[p].data]
-    data: List[_Parsed] = []
+    data: List[_Parsed] = _FileList()
     for key in keys:
         fd = _Parsed(files[key].data)
         fd.key = key
         data.append(fd)
+    if type(imports_map) is not _ImportsMap:
+        imports_map = _ImportsMap(imports_map)
+    # The imports map's names whose paths may differ (a merged name's paths come from the files that import
+    # or define it), those the change added or removed, and whether its key order may have changed.
+    imports_touched: Set[str] = set()
+    imports_reordered = prev is None or any(key not in prev.files for key in changed if key in files)
+    if prev is not None:
+        for key in changed:
+            before, after = prev.files.get(key), files.get(key)
+            old_names = list(before.imports) if before is not None else []
+            new_names = list(after.imports) if after is not None else []
+            imports_touched.update(old_names)
+            imports_touched.update(new_names)
+            imports_reordered = imports_reordered or old_names != new_names or (before is None) != (after is None)
+    flipped = {name for name in imports_touched
+               if prev is not None and dict.__contains__(prev.imports_map, name) != dict.__contains__(imports_map, name)}
+    fast = keep and not full_indices_only() and bool(_LOOP_ROLES)
+    keeper: Optional[_Keeper] = None
+    if fast and not any(dict.get(fd, "lang") == "kotlin" for fd in data):
+        keeper = _Keeper(prev, data, changed, flipped)
     labels = {
         key: prev.labels[key] if prev is not None and key in prev.labels and key not in changed and prev.files.get(key) is files[key]
         else node_labels_of(files[key].data)
@@ -1145,11 +1646,34 @@ def resolve_tree(
             return {key for key in keys if key in changed}
         found: Set[Tuple[str, Any]] = set()
         defined = info["defined"]
-        for name in CALL_INDEXES:
-            diff_index(name, prev.indices[name], info["indices"][name], found)
-        diff_index("imports_map", prev.imports_map, imports_map, found)
-        old_keys = [k for k in sorted(prev.files) if k in prev.labels]
-        diff_index("node_labels", label_index(prev.labels, old_keys), new_label_index, found)
+        kept: Optional[_Keeper] = info.get("keeper")
+        if fast:
+            # Only the keys the changed files touched can differ (the kept indices say which they touched).
+            for name in CALL_INDEXES:
+                if kept is not None:
+                    diff_keys(name, prev.indices[name], info["indices"][name], kept.touched.get(name, ()),
+                              kept.reordered.get(name, False), found)
+                else:
+                    diff_index(name, prev.indices[name], info["indices"][name], found)
+            diff_keys("imports_map", prev.imports_map, imports_map, imports_touched, imports_reordered, found)
+            if len(prev.labels) != len(labels) or any(k not in prev.labels for k in keys):
+                old_keys = [k for k in sorted(prev.files) if k in prev.labels]
+                diff_index("node_labels", label_index(prev.labels, old_keys), new_label_index, found)
+            else:
+                # The same files: the label index's keys are theirs, in the same order; only a changed file's
+                # entry can differ.
+                before = dict(prev.labels[k] for k in changed if k in prev.labels)
+                after = dict(labels[k] for k in changed if k in labels)
+                moved = {path for path in before.keys() | after.keys() if before.get(path, _MISSING) != after.get(path, _MISSING)}
+                found.update(("node_labels", path) for path in moved)
+                if moved:
+                    found.add(("node_labels", ALL_ITEMS))
+        else:
+            for name in CALL_INDEXES:
+                diff_index(name, prev.indices[name], info["indices"][name], found)
+            diff_index("imports_map", prev.imports_map, imports_map, found)
+            old_keys = [k for k in sorted(prev.files) if k in prev.labels]
+            diff_index("node_labels", label_index(prev.labels, old_keys), new_label_index, found)
         found.update(("callback_fn", name) for name in callback_names(prev.files, files, keys, changed, defined))
         if disk_changed:
             found.add(("disk", None))
@@ -1160,7 +1684,14 @@ def resolve_tree(
 
     debug.lap("labels")
     run = _CallRun(data, decide)
-    if prev is not None and prev.lang_views and prev.imports_map == imports_map and list(prev.imports_map) == list(imports_map):
+    run.keeper = keeper
+    if fast:
+        run.call_names = {key: call_names(files[key]) for key in keys}
+    if prev is not None and prev.lang_views and (
+        all(dict.get(prev.imports_map, n) == dict.get(imports_map, n) for n in imports_touched)
+        and (not imports_reordered or list(prev.imports_map) == list(imports_map)) if fast
+        else prev.imports_map == imports_map and list(prev.imports_map) == list(imports_map)
+    ):
         run.reuse_views = prev.lang_views
     _RUN = run
     try:
@@ -1246,7 +1777,11 @@ def resolve_tree(
         indices=run.indices,
         skip_external=run.skip_external,
         lang_views=run.views,
+        contrib=keeper.kept_contrib() if keeper is not None else None,
+        contributors=keeper.contributors if keeper is not None else None,
     )
+    if CHECK and keeper is not None:
+        state.index_check = compare_kept_indices(run.indices, [files[key].data for key in keys], imports_map)
     debug.lap("state")
     debug.report(f"resolve_tree: {len(chosen)} of {len(keys)} files")
     return state, chosen
@@ -1433,7 +1968,7 @@ class Engine:
                 imports_map = self.tree.merge_imports(files)
                 self.state = self.resolve(base, files, imports_map, differing, bool(came_or_went))[0]
                 if CHECK:
-                    differences = compare_links(self.state.links, self.tree.resolve(files, imports_map))
+                    differences = list(self.state.index_check or []) + compare_links(self.state.links, self.tree.resolve(files, imports_map))
                     for line in differences[:200]:
                         log(f"check: {line}")
                     if differences:
@@ -1521,7 +2056,7 @@ class Engine:
             if prev is None:
                 raise
             log(f"narrowed resolution not possible ({error!r}); resolving every file")
-            return resolve_tree(None, files, imports_map, set(files), True)
+            return resolve_tree(None, files, imports_map, set(files), True, keep=False)
 
     # -- update -------------------------------------------------------------------------------
     def plan(self, paths: List[str]) -> Tuple[TreeState, Set[str], Set[str], Set[str], Set[str], Set[str]]:
@@ -1595,7 +2130,7 @@ class Engine:
         check_ms = 0
         if CHECK:
             check_start = time.monotonic()
-            differences = compare_links(new.links, self.tree.resolve(new.files, new.imports_map))
+            differences = list(new.index_check or []) + compare_links(new.links, self.tree.resolve(new.files, new.imports_map))
             check_ms = ms_since(check_start)
             if differences:
                 for line in differences[:200]:
