@@ -221,6 +221,12 @@ export function createEngineUpdates(session: UpdatingSession, fellBack: () => vo
       return "the session ended";
     }
     settleNote(updated.ok ? "OK" : updated.code === "BUSY" ? "BUSY" : "FAILED");
+    // Set aside while it ran (another writer: `writtenElsewhere`): what it read back says nothing of what that
+    // writer left, and it is no failure of the engine's. The engine started next takes the changes.
+    if (engine !== current) {
+      session.store.apply((state, now) => maintenanceSettled(state, updated.ok ? "OK" : updated.code, now));
+      return `Update set aside: the engine was ${notStarted}.`;
+    }
     if (!updated.ok && updated.code === "BUSY") {
       session.store.apply((state, now) => maintenanceSettled(state, "BUSY", now, `update: ${updated.reason}`));
       session.notices.once(
@@ -282,6 +288,11 @@ export function createEngineUpdates(session: UpdatingSession, fellBack: () => vo
 
   /** One update at a time; a change observed meanwhile runs another right after. */
   const run = async (asked = false): Promise<string | undefined> => {
+    // An engine set aside for another writer is being replaced: the next one takes the changes.
+    if (stopping) {
+      await stopping;
+      consider();
+    }
     // The first change starts the engine: its updates wait for the start rather than fall back.
     if (engine?.phase.phase === "starting") await engine.started;
     if (!engine || !ready()) return undefined;
@@ -350,7 +361,14 @@ export function createEngineUpdates(session: UpdatingSession, fellBack: () => vo
       notStarted =
         `stopped: ${by}; the engine starts again at the next change it sees, and its ` +
         "first update then rewrites every file's links";
-      stopping = current.stop().finally(() => {
+      // An update under way ends first: stopped half-way, it would leave a part-written graph, which only a full
+      // rebuild can vouch for.
+      stopping = (async () => {
+        await running?.catch(() => undefined);
+        // Again: that update, ending, took its state for the graph's and wiped the mark.
+        noteGraphWrittenElsewhere(session.env, session.root);
+        await current.stop();
+      })().finally(() => {
         stopping = undefined;
       });
     },

@@ -7,14 +7,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { totalSpawns } from "../../src/cgc/children.ts";
+import { signalGroup, totalSpawns } from "../../src/cgc/children.ts";
 import { type CgcHome, cgcBinary, cgcExec, cgcStart, makeCgcHome, PROJECT_ROOT } from "../helpers/cgc-env.ts";
 import { type FalkorServer, startFalkorDB } from "../helpers/falkordb.ts";
 import { compareWithFullIndex } from "../helpers/graph-parity.ts";
 import { type Frame, startPiRpc } from "../helpers/pi-rpc.ts";
 import { type PiHarness, type RecordingUi, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
 import { indexedTinyRepo, type TinyRepo, tinyRepo } from "../helpers/repos.ts";
-import { stopOwnCgc } from "../reliability/support.ts";
+import { stopOwnCgc, writeSlowToIndexFile } from "../reliability/support.ts";
 
 const PI_CLI = join(PROJECT_ROOT, "node_modules", "@mariozechner", "pi-coding-agent", "dist", "cli.js");
 const EXTENSION = join(PROJECT_ROOT, "src", "index.ts");
@@ -318,6 +318,44 @@ describe("freshness.watch with the real cgc", () => {
     );
     expect({ missing: after.missing, extra: after.extra }).toEqual({ missing: [], extra: [] });
     expect(await status(h)).toMatch(/last update: .*links of [1-9]\d* other file\(s\) rewritten/);
+  });
+
+  it("a user's cgc watch that stops while an engine update runs: that update ends and is set aside; no failure, no full rebuild", async () => {
+    useBackend("server");
+    const repo = await repoFor("server", true);
+    const { h, ui, chip } = await start(repo);
+    await waitFor(() => chip() === "cgc ready · fresh", "a ready graph");
+    const theirs = cgcStart(["watch", "."], { cwd: repo.path, env: cgcEnv("server") });
+    try {
+      await theirs.waitForLine("stdout", /Monitoring for file changes/);
+      // A file the engine needs seconds for keeps its update running while the watcher goes.
+      writeSlowToIndexFile(join(repo.path, "pkg", "generated.py"));
+      h.faux.setResponses([fauxAssistantMessage("first")]);
+      await h.session.prompt("look around"); // the turn-boundary check sees the file and the watcher
+      await waitFor(() => chip()?.startsWith("cgc updating…"), "the engine's update under way", 60_000);
+    } finally {
+      signalGroup(theirs.child.pid, "SIGKILL");
+      await theirs.exited;
+    }
+    const before = ui.notices.length;
+    // It looks again: the watcher is gone while the update still runs. That update ends and is set aside; the
+    // sync waits for the engine started next, whose update rewrites every file's links.
+    await h.session.prompt("/cgc sync");
+    expect(ui.notices.slice(before).map((notice) => notice.message)).toContainEqual(
+      expect.stringMatching(/^Updated .*: the graph reflects 1 changed file\(s\)\.$/),
+    );
+    expect(chip()).toBe("cgc ready · fresh");
+    expect(await status(h)).toMatch(/last update: 1 file\(s\) .*links of [1-9]\d* other file\(s\) rewritten/);
+    expect(ui.notices.map((notice) => notice.message).filter((message) => /incremental engine/.test(message))).toEqual(
+      [],
+    );
+    expect(ui.statusHistory.some((text) => text?.startsWith("cgc syncing"))).toBe(false);
+    const after = await compareWithFullIndex(
+      repo.path,
+      { cgc: cgcBinary(), env: cgcEnv("server") },
+      { cgc: cgcBinary(), env: { ...cgcEnv("server"), FALKORDB_GRAPH_NAME: "full_after_set_aside" } },
+    );
+    expect({ missing: after.missing, extra: after.extra }).toEqual({ missing: [], extra: [] });
   });
 
   it("auto, FalkorDB server, unindexed: no spawn, no index created, watcher-not-started-unindexed", async () => {
