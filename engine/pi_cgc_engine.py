@@ -345,8 +345,17 @@ class FileEntry:
     imports: Dict[str, List[str]]
     # Derived from data when first needed: identifier argument -> names of the calls passing it.
     callargs: Optional[Dict[str, Set[str]]] = None
-    # Derived likewise: the names of the calls passing a bare name (what the callback pre-pass matches).
+    # Derived likewise: the names of the calls passing a bare name (what the callback pre-pass matches),
+    # and the names of the Module nodes the file's imports write metadata to (module_import_rows).
     callnames: Optional[FrozenSet[str]] = None
+    modnames: Optional[FrozenSet[str]] = None
+    # The copy of data given to cgc's resolution (a _Parsed; not cached on disk).
+    parsed: Optional[Any] = field(default=None, compare=False, repr=False)
+
+    def __getstate__(self) -> Dict[str, Any]:
+        state = dict(self.__dict__)
+        state.pop("parsed", None)
+        return state
 
 
 @dataclass
@@ -375,10 +384,13 @@ class TreeState:
     contributors: Optional[Dict[str, Dict[Any, Tuple[str, ...]]]] = None
     # With PI_CGC_ENGINE_CHECK=1: where the kept indices differ from cgc's own build from every file.
     index_check: Optional[List[str]] = None
+    # Each imports map name's files, in merge order, and the extension groups' order (not cached).
+    import_owners: Optional[Dict[str, Tuple[str, ...]]] = None
+    import_groups: Optional[List[str]] = None
 
     def __getstate__(self) -> Dict[str, Any]:
         state = dict(self.__dict__)
-        for name in ("indices", "lang_views", "contrib", "contributors", "index_check"):
+        for name in ("indices", "lang_views", "contrib", "contributors", "index_check", "import_owners", "import_groups"):
             state[name] = None
         return state
 
@@ -456,6 +468,85 @@ class Tree:
         return merged
 
     @staticmethod
+    def merge_imports_kept(prev: Optional["TreeState"], files: Dict[str, FileEntry],
+                           changed: Set[str]) -> Tuple[Dict[str, List[str]], Dict[str, Tuple[str, ...]], List[str]]:
+        """merge_imports, from the last merge where there is one: only the names the changed files import
+        (before or after) are merged again, from the files that have them (kept per name, in merge
+        order); the key order is rebuilt (first appearance, file after file) only when the files, or a
+        changed file's names in order, changed. Returns (the map, each name's files)."""
+        order = sorted(files)
+        groups = dict.fromkeys(_ext_of(path) for path in order)
+        rank = {ext: index for index, ext in enumerate(groups)}
+        merge_order = sorted(order, key=lambda path: rank[_ext_of(path)]) if len(groups) > 1 else order
+        usable = (prev is not None and prev.import_owners is not None and prev.import_groups == list(groups))
+        if not usable:
+            merged: Dict[str, List[str]] = _ImportsMap()
+            owners: Dict[str, List[str]] = {}
+            seen: Dict[str, Set[str]] = {}
+            for path in merge_order:
+                for name, found in files[path].imports.items():
+                    bucket = merged.get(name)
+                    if bucket is None:
+                        bucket = merged[name] = []
+                        seen[name] = set()
+                        owners[name] = []
+                    owners[name].append(path)
+                    known = seen[name]
+                    for item in found:
+                        if item not in known:
+                            known.add(item)
+                            bucket.append(item)
+            return merged, {name: tuple(paths) for name, paths in owners.items()}, list(groups)
+        assert prev is not None and prev.import_owners is not None
+        prev_owners = prev.import_owners
+        touched: Set[str] = set()
+        reordered = len(prev.files) != len(files)
+        for path in changed:
+            before, after = prev.files.get(path), files.get(path)
+            old_names = list(before.imports) if before is not None else []
+            new_names = list(after.imports) if after is not None else []
+            touched.update(old_names)
+            touched.update(new_names)
+            if (before is None) != (after is None) or set(old_names) != set(new_names):
+                reordered = True
+            elif old_names != new_names and not reordered:
+                # The same names in another order (cgc's parser lists a file's names in an order that differs
+                # from parse to parse): the map's order changed only if the names this file is the first to
+                # have are in another order.
+                reordered = [n for n in old_names if prev_owners[n][0] == path] != [n for n in new_names if prev_owners[n][0] == path]
+        kept_owners = dict(prev.import_owners)
+        values: Dict[str, List[str]] = {}
+        for name in touched:
+            paths = [p for p in prev.import_owners.get(name, ()) if p not in changed]
+            paths.extend(p for p in changed if p in files and name in files[p].imports)
+            if not paths:
+                kept_owners.pop(name, None)
+                continue
+            paths.sort(key=lambda p: (rank[_ext_of(p)], p))
+            kept_owners[name] = tuple(paths)
+            bucket: List[str] = []
+            known: Set[str] = set()
+            for path in paths:
+                for item in files[path].imports[name]:
+                    if item not in known:
+                        known.add(item)
+                        bucket.append(item)
+            values[name] = bucket
+        if not reordered:
+            merged = _ImportsMap(prev.imports_map)
+            merged.update(values)
+        else:
+            merged = _ImportsMap()
+            for path in merge_order:
+                merged.update(files[path].imports)  # the key order; every value is set below
+            rest = dict(prev.imports_map)
+            for name in touched:
+                rest.pop(name, None)
+            merged.update(rest)
+            merged.update(values)
+        return merged, kept_owners, list(groups)
+
+    @staticmethod
     def parsed(files: Dict[str, FileEntry]) -> List[Dict[str, Any]]:
         return [files[p].data for p in sorted(files) if "error" not in files[p].data]
 
@@ -479,6 +570,11 @@ class Tree:
             "previews": inh.build_previews_links(data, imports_map),
             "calls": list(build_function_call_groups(data, imports_map, None)),
         }
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _ext_of(path: str) -> str:
+    return file_ext(Path(path))
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -610,11 +706,12 @@ def rewritten_owners(old: "TreeState", new: "TreeState", resolved: Set[str], cha
 # cgc's build_function_call_groups builds tree-wide indices from every file (function_index,
 # class_method_index, global_class_bases, ...; CALL_INDEXES), then resolves each file in a loop whose
 # body reads those indices, the imports map and the file's own data, and only appends to the result
-# (it writes no index; RecordingDict refuses writes). The engine lets cgc build the indices from
-# every file as always, and
+# (it writes no index; RecordingDict refuses writes). The engine keeps those indices per file between
+# updates (see "Kept indices" below: what cgc would build from every file, proven so by the check), and
 #   - records, per file, every key the loop body reads from each index while resolving that file (the
 #     indices, once built, are swapped in cgc's frame for read-only copies that note each read);
-#   - at the next update diffs the indices cgc builds then against the ones before, and re-resolves
+#   - at the next update diffs the indices of then against the ones before (the keys the changed files
+#     touched: nothing else can differ), and re-resolves
 #     the changed files plus every file that read a key whose value differs (R). A file outside R read
 #     only keys whose values did not change; resolution is deterministic, so resolving it again would
 #     read the same values, take the same path and produce the same rows and the same reads: both are
@@ -843,6 +940,21 @@ class _FunctionsByName(dict):
         return self.chosen_only.get(name, default)
 
 
+def _view_of(make: Any, lang: str, imports_map: Dict[str, List[str]]) -> Dict[str, List[str]]:
+    """cgc's _get_lang_imports(lang) (a closure of build_function_call_groups) over another imports map."""
+    import types
+
+    cells = []
+    for index, name in enumerate(make.__code__.co_freevars):
+        if name == "imports_map":
+            cells.append(types.CellType(imports_map))
+        elif name == "_lang_imports_cache":
+            cells.append(types.CellType({}))
+        else:
+            cells.append(make.__closure__[index])
+    return types.FunctionType(make.__code__, make.__globals__, make.__name__, make.__defaults__, tuple(cells))(lang)
+
+
 def _locals_to_fast(frame: Any) -> None:
     import ctypes
 
@@ -932,10 +1044,15 @@ class _CallRun:
         self.in_parameters = False
         self.reuse_views: Dict[str, Dict[str, List[str]]] = {}
         self.views: Dict[str, Dict[str, List[str]]] = {}
+        # The last resolution's views and the imports map's names whose paths may differ since (the views
+        # are patched: see loop), and with PI_CGC_ENGINE_CHECK=1 where a patched view differs from cgc's.
+        self.patch_views: Optional[Tuple[Dict[str, Dict[str, List[str]]], Set[str]]] = None
+        self.view_check: List[str] = []
         # The kept indices of this run (None: cgc builds them from every file), and each file's call names
         # passing a bare name (None: the callback pre-pass sees every file).
         self.keeper: Optional[_Keeper] = None
         self.call_names: Optional[Dict[str, FrozenSet[str]]] = None
+        self.debug: Optional[DebugClock] = None
 
     def iterate(self, frame: Any) -> Iterator[Any]:
         """A loop of cgc's over the engine's list (see "Kept indices")."""
@@ -1004,6 +1121,8 @@ class _CallRun:
             raise NarrowingFailed("the narrowed _functions_by_name did not take")
         if keeper is not None and any(after.get(name) is not self.indices[name] for name in CALL_INDEXES):
             raise NarrowingFailed("the kept indices did not take")
+        if self.debug is not None:
+            self.debug.lap("capture")
         self.in_prepass = True
 
     def parameters(self, params: Any, start: int) -> Iterator[Tuple[int, Any]]:
@@ -1042,6 +1161,8 @@ class _CallRun:
         if self.chosen is None:
             self.capture(frame)
         self.in_prepass = False
+        if self.debug is not None:
+            self.debug.lap("pre-pass")
         loc = frame.f_locals
         # The per-language views of the imports map are built now, unrecorded, as the loop would
         # build them (each is a function of the map, key by key: read as the map's own keys). A view
@@ -1050,6 +1171,25 @@ class _CallRun:
         cache = loc["_lang_imports_cache"]
         for lang, view in self.reuse_views.items():
             cache.setdefault(lang, view)
+        if self.patch_views is not None:
+            # A view is the map's names in its order, each with what cgc's _get_lang_imports makes of its
+            # paths (or left out): the names whose paths may differ are given to cgc's own function (run
+            # on a map of just them), every other name keeps its entry, in the map's order.
+            old_views, touched = self.patch_views
+            make = loc["_get_lang_imports"]
+            imports_map = loc["imports_map"]
+            sub = {name: dict.__getitem__(imports_map, name) for name in touched if dict.__contains__(imports_map, name)}
+            for lang, old in old_views.items():
+                if lang in cache:
+                    continue
+                fresh = _view_of(make, lang, sub)
+                view = {name: fresh[name] if name in touched else old[name] for name in dict.__iter__(imports_map)
+                        if (name in fresh if name in touched else name in old)}
+                cache[lang] = view
+                if CHECK:
+                    whole = _view_of(make, lang, imports_map)
+                    if view != whole or list(view) != list(whole):
+                        self.view_check.append(f"the {lang} view of the imports map differs from cgc's")
         langs = {dict.get(fd, "lang") for fd in self.data if fd.key in self.chosen}
         for lang in sorted(filter(None, langs)):
             loc["_get_lang_imports"](lang)
@@ -1066,6 +1206,8 @@ class _CallRun:
         if any(after.get(name) is not value for name, value in swapped.items()):
             raise NarrowingFailed("the recording copies of cgc's indices did not take")
         self.swapped = True
+        if self.debug is not None:
+            self.debug.lap("loop setup")
         return self._iterate(start)
 
     def _iterate(self, start: int) -> Iterator[Tuple[int, Any]]:
@@ -1114,6 +1256,10 @@ class _CallRun:
 # narrowing takes (decide) looks only at the keys the taken files touched. PI_CGC_ENGINE_CHECK=1 also
 # builds cgc's indices from every file after each kept build and refuses the update unless every one is
 # equal, values and key order.
+# The imports map is kept the same way (Tree.merge_imports_kept: a name's paths merged again only when a
+# changed file has the name), and so are cgc's per-language views of it (a view is the map's names, in its
+# order, each with what _get_lang_imports makes of its paths: the names whose paths may differ go through
+# cgc's own function, on a map of just them). The check compares both with cgc's own.
 
 # name -> how the files' contributions combine: "file" (keys of the file's own), "last" (the last file's
 # value), "concat" (lists, in file order), "union" (sets).
@@ -1280,6 +1426,7 @@ class _Keeper:
         self.touched: Dict[str, Set[Any]] = {}
         self.reordered: Dict[str, bool] = {}
         self.aliases_changed = False
+        self.owns: Dict[str, List[Dict[str, Any]]] = {}
 
     def files_for(self, role: str) -> List["_Parsed"]:
         taken = self.taken[role]
@@ -1333,6 +1480,16 @@ class _Keeper:
                     self.prev_full.get("interface_implementors", {}))
                 self.reordered["interface_implementors"] = True
 
+    def _owns(self, role: str) -> List[Dict[str, Any]]:
+        """Every parsed file's contributions from the loop of `role`, in path order."""
+        found = self.owns.get(role)
+        if found is None:
+            taken, new, old = self.taken[role], self.contrib, self.prev_contrib
+            found = self.owns[role] = [
+                (new.get(key, {}) if key in taken else old.get(key, {})).get(role) or {} for key in self.keys
+            ]
+        return found
+
     def _part(self, key: str, name: str) -> Dict[Any, Any]:
         role = ROLE_OF[name]
         own = self.contrib.get(key, {}).get(role) if key in self.taken[role] else self.prev_contrib.get(key, {}).get(role)
@@ -1366,14 +1523,29 @@ class _Keeper:
         changed_files = [key for key in self.keys if key in loop_taken] + sorted(self.gone)
         touched: Set[Any] = set()
         reordered = self.files_changed
+        order_differs = []
         for key in changed_files:
             old_part = self.prev_contrib.get(key, {}).get(ROLE_OF[name], {}).get(name) or {}
             new_part = self._part(key, name) if key not in self.gone else {}
-            if old_part.keys() != new_part.keys() or (not reordered and list(old_part) != list(new_part)):
+            if old_part.keys() != new_part.keys():
                 reordered = True
+            elif not reordered and list(old_part) != list(new_part):
+                order_differs.append((key, old_part, new_part))
             touched.update(old_part)
             touched.update(new_part)
         prev_contributors = self.prev_contributors.get(name, {})
+        if order_differs and not reordered:
+            # The same files, each with the same keys (so each key has the same contributors), some in another
+            # order: the key order is each file's keys it is the first contributor of, file after file, so it
+            # changed only if such a file's first-contributed keys are in another order (cgc's parser lists a
+            # file's functions in an order that differs from parse to parse).
+            if kind == "file":
+                reordered = True
+            else:
+                for key, old_part, new_part in order_differs:
+                    if [k for k in old_part if prev_contributors[k][0] == key] != [k for k in new_part if prev_contributors[k][0] == key]:
+                        reordered = True
+                        break
         contributors_new: Dict[Any, Tuple[str, ...]] = {}
         if kind != "file":
             changed_set = set(changed_files)
@@ -1404,17 +1576,19 @@ class _Keeper:
                 if item not in values:
                     full.pop(item, None)  # cannot happen without a change of keys (then reordered)
         else:
-            # The key order: first insertion, file after file (dict.update keeps a key where it is).
+            # The key order: first insertion, file after file (dict.update keeps a key where it is), with
+            # the last file's value; a key of several files in a list or set index then gets its value.
             full = {}
-            for key in self.keys:
-                part = self._part(key, name)
+            for own in self._owns(ROLE_OF[name]):
+                part = own.get(name)
                 if part:
                     full.update(part)
-            rest = prev_full.copy()
-            for item in touched:
-                rest.pop(item, None)
-            full.update(rest)
-            full.update(values)
+            if kind in ("concat", "union"):
+                rest = prev_full.copy()
+                for item in touched:
+                    rest.pop(item, None)
+                full.update(rest)
+                full.update(values)
         self.full[name] = full
         self.touched[name] = touched
         self.reordered[name] = reordered
@@ -1604,8 +1778,11 @@ def resolve_tree(
     keys = [p for p in sorted(files) if "error" not in files[p].data]
     data: List[_Parsed] = _FileList()
     for key in keys:
-        fd = _Parsed(files[key].data)
-        fd.key = key
+        entry = files[key]
+        fd = entry.parsed
+        if fd is None or fd.key != key:
+            fd = entry.parsed = _Parsed(entry.data)
+            fd.key = key
         data.append(fd)
     if type(imports_map) is not _ImportsMap:
         imports_map = _ImportsMap(imports_map)
@@ -1685,6 +1862,7 @@ def resolve_tree(
     debug.lap("labels")
     run = _CallRun(data, decide)
     run.keeper = keeper
+    run.debug = debug if debug.on else None
     if fast:
         run.call_names = {key: call_names(files[key]) for key in keys}
     if prev is not None and prev.lang_views and (
@@ -1693,6 +1871,8 @@ def resolve_tree(
         else prev.imports_map == imports_map and list(prev.imports_map) == list(imports_map)
     ):
         run.reuse_views = prev.lang_views
+    elif fast and prev is not None and prev.lang_views:
+        run.patch_views = (prev.lang_views, imports_touched)
     _RUN = run
     try:
         groups = build_function_call_groups(data, imports_map, None)
@@ -1781,7 +1961,9 @@ def resolve_tree(
         contributors=keeper.contributors if keeper is not None else None,
     )
     if CHECK and keeper is not None:
-        state.index_check = compare_kept_indices(run.indices, [files[key].data for key in keys], imports_map)
+        state.index_check = run.view_check + compare_kept_indices(run.indices, [files[key].data for key in keys], imports_map)
+    elif CHECK:
+        state.index_check = run.view_check
     debug.lap("state")
     debug.report(f"resolve_tree: {len(chosen)} of {len(keys)} files")
     return state, chosen
@@ -1880,10 +2062,17 @@ def module_metadata(files: Dict[str, FileEntry], names: Set[str], row_by_row: bo
     first row wins; FalkorDB evaluates the batch against the value before the query, so the file's last
     row wins."""
     result: Dict[str, List[Any]] = {name: [None, None] for name in names}
+    if not names:
+        return {}
     for path in sorted(files):
-        data = files[path].data
+        entry = files[path]
+        data = entry.data
         if "error" in data:
             continue
+        if entry.modnames is None:
+            entry.modnames = frozenset(row["name"] for row in module_import_rows(data))
+        if entry.modnames.isdisjoint(names):
+            continue  # no row of it names one of these modules
         before = {name: list(slot) for name, slot in result.items()}
         for row in module_import_rows(data):
             slot = result.get(row["name"])
@@ -1894,6 +2083,8 @@ def module_metadata(files: Dict[str, FileEntry], names: Set[str], row_by_row: bo
                     slot[index] = slot[index] if slot[index] is not None else row[key]
                 elif before[row["name"]][index] is None:
                     slot[index] = row[key]
+        if all(slot[0] is not None and slot[1] is not None for slot in result.values()):
+            break  # a value once set is kept (coalesce): no later file changes any
     return {name: (v[0], v[1]) for name, v in result.items()}
 
 
@@ -2099,11 +2290,25 @@ class Engine:
         changed = removed | added | modified
         if not changed:
             return dataclasses.replace(self.state, files=files), changed, removed, added, set(), set()
-        imports_map = self.tree.merge_imports(files)
+        owners: Optional[Dict[str, Tuple[str, ...]]] = None
+        groups: Optional[List[str]] = None
+        check: List[str] = []
+        if full_indices_only():
+            imports_map = self.tree.merge_imports(files)
+        else:
+            imports_map, owners, groups = self.tree.merge_imports_kept(self.state, files, changed)
+            if CHECK:
+                whole = self.tree.merge_imports(files)
+                if dict(whole) != dict(imports_map) or list(whole) != list(imports_map):
+                    check.append("the kept imports map differs from cgc's merge of every file")
         # What exists on disk changed (a JS/TS dynamic import probes it): files came or went, or a
         # path was named that is no indexed file.
         disk_changed = bool(added or removed) or any(p not in current for p in requested)
         new, resolved = self.resolve(self.state, files, imports_map, changed, disk_changed)
+        new.import_owners = owners
+        new.import_groups = groups
+        if check:
+            new.index_check = (new.index_check or []) + check
         return new, changed, removed, added, resolved, unsure
 
     def update(self, paths: List[str]) -> Dict[str, Any]:
