@@ -1402,6 +1402,9 @@ class _Keeper:
         self.data = data
         self.keys = [fd.key for fd in data]
         usable = prev is not None and prev.contrib is not None and prev.indices is not None and prev.contributors is not None
+        # Without kept contributions every index is built from every file here, and its touched keys are the
+        # new ones only: the diff then compares whole indices (decide).
+        self.usable = usable
         self.prev_full: Dict[str, Dict[Any, Any]] = prev.indices if usable else {}  # type: ignore[union-attr, assignment]
         self.prev_contrib: Dict[str, Dict[str, Any]] = prev.contrib if usable else {}  # type: ignore[union-attr, assignment]
         self.prev_contributors: Dict[str, Dict[Any, Tuple[str, ...]]] = prev.contributors if usable else {}  # type: ignore[union-attr, assignment]
@@ -1827,7 +1830,7 @@ def resolve_tree(
         if fast:
             # Only the keys the changed files touched can differ (the kept indices say which they touched).
             for name in CALL_INDEXES:
-                if kept is not None:
+                if kept is not None and kept.usable:
                     diff_keys(name, prev.indices[name], info["indices"][name], kept.touched.get(name, ()),
                               kept.reordered.get(name, False), found)
                 else:
