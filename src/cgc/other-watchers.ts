@@ -86,7 +86,7 @@ export function otherWatchersOf(root: string): OtherWatcher[] {
   return found;
 }
 
-/** One line naming them, for the chip's reason and /cgc status. */
+/** One line naming them, for /cgc status and the answer of a sync or update made while they run. */
 export function describeOtherWatchers(watchers: readonly OtherWatcher[]): string {
   const which = watchers.map(({ pid, dir }) => `pid ${pid} on ${dir}`).join(", ");
   return (
