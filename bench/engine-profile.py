@@ -269,10 +269,10 @@ def make_edits(root: Path, state: Any, undo: Dict[Path, bytes]) -> List[Tuple[st
         return [plain.as_posix()]
 
     return [
-        ("body edit (comment) in the most called file", body_comment),
+        ("body edit (comment) in a file others call", body_comment),
         ("body edit adding a call", body_call),
         ("function appended", append_function),
-        ("function renamed in the most called file", rename_function),
+        ("function renamed in a file others call", rename_function),
         ("the rename undone", rename_back),
         ("new file calling a function", add_file),
         ("that file edited (function added)", edit_new_file),

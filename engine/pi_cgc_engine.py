@@ -34,7 +34,10 @@ Requests, one per line, each answered by one line with the same id:
   {"id","op":"shutdown"} → {"ok":true}, exit 0. stdin EOF, SIGINT and SIGTERM also exit 0.
 PI_CGC_ENGINE_SKIP_INCOMING=1 switches off the restore of edges coming into replaced files (to show
 that the parity harness catches it). PI_CGC_ENGINE_CHECK=1 resolves the whole tree after each narrowed
-resolution and answers FAILED (nothing written) when any row differs; the differing rows go to stderr.
+resolution and answers FAILED (nothing written) when any row differs, or when a kept index, the kept imports
+map or a kept per-language view differs from cgc's own build from every file (values or key order); the
+differences go to stderr. PI_CGC_ENGINE_FULL_INDICES=1 has cgc build its indices from every file at every
+update, as before they were kept (for comparisons: bench/engine-profile.py).
 PI_CGC_ENGINE_NARROW_FAULT=1 plants a wrong narrowing (only the changed files resolved again), to show
 that the check catches it.
 """
