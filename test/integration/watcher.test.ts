@@ -104,6 +104,18 @@ async function status(h: PiHarness): Promise<string> {
   return shown.message;
 }
 
+/** The agent's turn that changes the body of `normalize` in pkg/text.py, a function three other files call. */
+const useCasefold = () => [
+  fauxAssistantMessage(
+    fauxToolCall("edit", {
+      path: "pkg/text.py",
+      edits: [{ oldText: "return value.strip().lower()", newText: "return value.strip().casefold()" }],
+    }),
+    { stopReason: "toolUse" },
+  ),
+  fauxAssistantMessage("done"),
+];
+
 const STARTED =
   /cgc watch is following the changes to .* \(pid \d+, alive after 1500 ms\)\. Its updates are not checked/;
 
@@ -224,16 +236,7 @@ describe("freshness.watch with the real cgc", () => {
     const fromWatched = ui.statusHistory.length;
     // A changed body of a function three other files call: cgc's watcher re-links those callers with
     // resolution indices built from those files alone (ADR 0010).
-    h.faux.setResponses([
-      fauxAssistantMessage(
-        fauxToolCall("edit", {
-          path: "pkg/text.py",
-          edits: [{ oldText: "return value.strip().lower()", newText: "return value.strip().casefold()" }],
-        }),
-        { stopReason: "toolUse" },
-      ),
-      fauxAssistantMessage("done"),
-    ]);
+    h.faux.setResponses(useCasefold());
     await h.session.prompt("use casefold");
     const graph = { cgc: cgcBinary(), env: cgcEnv("server") };
     // Each full index into a graph of its own (Module nodes, shared by name, would mix two indexes).
@@ -284,16 +287,7 @@ describe("freshness.watch with the real cgc", () => {
       await theirs.waitForLine("stdout", /Monitoring for file changes/);
       // A changed body of a function three other files call: the engine writes it right, then the user's
       // watcher writes it again, re-linking those callers with indices built from those files alone (ADR 0010).
-      h.faux.setResponses([
-        fauxAssistantMessage(
-          fauxToolCall("edit", {
-            path: "pkg/text.py",
-            edits: [{ oldText: "return value.strip().lower()", newText: "return value.strip().casefold()" }],
-          }),
-          { stopReason: "toolUse" },
-        ),
-        fauxAssistantMessage("done"),
-      ]);
+      h.faux.setResponses(useCasefold());
       await h.session.prompt("use casefold");
       await theirs.waitForLine("stderr", /Graph refresh for .*text\.py complete/);
       const before = ui.notices.length;
