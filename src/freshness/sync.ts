@@ -7,7 +7,7 @@ import { cypherString, readBack, UNCONTAINED_REASON, uncontainedCount } from "..
 import { parseQueryJson, richPrinted } from "../cgc/parse.ts";
 import type { RunResult } from "../cgc/runner.ts";
 import type { CgcSession } from "../lifecycle/session.ts";
-import { changesObserved, freshnessVerified } from "../state/model.ts";
+import { changesObserved, freshnessVerified, graphNeedsRebuild } from "../state/model.ts";
 import { isSourcePath } from "../workspace/tree.ts";
 
 /** Clock slack between Node's clock and cgc's recorded UTC time on the same machine. */
@@ -76,6 +76,9 @@ export async function syncAndVerify(session: SyncingSession): Promise<SyncOutcom
     };
   }
   const unlinked = await uncontainedCount(session.runner, session.root);
+  // Functions and classes no file contains (cgc's index on FalkorDB Lite): an update of changed paths does not
+  // mend them, so they are no changed paths' matter; only a full rebuild that leaves none ends it.
+  if (unlinked) session.store.apply((state) => graphNeedsRebuild(state, UNCONTAINED_REASON(unlinked)));
   if (unlinked !== 0) {
     return {
       result,

@@ -160,9 +160,17 @@ export function maintenanceSettled(state: State, outcome: string, now: number, e
     : cleared;
 }
 
+/**
+ * The graph is known wrong in a way no update of changed paths mends (another process wrote it; a rebuild's
+ * read-back found its structure broken): possibly stale until a full rebuild is verified.
+ */
+export function graphNeedsRebuild(state: State, detail: string): State {
+  return { ...changesObserved(state, [], detail), staleReason: detail, rebuildNeeded: detail };
+}
+
 /** Another process wrote the graph: possibly stale until a full rebuild, whatever paths are reconciled meanwhile. */
 export function graphWrittenOutside(state: State, detail: string): State {
-  return { ...changesObserved(state, [], detail), staleReason: detail, rebuildNeeded: detail };
+  return graphNeedsRebuild(state, detail);
 }
 
 /** Files changed since the graph was verified: opens an episode when the graph was fresh (or unverified). */
