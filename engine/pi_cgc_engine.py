@@ -449,7 +449,9 @@ class Tree:
 
     def merge_imports(self, files: Dict[str, FileEntry]) -> Dict[str, List[str]]:
         """pre_scan_for_imports over the whole tree: extension groups in order of first appearance
-        in path order, files in path order, each name's paths deduplicated."""
+        in path order, files in path order, each name's paths deduplicated. Kept apart from
+        merge_imports_kept, whose rebuild loop has the same shape: PI_CGC_ENGINE_CHECK compares the kept
+        map with this one, which must not share its code."""
         groups: Dict[str, List[str]] = {}
         for path in sorted(files):
             groups.setdefault(file_ext(Path(path)), []).append(path)
