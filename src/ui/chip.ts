@@ -23,9 +23,13 @@ export function chipText(state: State, now = Date.now()): string {
 export function mountChip(store: Store, setStatus: (text: string) => void): () => void {
   let ticker: NodeJS.Timeout | undefined;
   let stopped = false;
+  let shown: string | undefined;
+  // Only a new text is shown: a state change the chip does not render (another writer seen, say) is no news.
   const render = (state: State) => {
     if (stopped) return;
-    setStatus(chipText(state));
+    const text = chipText(state);
+    if (text !== shown) setStatus(text);
+    shown = text;
     if (state.activity !== "idle" && !ticker) {
       ticker = setInterval(() => render(store.get()), 1_000);
       ticker.unref();

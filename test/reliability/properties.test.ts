@@ -337,7 +337,10 @@ describe("the config loader under random files and environments", () => {
         ] as const) {
           if (spec.kind === "malformed" || spec.kind === "not-an-object") faults++;
           // Two spellings of one key in one file (flat and nested) cannot happen here: names are unique.
-          const leaves = (spec.kind === "object" ? spec.entries : []).flatMap(([name, value]) => leavesOf(name, value));
+          // Values as the file holds them: JSON has no -0 or undefined, so they read back as 0 and null.
+          const leaves = (spec.kind === "object" ? spec.entries : []).flatMap(([name, value]) =>
+            leavesOf(name, JSON.parse(JSON.stringify(value) ?? "null")),
+          );
           for (const [name, value] of leaves) {
             const parsed = CONFIG_KEY_NAMES.includes(name as ConfigKey)
               ? CONFIG_KEYS[name as ConfigKey].type.parse(value)
