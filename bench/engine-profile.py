@@ -16,7 +16,8 @@ PI_CGC_ENGINE_DEBUG=1 is set here). The edits are undone at the end, so the cach
 
 --variants runs each edit sequence once per variant, in one process, alternating: "incremental" is the
 engine as it is, "full" sets PI_CGC_ENGINE_FULL_INDICES=1 (cgc builds its tree-wide indices from every
-file, as before the engine kept them per file). --check indices sets PI_CGC_ENGINE_CHECK=1 (each kept
+file, as before the engine kept them per file); "as-parsed" keeps the order in which cgc's parser lists a file's
+entries (PI_CGC_ENGINE_PARSE_ORDER=as-parsed; the engine sorts them into source order). --check indices sets PI_CGC_ENGINE_CHECK=1 (each kept
 index compared, values and key order, with cgc's own build from every file; exits on a difference);
 --check all also compares each narrowed resolution with a whole one (slow). One JSON line per size to stderr, a table at the end.
 """
@@ -296,8 +297,11 @@ def undo_all(undo: Dict[Path, bytes], root: Path) -> None:
 
 def run_sequence(engine: Any, root: Path, base: Any, variant: str, check: Any) -> List[Dict[str, Any]]:
     os.environ.pop("PI_CGC_ENGINE_FULL_INDICES", None)
+    os.environ.pop("PI_CGC_ENGINE_PARSE_ORDER", None)
     if variant == "full":
         os.environ["PI_CGC_ENGINE_FULL_INDICES"] = "1"
+    if variant == "as-parsed":
+        os.environ["PI_CGC_ENGINE_PARSE_ORDER"] = "as-parsed"
     eng = engine.Engine.__new__(engine.Engine)
     eng.root = root
     eng.tree = engine.Tree(root, None)

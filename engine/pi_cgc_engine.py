@@ -37,7 +37,8 @@ that the parity harness catches it). PI_CGC_ENGINE_CHECK=1 resolves the whole tr
 resolution and answers FAILED (nothing written) when any row differs, or when a kept index, the kept imports
 map or a kept per-language view differs from cgc's own build from every file (values or key order); the
 differences go to stderr. PI_CGC_ENGINE_FULL_INDICES=1 has cgc build its indices from every file at every
-update, as before they were kept (for comparisons: bench/engine-profile.py).
+update, as before they were kept, and PI_CGC_ENGINE_PARSE_ORDER=as-parsed keeps the order in which cgc's parser
+lists a file's entries (both for comparisons: bench/engine-profile.py).
 PI_CGC_ENGINE_NARROW_FAULT=1 plants a wrong narrowing (only the changed files resolved again), to show
 that the check catches it.
 """
@@ -429,6 +430,41 @@ def digest_of(path: Path) -> Tuple[int, int, str]:
     return stat.st_size, stat.st_mtime_ns, hashlib.sha1(path.read_bytes()).hexdigest()
 
 
+def _position(entry: Dict[str, Any]) -> Tuple[Any, ...]:
+    return (entry["line_number"], str(entry.get("name")), str(entry.get("context")), str(entry.get("class_context")))
+
+
+def _whole(entry: Dict[str, Any]) -> str:
+    return repr(sorted((key, repr(value)) for key, value in entry.items() if key not in UNREAD_FIELDS))
+
+
+def canonical_order(data: Dict[str, Any]) -> Dict[str, Any]:
+    """The file's entries in source order. cgc's parser (tree-sitter 0.25's captures, gathered per capture name)
+    lists a file's functions and variables in a different order at each parse, even within one process. No
+    graph depends on that order (the parity replays compare with cgc's own index, in whatever order it
+    parsed), but the engine's indices do: re-parsing a file whose entries are unchanged would reorder them,
+    and every file that read them would be resolved again. Sorted by line, then name and context; entries
+    still tied (two names assigned on one line) by all they hold. PI_CGC_ENGINE_PARSE_ORDER=as-parsed keeps
+    cgc's order (for comparisons: bench/engine-profile.py)."""
+    if os.environ.get("PI_CGC_ENGINE_PARSE_ORDER") == "as-parsed":
+        return data
+    for key, entries in data.items():
+        if not (isinstance(entries, list) and len(entries) > 1):
+            continue
+        if not all(isinstance(entry, dict) and isinstance(entry.get("line_number"), int) for entry in entries):
+            continue
+        entries.sort(key=_position)
+        start = 0
+        while start < len(entries):
+            end = start + 1
+            while end < len(entries) and _position(entries[end]) == _position(entries[start]):
+                end += 1
+            if end - start > 1:
+                entries[start:end] = sorted(entries[start:end], key=_whole)
+            start = end
+    return data
+
+
 class Tree:
     def __init__(self, root: Path, cgcignore_path: Optional[str]):
         self.root = root
@@ -443,8 +479,11 @@ class Tree:
     def parse(self, path: Path, known: Tuple[int, int, str]) -> FileEntry:
         # The pipeline parses with repo_path = the resolved root; a pre-scan of one file is that
         # file's share of the imports map.
-        data = self.builder.parse_file(self.root, path, False)
+        data = canonical_order(self.builder.parse_file(self.root, path, False))
         imports = pre_scan_for_imports([path], self.builder.parsers.keys(), self.builder.get_parser)
+        if os.environ.get("PI_CGC_ENGINE_PARSE_ORDER") != "as-parsed":
+            # Its names come in the parser's order too; each maps to this file alone.
+            imports = dict(sorted(imports.items()))
         return FileEntry(known[0], known[1], known[2], data, imports)
 
     def merge_imports(self, files: Dict[str, FileEntry]) -> Dict[str, List[str]]:
