@@ -2616,11 +2616,14 @@ class Engine:
         except Busy as error:
             self.distrust()
             return {"ok": False, "code": "BUSY", "reason": str(error)[:500]}
-        current = {p.as_posix() for p in self.tree.discover()}
+        # The update's own walk said which files are indexed (its state's files); the disk is asked only about
+        # the paths read back: a file gone since is unreflected, as is one whose content moved on (below). An
+        # ignore rule changed since is a change of its own, which the next update takes. A second walk of the
+        # tree here cost as much as the rest of the read-back at 5 000 files.
         reflected, unreflected = [], []
         for path in (norm(p) for p in paths):
             entry = self.state.files.get(path)
-            indexable = path in current and entry is not None and not entry.data.get("unsupported")
+            indexable = entry is not None and not entry.data.get("unsupported") and Path(path).is_file()
             exists = bool(self.db.read("MATCH (f:File {path: $p}) RETURN f.path AS p", p=path))
             ok = exists == indexable
             if ok and indexable and Path(path).is_file() and digest_of(Path(path))[2] != entry.digest:

@@ -3,10 +3,14 @@
 // it, and the chip goes possibly stale → fresh without a full rebuild. Where the engine cannot be trusted
 // (another cgc version, a crash mid-update) the full rebuild takes over, with one notice, and nothing is
 // called fresh that is not.
+import { appendFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createRunner } from "../../src/cgc/runner.ts";
+import { startEngine } from "../../src/freshness/engine.ts";
 import { type CgcHome, cgcBinary, cgcExec, cgcStart, makeCgcHome } from "../helpers/cgc-env.ts";
+import { venvPython } from "../helpers/engine.ts";
 import { compareWithFullIndex } from "../helpers/graph-parity.ts";
 import { cgcStatus, type PiHarness, recordingUi, startPi, toolResults, waitFor } from "../helpers/pi-sdk.ts";
 import { caseRepos, type TinyRepo } from "../helpers/repos.ts";
@@ -259,5 +263,43 @@ describe("the incremental engine", () => {
     expect((await functionNames(repo, "pkg/generated.py")).length).toBe(1_501);
     expect(await functionNames(repo, "pkg/text.py")).toContain("engine_caller");
     // Two KùzuDB indexes of the slow file (the fixture's, the full rebuild's) and the engine's update between.
+  }, 300_000);
+
+  it("the read-back calls a changed file unreflected once the disk moved on after the update: deleted, or written again", async () => {
+    const repo = await repos.indexed(home.env);
+    const runner = createRunner({
+      executable: cgcBinary(),
+      env: { ...process.env, ...home.env },
+      budgets: { probe: 60_000, query: 60_000, maintenance: 120_000, longLived: 0 },
+    });
+    const engine = startEngine({
+      runner,
+      python: venvPython(),
+      root: realpathSync(repo.path),
+      cacheDir: join(home.home, "engine-cache"),
+      startBudgetMs: 120_000,
+    });
+    try {
+      expect((await engine.started).phase).toBe("ready");
+      const added = join(realpathSync(repo.path), "pkg", "added.py");
+      const text = join(realpathSync(repo.path), "pkg", "text.py");
+      writeFileSync(added, "def added():\n    return 1\n");
+      appendFileSync(text, "\n\ndef later():\n    return 2\n");
+      const updated = await engine.update([added, text], 120_000);
+      expect(updated.ok, JSON.stringify(updated)).toBe(true);
+      expect(await engine.verify([added, text], 60_000)).toEqual({
+        ok: true,
+        value: expect.objectContaining({ reflected: [added, text], unreflected: [] }),
+      });
+      // The read-back asks the disk about the paths it reads back (no second walk of the tree).
+      rmSync(added);
+      appendFileSync(text, "\n\ndef even_later():\n    return 3\n");
+      expect(await engine.verify([added, text], 60_000)).toEqual({
+        ok: true,
+        value: expect.objectContaining({ reflected: [], unreflected: [added, text] }),
+      });
+    } finally {
+      await engine.stop();
+    }
   }, 300_000);
 });
