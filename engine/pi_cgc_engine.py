@@ -693,10 +693,9 @@ def choose_links(state: "TreeState", owners: Set[str], changed: Set[str]) -> Dic
         elif not SKIP_INCOMING and not state.targets[key].isdisjoint(changed):
             target = LINK_KEYS["calls"][1]
             for index in range(CALL_GROUPS):
-                groups[index].extend(r for r in own["calls"][index] if norm(r.get(target)) in changed)
+                groups[index].extend(rows_by_target(own["calls"][index], target, changed, True))
             for kind in PER_FILE_KINDS:
-                target = LINK_KEYS[kind][1]
-                chosen[kind].extend(r for r in own[kind] if norm(r.get(target)) in changed)
+                chosen[kind].extend(rows_by_target(own[kind], LINK_KEYS[kind][1], changed, True))
     for kind in WHOLE_KINDS:
         owner_key, target_key = LINK_KEYS[kind]
         chosen[kind] = [
@@ -713,11 +712,51 @@ def rows_kept(rows: Optional[Dict[str, Any]], changed: Set[str]) -> Optional[Dic
     if rows is None:
         return None
     target = LINK_KEYS["calls"][1]
-    kept: Dict[str, Any] = {"calls": [[r for r in group if norm(r.get(target)) not in changed] for group in rows["calls"]]}
+    kept: Dict[str, Any] = {"calls": [rows_by_target(group, target, changed, False) for group in rows["calls"]]}
     for kind in PER_FILE_KINDS:
-        target = LINK_KEYS[kind][1]
-        kept[kind] = [r for r in rows[kind] if norm(r.get(target)) not in changed]
+        kept[kind] = rows_by_target(rows[kind], LINK_KEYS[kind][1], changed, False)
     return kept
+
+
+# A file can hold a million call rows (cgc's heuristic calls: one per same-named function of the tree; at
+# 5 000 files tinycss2's ast.py has 1.4 million) naming a hundred targets. For such lists the positions of
+# each target's rows are kept while the list is the same (a file's rows are new lists when it is resolved
+# again), so that an update into one target reads that target's rows only.
+BIG_ROW_LIST = 20_000
+_ROWS_BY_TARGET: "collections.OrderedDict[int, Tuple[List[Dict[str, Any]], Dict[Any, List[int]]]]" = collections.OrderedDict()
+
+
+def _positions_by_target(rows: List[Dict[str, Any]], target: str) -> Dict[Any, List[int]]:
+    kept = _ROWS_BY_TARGET.get(id(rows))
+    if kept is not None and kept[0] is rows:
+        _ROWS_BY_TARGET.move_to_end(id(rows))
+        return kept[1]
+    positions: Dict[Any, List[int]] = {}
+    for at, row in enumerate(rows):
+        positions.setdefault(row.get(target), []).append(at)
+    _ROWS_BY_TARGET[id(rows)] = (rows, positions)
+    while len(_ROWS_BY_TARGET) > 64:
+        _ROWS_BY_TARGET.popitem(last=False)
+    return positions
+
+
+def rows_by_target(rows: List[Dict[str, Any]], target: str, changed: Set[str], into: bool) -> List[Dict[str, Any]]:
+    """The rows whose target (normalized) is in `changed` (`into`), or the others, in their order; each
+    distinct target is normalized once."""
+    if len(rows) >= BIG_ROW_LIST:
+        positions = _positions_by_target(rows, target)
+        hit_at = sorted(at for raw, ats in positions.items() if norm(raw) in changed for at in ats)
+        if into:
+            return [rows[at] for at in hit_at]
+        if not hit_at:
+            return list(rows)
+        dropped = set(hit_at)
+        return [row for at, row in enumerate(rows) if at not in dropped]
+    raws = {row.get(target) for row in rows}
+    hits = {raw for raw in raws if norm(raw) in changed}
+    if not hits:
+        return [] if into else list(rows)
+    return [row for row in rows if (row.get(target) in hits) is into]
 
 
 def rewritten_owners(old: "TreeState", new: "TreeState", resolved: Set[str], changed: Set[str]) -> Set[str]:
@@ -1804,7 +1843,7 @@ def callback_names(old_files: Dict[str, FileEntry], files: Dict[str, FileEntry],
 
 def _target_paths(kind: str, rows: Iterable[Dict[str, Any]]) -> Set[str]:
     target_key = LINK_KEYS[kind][1]
-    return {norm(row.get(target_key)) for row in rows}
+    return {norm(raw) for raw in {row.get(target_key) for row in rows}}
 
 
 def resolve_tree(
