@@ -391,12 +391,22 @@ class TreeState:
     # Each imports map name's files, in merge order, and the extension groups' order (not cached).
     import_owners: Optional[Dict[str, Tuple[str, ...]]] = None
     import_groups: Optional[List[str]] = None
+    # Per large list of rows ((file, kind, call group)): the list and its rows' positions by target (see
+    # rows_by_target; not cached). Carried to the next state for the files it did not resolve again.
+    row_positions: Dict[Tuple[str, str, int], Tuple[List[Dict[str, Any]], Dict[Any, List[int]]]] = field(default_factory=dict)
 
     def __getstate__(self) -> Dict[str, Any]:
         state = dict(self.__dict__)
         for name in ("indices", "lang_views", "contrib", "contributors", "index_check", "import_owners", "import_groups"):
             state[name] = None
+        state["row_positions"] = {}
         return state
+
+    def __setstate__(self, state: Dict[str, Any]) -> None:
+        # A cache saved by an engine before a field was added lacks it: the field's default.
+        defaults = {f.name: f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default  # type: ignore[misc]
+                    for f in dataclasses.fields(self)}
+        self.__dict__.update({**defaults, **state})
 
     @property
     def links(self) -> Dict[str, Any]:
@@ -693,9 +703,11 @@ def choose_links(state: "TreeState", owners: Set[str], changed: Set[str]) -> Dic
         elif not SKIP_INCOMING and not state.targets[key].isdisjoint(changed):
             target = LINK_KEYS["calls"][1]
             for index in range(CALL_GROUPS):
-                groups[index].extend(rows_by_target(own["calls"][index], target, changed, True))
+                groups[index].extend(rows_by_target(own["calls"][index], target, changed, True,
+                                                    state.row_positions, (key, "calls", index)))
             for kind in PER_FILE_KINDS:
-                chosen[kind].extend(rows_by_target(own[kind], LINK_KEYS[kind][1], changed, True))
+                chosen[kind].extend(rows_by_target(own[kind], LINK_KEYS[kind][1], changed, True,
+                                                   state.row_positions, (key, kind, 0)))
     for kind in WHOLE_KINDS:
         owner_key, target_key = LINK_KEYS[kind]
         chosen[kind] = [
@@ -706,46 +718,40 @@ def choose_links(state: "TreeState", owners: Set[str], changed: Set[str]) -> Dic
     return chosen
 
 
-def rows_kept(rows: Optional[Dict[str, Any]], changed: Set[str]) -> Optional[Dict[str, Any]]:
+def rows_kept(state: "TreeState", key: str, changed: Set[str]) -> Optional[Dict[str, Any]]:
     """A file's rows less those that point into a changed file: the delete of that file detached their
     edges, and choose_links writes them again whatever their owner."""
+    rows = state.rows.get(key)
     if rows is None:
         return None
     target = LINK_KEYS["calls"][1]
-    kept: Dict[str, Any] = {"calls": [rows_by_target(group, target, changed, False) for group in rows["calls"]]}
+    kept: Dict[str, Any] = {"calls": [
+        rows_by_target(group, target, changed, False, state.row_positions, (key, "calls", index))
+        for index, group in enumerate(rows["calls"])
+    ]}
     for kind in PER_FILE_KINDS:
-        kept[kind] = rows_by_target(rows[kind], LINK_KEYS[kind][1], changed, False)
+        kept[kind] = rows_by_target(rows[kind], LINK_KEYS[kind][1], changed, False, state.row_positions, (key, kind, 0))
     return kept
 
 
 # A file can hold a million call rows (cgc's heuristic calls: one per same-named function of the tree; at
-# 5 000 files tinycss2's ast.py has 1.4 million) naming a hundred targets. For such lists the positions of
-# each target's rows are kept while the list is the same (a file's rows are new lists when it is resolved
-# again), so that an update into one target reads that target's rows only.
+# 5 000 files tinycss2's ast.py has 1.4 million) naming a hundred targets. For such lists the state keeps the
+# positions of each target's rows, so that an update into one target reads that target's rows only.
 BIG_ROW_LIST = 20_000
-_ROWS_BY_TARGET: "collections.OrderedDict[int, Tuple[List[Dict[str, Any]], Dict[Any, List[int]]]]" = collections.OrderedDict()
 
 
-def _positions_by_target(rows: List[Dict[str, Any]], target: str) -> Dict[Any, List[int]]:
-    kept = _ROWS_BY_TARGET.get(id(rows))
-    if kept is not None and kept[0] is rows:
-        _ROWS_BY_TARGET.move_to_end(id(rows))
-        return kept[1]
-    positions: Dict[Any, List[int]] = {}
-    for at, row in enumerate(rows):
-        positions.setdefault(row.get(target), []).append(at)
-    _ROWS_BY_TARGET[id(rows)] = (rows, positions)
-    while len(_ROWS_BY_TARGET) > 64:
-        _ROWS_BY_TARGET.popitem(last=False)
-    return positions
-
-
-def rows_by_target(rows: List[Dict[str, Any]], target: str, changed: Set[str], into: bool) -> List[Dict[str, Any]]:
+def rows_by_target(rows: List[Dict[str, Any]], target: str, changed: Set[str], into: bool,
+                   positions_of: Dict[Tuple[str, str, int], Any], slot: Tuple[str, str, int]) -> List[Dict[str, Any]]:
     """The rows whose target (normalized) is in `changed` (`into`), or the others, in their order; each
     distinct target is normalized once."""
     if len(rows) >= BIG_ROW_LIST:
-        positions = _positions_by_target(rows, target)
-        hit_at = sorted(at for raw, ats in positions.items() if norm(raw) in changed for at in ats)
+        kept = positions_of.get(slot)
+        if kept is None or kept[0] is not rows:
+            positions: Dict[Any, List[int]] = {}
+            for at, row in enumerate(rows):
+                positions.setdefault(row.get(target), []).append(at)
+            kept = positions_of[slot] = (rows, positions)
+        hit_at = sorted(at for raw, ats in kept[1].items() if norm(raw) in changed for at in ats)
         if into:
             return [rows[at] for at in hit_at]
         if not hit_at:
@@ -768,7 +774,7 @@ def rewritten_owners(old: "TreeState", new: "TreeState", resolved: Set[str], cha
     rewritten = {
         key for key in resolved
         if key not in changed and old.rows.get(key) != new.rows.get(key)
-        and rows_kept(old.rows.get(key), changed) != rows_kept(new.rows.get(key), changed)
+        and rows_kept(old, key, changed) != rows_kept(new, key, changed)
     }
     for kind in WHOLE_KINDS:
         owner_key = LINK_KEYS[kind][0]
@@ -2045,6 +2051,8 @@ def resolve_tree(
         lang_views=run.views,
         contrib=keeper.kept_contrib() if keeper is not None else None,
         contributors=keeper.contributors if keeper is not None else None,
+        row_positions={slot: kept for slot, kept in prev.row_positions.items() if slot[0] in files and slot[0] not in chosen}
+        if prev is not None else {},
     )
     if CHECK and keeper is not None:
         state.index_check = run.view_check + compare_kept_indices(run.indices, [files[key].data for key in keys], imports_map)

@@ -20,16 +20,17 @@ def naive(rows, changed, into):
     return [r for r in rows if (engine.norm(r.get("called_file_path")) in changed) is into]
 
 report = []
+kept = {}  # the state's positions of large lists (TreeState.row_positions)
 changed = {"/nowhere/t3.py", "/nowhere/t50.py"}
 for count in (500, engine.BIG_ROW_LIST + 5_000):
     first = rows(count, 0)
     again = rows(count, 1)  # the file resolved again: new lists, other rows
     for listing in (first, first, again, first):
         for into in (True, False):
-            got = engine.rows_by_target(listing, "called_file_path", changed, into)
+            got = engine.rows_by_target(listing, "called_file_path", changed, into, kept, ("a.py", "calls", 0))
             want = naive(listing, changed, into)
             report.append({"count": count, "into": into, "same": got == want and all(a is b for a, b in zip(got, want)), "rows": len(got)})
-    report.append({"count": count, "none": engine.rows_by_target(first, "called_file_path", {"/nowhere/x.py"}, True) == []})
+    report.append({"count": count, "none": engine.rows_by_target(first, "called_file_path", {"/nowhere/x.py"}, True, kept, ("a.py", "calls", 0)) == []})
 engine.emit({"report": report})  # the engine keeps stdout for its protocol
 `;
 
