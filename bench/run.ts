@@ -114,10 +114,12 @@ async function main(): Promise<void> {
       const { title, markdown } = typeof report === "string" ? { title: name, markdown: report } : report;
       const section = `## ${title}\n\n${header(m, commandFor(name, args), args.backend)}\n\n${markdown}\n`;
       process.stdout.write(`\n${section}\n`);
-      // A run with other sizes, --quick or another backend is a different measurement: it gets its own section.
+      // A run with other sizes, --quick, another backend or other variants is a different measurement: it gets
+      // its own section.
       const variant =
         `${args.sizes ? `-sizes-${args.sizes.join("-")}` : ""}${args.quick ? "-quick" : ""}` +
-        `${args.backend === "embedded" ? "" : `-${args.backend}`}`;
+        `${args.backend === "embedded" ? "" : `-${args.backend}`}` +
+        `${args.variants ? `-${args.variants.join("-")}` : ""}`;
       if (args.record) record(`${name}${variant}`, section);
     } catch (error) {
       failures++;
