@@ -267,6 +267,7 @@ describe("the incremental engine", () => {
 
   it("the read-back calls a changed file unreflected once the disk moved on after the update: deleted, or written again", async () => {
     const repo = await repos.indexed(home.env);
+    const root = realpathSync(repo.path); // the engine names files by their resolved paths
     const runner = createRunner({
       executable: cgcBinary(),
       env: { ...process.env, ...home.env },
@@ -275,14 +276,14 @@ describe("the incremental engine", () => {
     const engine = startEngine({
       runner,
       python: venvPython(),
-      root: realpathSync(repo.path),
+      root,
       cacheDir: join(home.home, "engine-cache"),
       startBudgetMs: 120_000,
     });
     try {
       expect((await engine.started).phase).toBe("ready");
-      const added = join(realpathSync(repo.path), "pkg", "added.py");
-      const text = join(realpathSync(repo.path), "pkg", "text.py");
+      const added = join(root, "pkg", "added.py");
+      const text = join(root, "pkg", "text.py");
       writeFileSync(added, "def added():\n    return 1\n");
       appendFileSync(text, "\n\ndef later():\n    return 2\n");
       const updated = await engine.update([added, text], 120_000);
