@@ -448,6 +448,10 @@ def _whole(entry: Dict[str, Any]) -> str:
     return repr(sorted((key, repr(value)) for key, value in entry.items() if key not in UNREAD_FIELDS))
 
 
+def parse_order_as_parsed() -> bool:
+    return os.environ.get("PI_CGC_ENGINE_PARSE_ORDER") == "as-parsed"
+
+
 def canonical_order(data: Dict[str, Any]) -> Dict[str, Any]:
     """The file's entries in source order. cgc's parser (tree-sitter 0.25's captures, gathered per capture name)
     lists a file's functions and variables in a different order at each parse, even within one process. No
@@ -456,7 +460,7 @@ def canonical_order(data: Dict[str, Any]) -> Dict[str, Any]:
     and every file that read them would be resolved again. Sorted by line, then name and context; entries
     still tied (two names assigned on one line) by all they hold. PI_CGC_ENGINE_PARSE_ORDER=as-parsed keeps
     cgc's order (for comparisons: bench/engine-profile.py)."""
-    if os.environ.get("PI_CGC_ENGINE_PARSE_ORDER") == "as-parsed":
+    if parse_order_as_parsed():
         return data
     for key, entries in data.items():
         if not (isinstance(entries, list) and len(entries) > 1):
@@ -491,7 +495,7 @@ class Tree:
         # file's share of the imports map.
         data = canonical_order(self.builder.parse_file(self.root, path, False))
         imports = pre_scan_for_imports([path], self.builder.parsers.keys(), self.builder.get_parser)
-        if os.environ.get("PI_CGC_ENGINE_PARSE_ORDER") != "as-parsed":
+        if not parse_order_as_parsed():
             # Its names come in the parser's order too; each maps to this file alone.
             imports = dict(sorted(imports.items()))
         return FileEntry(known[0], known[1], known[2], data, imports)
