@@ -338,14 +338,23 @@ async function measureSize(size: number, rounds: number, backend: Backend, varia
         const one = async (paths: string[], check: () => Promise<{ added: boolean; removed: boolean }>) => {
           const started = performance.now();
           const updated = await running.update(paths, 600_000);
+          const updatedAt = performance.now();
           const verified = await running.verify(paths, 600_000);
           const elapsed = performance.now() - started;
           if (!updated.ok || !verified.ok || verified.value.unreflected.length > 0) {
             throw new Error(`the engine did not verify: ${JSON.stringify({ updated, verified })}`);
           }
-          return { elapsed, lockMs: updated.value.lockMs, ...(await check()) };
+          const steps: Record<string, number> = {
+            "update in the engine": updated.value.ms,
+            "before the database": updated.value.resolveMs ?? Number.NaN,
+            "CPU before the database": updated.value.resolveCpuMs ?? Number.NaN,
+            // linkRows is a count of rows, not a time.
+            ...Object.fromEntries(Object.entries(updated.value.phases ?? {}).filter(([name]) => name !== "linkRows")),
+            "read-back": performance.now() - updatedAt,
+          };
+          return { elapsed, lockMs: updated.value.lockMs, steps, ...(await check()) };
         };
-        const results = [];
+        const results: Array<Awaited<ReturnType<typeof one>>> = [];
         for (let i = 0; i < ENGINE_EDITS; i++) {
           if (i % 3 === 0) {
             const { from, to } = next();
@@ -366,12 +375,18 @@ async function measureSize(size: number, rounds: number, backend: Backend, varia
         }
         const sorted = results.map((r) => r.elapsed).sort((a, b) => a - b);
         const median = sorted[Math.floor(sorted.length / 2)] as number;
-        const lock = results.map((r) => r.lockMs).sort((a, b) => a - b);
+        const medianOf = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
+        // The median of each step over the edits (its own median: the steps' medians need not add up).
+        const stepNames = [...new Set(results.flatMap((r) => Object.keys(r.steps)))];
+        const steps = Object.fromEntries(
+          stepNames.map((name) => [`median ${name}`, medianOf(results.map((r) => r.steps[name] ?? 0))]),
+        );
         return {
           ms: median,
           parts: {
             [`median of ${ENGINE_EDITS} edits, slowest`]: sorted.at(-1) as number,
-            "database held (median)": lock[Math.floor(lock.length / 2)] as number,
+            "database held (median)": medianOf(results.map((r) => r.lockMs)),
+            ...steps,
           },
           added: results.every((r) => r.added),
           removed: results.every((r) => r.removed),

@@ -36,6 +36,11 @@ export interface UpdateResult {
   resolved: number;
   /** Files other than the changed ones whose links were written again. */
   rewritten: number;
+  /** The update's work before the database (walk, parse, resolution): wall ms, and CPU ms. */
+  resolveMs?: number;
+  resolveCpuMs?: number;
+  /** Where the time under the lock went, ms per step (the bench reports them). */
+  phases?: Record<string, number>;
 }
 
 export interface VerifyResult {
