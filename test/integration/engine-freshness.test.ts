@@ -3,7 +3,7 @@
 // it, and the chip goes possibly stale → fresh without a full rebuild. Where the engine cannot be trusted
 // (another cgc version, a crash mid-update) the full rebuild takes over, with one notice, and nothing is
 // called fresh that is not.
-import { appendFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -301,6 +301,68 @@ describe("the incremental engine", () => {
       });
     } finally {
       await engine.stop();
+    }
+  }, 300_000);
+
+  it("saves its warm-start cache aside when idle: an update meanwhile is answered, and only a save of what it then holds is kept", async () => {
+    const repo = await repos.indexed(home.env);
+    const root = realpathSync(repo.path);
+    const cacheDir = join(home.home, "engine-cache-aside");
+    // A save of a large state takes seconds (10 s at 5 000 files): here each save waits for this file, and takes it.
+    const gate = join(home.home, "engine-save-gate");
+    const runner = createRunner({
+      executable: cgcBinary(),
+      env: { ...process.env, ...home.env },
+      budgets: { probe: 60_000, query: 60_000, maintenance: 120_000, longLived: 0 },
+    });
+    const launch = (extra: Record<string, string>) =>
+      startEngine({
+        runner,
+        python: venvPython(),
+        root,
+        cacheDir,
+        startBudgetMs: 120_000,
+        holdMs: 200,
+        env: { ...process.env, ...home.env, ...extra } as Record<string, string>,
+      });
+    const savesWaiting = () => readdirSync(cacheDir).filter((name) => name.endsWith(".saving"));
+    const untrusted = () => readdirSync(cacheDir).some((name) => name.endsWith(".untrusted"));
+    const text = join(root, "pkg", "text.py");
+    const first = launch({ PI_CGC_ENGINE_SAVE_GATE: gate });
+    try {
+      expect((await first.started).phase).toBe("ready");
+      expect((await first.rebuilt([], 120_000)).ok).toBe(true); // the tree is the graph's: a trusted cache
+      appendFileSync(text, "\n\ndef saved_first():\n    return 1\n");
+      expect((await first.update([text], 120_000)).ok).toBe(true);
+      // Idle: the save starts aside and waits at the gate; the update's commit left the cache untrusted.
+      const [firstSave] = await waitFor(() => savesWaiting().length > 0 && savesWaiting(), "a save aside");
+      expect(untrusted()).toBe(true);
+      appendFileSync(text, "\n\ndef saved_second():\n    return 2\n");
+      const second = await first.update([text], 120_000); // answered while the save waits
+      expect(second.ok && second.value.written, JSON.stringify(second)).toEqual([text]);
+      expect((await first.verify([text], 60_000)).ok).toBe(true);
+      // The first save ends after that update: its file is not installed, and the next idle time saves again.
+      writeFileSync(gate, "");
+      await waitFor(
+        () => savesWaiting().some((name) => name !== firstSave) && !existsSync(gate),
+        "the first save to end and a second to wait",
+      );
+      expect(savesWaiting()).not.toContain(firstSave);
+      expect(untrusted()).toBe(true);
+      writeFileSync(gate, "");
+      await waitFor(() => savesWaiting().length === 0 && !untrusted(), "the second save installed");
+    } finally {
+      await first.stop();
+    }
+    // The next engine starts from that cache, trusted, and holds the second edit already.
+    const next = launch({});
+    try {
+      const started = await next.started;
+      expect(started.phase === "ready" && started.facts.trusted, JSON.stringify(started)).toBe(true);
+      const again = await next.update([text], 120_000);
+      expect(again.ok && again.value.written, JSON.stringify(again)).toEqual([]);
+    } finally {
+      await next.stop();
     }
   }, 300_000);
 });
