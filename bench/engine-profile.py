@@ -310,7 +310,7 @@ def run_sequence(engine: Any, root: Path, base: Any, variant: str, check: Any) -
     # A trusted warm start: cgc's indices built again from the cached state, nothing resolved.
     eng.state = engine.resolve_tree(base, base.files, base.imports_map, set(), False, only=set())[0]
     for entry in eng.state.files.values():
-        engine.call_arg_names(entry)
+        engine.call_facts(entry)
     # cgc's parsers load on first use: one untimed parse, so the first edit does not pay for it.
     eng.tree.parse(Path(next(iter(eng.state.files))), (0, 0, ""))
     engine.keep_heap()  # as the engine does after its start and after each request

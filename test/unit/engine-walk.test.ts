@@ -1,0 +1,120 @@
+// The engine's kept walk (engine/pi_cgc_engine.py, "The kept walk"): each update asks which files the tree has,
+// and cgc's discovery is run again only in the directories whose times changed. After every kind of change
+// the answer must be the one cgc's whole walk gives, while an edit inside a file lists (almost) nothing again.
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { PROJECT_ROOT } from "../helpers/cgc-env.ts";
+import { venvPython } from "../helpers/engine.ts";
+
+const SCRIPT = `
+import os, shutil, sys, time
+from pathlib import Path
+sys.path.insert(0, ${JSON.stringify(join(PROJECT_ROOT, "engine"))})
+import pi_cgc_engine as engine
+engine.load_cgc()
+
+root = Path(sys.argv[1]).resolve()
+outside = Path(sys.argv[2]).resolve()
+def write(rel, text="def f():\\n    return 1\\n"):
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+for rel in ("a.py", "pkg/b.py", "pkg/sub/c.py", "pkg/sub/deep/d.py", "other/e.py", "other/notes.md", "big/x.py"):
+    write(rel)
+for i in range(30):
+    write(f"big/m{i}.py")
+(root / ".cgcignore").write_text("# test\\n")
+old = time.time() - 10  # folders last changed well before the first walk
+for folder, _, _ in os.walk(root):
+    os.utime(folder, (old, old))
+
+tree = engine.Tree(root, None)
+report = []
+def check(step):
+    kept = [p.as_posix() for p in tree.discover()]
+    whole = [p.as_posix() for p in engine.discover_files_to_index(root, None, supported_extensions=set(tree.builder.parsers))[0]]
+    listed, reused = tree.kept_walk.last
+    report.append({"step": step, "same": kept == whole, "files": len(whole), "listed": listed, "reused": reused,
+                   "missing": sorted(set(whole) - set(kept))[:3], "extra": sorted(set(kept) - set(whole))[:3]})
+
+check("first walk")
+# Every folder here was made (its change time set) less than RACY_NS ago, so all would be listed again: the
+# counts of what is kept are read with the racy margin off, the answers after every change with it on.
+racy, engine.RACY_NS = engine.RACY_NS, 0
+write("pkg/sub/c.py", "def f():\\n    return 2\\n")
+check("a file edited in place")
+write("pkg/new.py")
+check("a file added")
+engine.RACY_NS = racy
+write("pkg/sub/fresh/deeper/n.py")
+check("new folders with a file")
+os.remove(root / "pkg/sub/deep/d.py")
+check("a file deleted")
+shutil.rmtree(root / "other")
+check("a folder deleted")
+os.rename(root / "a.py", root / "pkg/a_moved.py")
+check("a file moved (its time kept)")
+os.rename(root / "pkg/sub", root / "big/sub")
+check("a folder moved")
+write("big/readme.txt", "not code")
+write("big/data.bin", "no parser")
+check("files no parser reads")
+os.remove(root / "big/m3.py")
+os.mkdir(root / "big/m3.py")
+check("a file replaced by a folder of its name")
+os.symlink(outside / "target.py", root / "pkg/link.py")
+check("a link to a file not there yet")
+engine.RACY_NS = 0  # pkg was just changed: only its link must make it listed again
+(outside / "target.py").write_text("def t():\\n    return 0\\n")
+check("the link's target created elsewhere")
+engine.RACY_NS = racy
+(root / ".cgcignore").write_text("big/\\n")
+check("an ignore rule added")
+(root / ".cgcignore").write_text("# none\\n")
+check("the ignore rule removed")
+# A file system whose clock ticks coarsely (ext3 and HFS+ keep whole seconds, FAT two): two changes of a folder
+# within one tick leave its times equal. Stood for by times cut to 1 000 s, and the margin scaled with them.
+real_times = engine._dir_times
+def coarse_times(path):
+    times = real_times(path)
+    return None if times is None else (times[0] // 10**12 * 10**12, times[1] // 10**12 * 10**12, times[2], times[3])
+engine._dir_times = coarse_times
+engine.RACY_NS = 2 * 10**12
+for i in range(3):
+    write(f"big/quick_{i}_a.py")  # (not pkg: its link makes it listed every time)
+    check(f"quick change {i}, first")
+    write(f"big/quick_{i}_b.py")  # the same tick: the folder's times as they were
+    check(f"quick change {i}, second")
+engine._dir_times, engine.RACY_NS = real_times, racy
+engine.emit({"report": report})
+`;
+
+const scratch = mkdtempSync(join(tmpdir(), "pi-cgc-walk-"));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+describe("the engine's kept walk of the tree", () => {
+  it("finds what cgc's whole walk finds after every kind of change, listing again only the changed folders", () => {
+    const root = join(scratch, "tree");
+    const outside = join(scratch, "outside");
+    spawnSync("mkdir", ["-p", root, outside]);
+    const run = spawnSync(venvPython(), ["-c", SCRIPT, root, outside], { encoding: "utf8", env: { ...process.env } });
+    expect(run.status, run.stderr).toBe(0);
+    const { report } = JSON.parse(run.stdout.trim().split("\n").at(-1) as string) as {
+      report: Array<{ step: string; same: boolean; files: number; listed: number; reused: number }>;
+    };
+    expect(report.filter((entry) => !entry.same)).toEqual([]);
+    const step = (name: string) => report.find((entry) => entry.step === name);
+    // An edit inside a file changes no folder: nothing is listed again. A new file: its folder only.
+    expect(step("a file edited in place")).toMatchObject({ listed: 0, reused: 6 });
+    expect(step("a file added")).toMatchObject({ listed: 1, reused: 5 });
+    expect(step("a link to a file not there yet")?.files).toBe((step("files no parser reads")?.files ?? 0) - 1);
+    expect(step("the link's target created elsewhere")?.files).toBe(
+      (step("a link to a file not there yet")?.files ?? 0) + 1,
+    );
+    expect(step("an ignore rule added")?.files).toBeLessThan(step("the ignore rule removed")?.files ?? 0);
+  });
+});
