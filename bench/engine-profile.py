@@ -265,6 +265,20 @@ def make_edits(root: Path, state: Any, undo: Dict[Path, bytes]) -> List[Tuple[st
         new_file.unlink()
         return [new_file.as_posix()]
 
+    star_file = root / "pi_cgc_profile_star.py"
+
+    def add_star_file() -> List[str]:
+        # As the edit-to-fresh bench's new file: a star import of a module others use, and one caller.
+        keep(star_file)
+        star_file.write_text(f"from {plain_module} import *\n\n\ndef pi_cgc_profile_star_caller():\n"
+                             f"    return {plain_fn['name']}(1)\n", encoding="utf-8")
+        return [star_file.as_posix()]
+
+    def delete_star_file() -> List[str]:
+        keep(star_file)
+        star_file.unlink()
+        return [star_file.as_posix()]
+
     def body_comment_plain() -> List[str]:
         rewrite_line(plain, body_line(plain_fn), lambda line: line + "  # edited again")
         return [plain.as_posix()]
@@ -279,6 +293,8 @@ def make_edits(root: Path, state: Any, undo: Dict[Path, bytes]) -> List[Tuple[st
         ("that file edited (function added)", edit_new_file),
         ("that file deleted", delete_file),
         ("body edit (comment) in a plain file", body_comment_plain),
+        ("new file: a star import and one caller", add_star_file),
+        ("that file deleted again", delete_star_file),
     ]
 
 
