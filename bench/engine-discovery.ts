@@ -1,7 +1,7 @@
-// The engine's walk of the tree (engine/pi_cgc_engine.py): cgc's discovery runs twice per edit (the update's
-// plan and its read-back) and matched every directory and file against every ignore pattern each time. The
-// engine remembers those answers per pattern list; this times both ways side by side in one Python process
-// (bench/engine-discovery.py) on the 1 000- and 5 000-file repositories.
+// The engine's walk of the tree (engine/pi_cgc_engine.py): cgc's discovery runs once per update and matched every
+// directory and file against every ignore pattern each time. The engine remembers those answers per pattern list,
+// and keeps the walk of the folders whose times did not change; this times the three ways side by side in one
+// Python process (bench/engine-discovery.py) on the 1 000- and 5 000-file repositories, each walk after an edit.
 import { execFile as execFileCallback } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -30,12 +30,19 @@ export async function run(options: BenchOptions): Promise<BenchReport> {
           maxBuffer: 64 * 1024 * 1024,
         });
         const line = stderr.trim().split("\n").at(-1) ?? "";
-        const measured = JSON.parse(line) as { files: number; original: number[]; remembering: number[] };
+        const measured = JSON.parse(line) as {
+          files: number;
+          original: number[];
+          remembering: number[];
+          kept: number[];
+        };
         rows.push([
           `${size} (${measured.files} found)`,
           spread(measured.original),
           spread(measured.remembering),
+          spread(measured.kept),
           ratio(measured.original, measured.remembering),
+          ratio(measured.remembering, measured.kept),
         ]);
       } finally {
         repo?.cleanup();
@@ -45,14 +52,17 @@ export async function run(options: BenchOptions): Promise<BenchReport> {
     home.cleanup();
   }
   const markdown = [
-    `${ROUNDS} rounds per repository (\`scaledRepo\`), the two ways alternated in one Python process (cgc 0.6.13's`,
-    "`discover_files_to_index`, as `Tree.discover` calls it), after one untimed round of each; both must find the",
-    "same files. *cgc's matcher*: a new matcher per walk, every directory and file matched against every pattern",
-    "(the defaults, `.gitignore`, `.cgcignore`); *remembered*: the engine's answers kept per pattern list (a",
-    "match is a function of the patterns and the path's text). An update walks twice (its plan and its read-back).",
+    `${ROUNDS} rounds per repository (\`scaledRepo\`), the three ways in rotating order in one Python process (cgc`,
+    "0.6.13's `discover_files_to_index`, as `Tree.discover` calls it), after one untimed round of each. Before each",
+    "timed walk the tree changes as an edit changes it (in turn: a file's content, a new file in its folder, that",
+    "file deleted), and each walk must find what a whole walk then finds. *cgc's matcher*: a whole walk with a new",
+    "matcher, every directory and file matched against every pattern (the defaults, `.gitignore`, `.cgcignore`);",
+    "*remembered*: a whole walk with the engine's answers kept per pattern list (a match is a function of the",
+    "patterns and the path's text); *kept*: the kept walk (cgc's discovery handed only the folders whose times",
+    'changed since the last walk, the other folders\' files kept; ADR 0011, "The walk"). An update walks once.',
     "Median (min–max, n).",
     "",
-    table(["files", "cgc's matcher", "remembered", "ratio"], rows),
+    table(["files", "cgc's matcher", "remembered", "kept walk", "matcher ÷ remembered", "remembered ÷ kept"], rows),
   ].join("\n");
   return { title: "The engine's walk of the tree", markdown };
 }
