@@ -1743,7 +1743,6 @@ class _Keeper:
             base = index = set(self.keys)
         self.taken: Dict[str, Set[str]] = {"labels": base, "aliases": base, "index": index}
         self.gone = {key for key in self.prev_contrib if key not in present}
-        self.files_changed = bool(self.gone) or any(key not in self.prev_contrib for key in self.keys)
         self.contrib: Dict[str, Dict[str, Any]] = {}  # the taken files' new contributions
         self.full: Dict[str, Dict[Any, Any]] = {}
         self.contributors: Dict[str, Dict[Any, Tuple[str, ...]]] = {}
@@ -1846,7 +1845,7 @@ class _Keeper:
             return
         changed_files = [key for key in self.keys if key in loop_taken] + sorted(self.gone)
         touched: Set[Any] = set()
-        reordered = self.files_changed
+        reordered = False  # a file that came or went changes the order only through its keys (below)
         order_differs = []
         for key in changed_files:
             old_part = self.prev_contrib.get(key, {}).get(ROLE_OF[name], {}).get(name) or {}
