@@ -1561,8 +1561,8 @@ class _CallRun:
 # whose contribution may differ (the engine's list yields only them; what cgc builds from them is taken
 # file by file), and then puts the full indices in cgc's locals: the last ones with the keys those files
 # touched set again from their contributors (the files that contribute to the key, in path order), or,
-# when a file's keys (in order) or the set of files changed, rebuilt key order first (first insertion,
-# file after file), every other key keeping its value. interface_implementors is cgc's own loop over
+# when a file's keys (in order) changed, rebuilt key order first (first insertion, file after file), every
+# other key keeping its value; a file that came or went counts only by its keys (none in an index: no change). interface_implementors is cgc's own loop over
 # global_class_bases, run again only when that changed; _functions_by_name is function_index's entries by
 # name, kept like the others.
 # A file's contribution depends on its own data, on type_aliases (canonical_type_for_maps) and on which
