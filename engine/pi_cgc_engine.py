@@ -247,6 +247,7 @@ class KeptWalk:
         self.listed: Dict[str, _WalkedDir] = {}
         self.reused: List[str] = []
         self.whole = True
+        self.walking = False  # inside cgc's safe_walk, with rules this walk can be kept under
         self.last = (0, 0)  # directories listed again and kept in the last walk
 
     def unchanged(self, path: str, kept: _WalkedDir) -> bool:
@@ -266,11 +267,11 @@ class KeptWalk:
         if key is None:
             self.dirs = {}
             return original(path, spec, ignore_dirs, ignore_root)
-        _WALK_OF[0] = self
+        self.walking = True
         try:
             return original(path, spec, ignore_dirs, ignore_root)
         finally:
-            _WALK_OF[0] = None
+            self.walking = False
 
     def walk(self, top: str, onerror: Any) -> Iterator[Tuple[str, List[str], List[str]]]:
         """os.walk(top, topdown=True, onerror=onerror) as cgc's safe_walk calls it, less what is kept."""
@@ -288,7 +289,7 @@ class KeptWalk:
     def _visit(self, path: str, onerror: Any) -> Iterator[Tuple[str, List[str], List[str]]]:
         times = _dir_times(path)
         listed_ns = time.time_ns()
-        level = next(_REAL_OS.walk(path, topdown=True, onerror=onerror), None)  # os.walk's own listing
+        level = next(os.walk(path, topdown=True, onerror=onerror), None)  # os.walk's own listing
         if level is None:
             return  # unreadable: os.walk told onerror and yields nothing for it
         top, dirs, nondirs = level
@@ -298,8 +299,8 @@ class KeptWalk:
         except OSError:
             volatile = True
         yield top, dirs, nondirs  # cgc prunes dirs in place
-        subdirs = [_REAL_OS.path.join(top, name) for name in dirs]
-        subdirs = [sub for sub in subdirs if not _REAL_OS.path.islink(sub)]  # as os.walk: links are not entered
+        subdirs = [os.path.join(top, name) for name in dirs]
+        subdirs = [sub for sub in subdirs if not os.path.islink(sub)]  # as os.walk: links are not entered
         if times is not None:
             self.listed[top] = _WalkedDir(times, listed_ns, subdirs, volatile)
         for sub in subdirs:
@@ -310,7 +311,7 @@ class KeptWalk:
         if self.key is None:
             return found
         for file in found:
-            listed = self.listed.get(_REAL_OS.path.dirname(str(file)))
+            listed = self.listed.get(os.path.dirname(str(file)))
             if listed is not None:
                 listed.files.append(file)
         dirs = dict(self.listed)
@@ -327,21 +328,17 @@ class KeptWalk:
         return sorted(files, key=lambda file: file.as_posix())
 
 
-_REAL_OS = os
-_WALK_OF: List[Optional[KeptWalk]] = [None]  # the kept walk cgc's discovery is running under
-
-
 class _DiscoveryOs:
     """The `os` module as cgc's discovery module sees it: its walk goes through the kept walk under way."""
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(_REAL_OS, name)
+        return getattr(os, name)
 
     @staticmethod
     def walk(top: Any, topdown: bool = True, onerror: Any = None, followlinks: bool = False) -> Any:
-        kept = _WALK_OF[0]
-        if kept is None or not topdown or followlinks:
-            return _REAL_OS.walk(top, topdown=topdown, onerror=onerror, followlinks=followlinks)
+        kept = _KEEPING[0]
+        if kept is None or not kept.walking or not topdown or followlinks:
+            return os.walk(top, topdown=topdown, onerror=onerror, followlinks=followlinks)
         return kept.walk(str(top), onerror)
 
 
@@ -1562,9 +1559,9 @@ class _CallRun:
 # file by file), and then puts the full indices in cgc's locals: the last ones with the keys those files
 # touched set again from their contributors (the files that contribute to the key, in path order), or,
 # when a file's keys (in order) changed, rebuilt key order first (first insertion, file after file), every
-# other key keeping its value; a file that came or went counts only by its keys (none in an index: no change). interface_implementors is cgc's own loop over
-# global_class_bases, run again only when that changed; _functions_by_name is function_index's entries by
-# name, kept like the others.
+# other key keeping its value; a file that came or went counts only by its keys (none in an index: no
+# change). interface_implementors is cgc's own loop over global_class_bases, run again only when that
+# changed; _functions_by_name is function_index's entries by name, kept like the others.
 # A file's contribution depends on its own data, on type_aliases (canonical_type_for_maps) and on which
 # names the imports map has (`in imports_map`, recorded per file while cgc builds its share): every file is
 # taken again when type_aliases changed, and a file that asked about a name the change added to or removed
