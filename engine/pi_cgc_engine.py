@@ -2574,7 +2574,7 @@ class Engine:
         memory until it writes it (pickling touches every object: up to the state's size again, for the
         save's duration), so it is forked only on Linux and when the machine has that much to spare;
         otherwise the save is done here. The file is installed by this process (install_cache), and only if
-        no request came since the fork."""
+        no request came since the fork (finish_save ends a copy a request overtook)."""
         if self.cache_file is None or self.saving is not None:
             return
         if not spare_memory_for_a_copy():
@@ -2607,7 +2607,9 @@ class Engine:
         if self.saving is None:
             return
         pid, requests, temp, model = self.saving
-        if wait and requests != self.requests:
+        if requests != self.requests:
+            # A request came since the fork: the state may have moved on. The copy (and the memory it holds)
+            # goes at once, and the next idle time saves again.
             self.abandon_save()
             self.cache_dirty = True
             return
@@ -2615,14 +2617,11 @@ class Engine:
         if done == 0:
             return
         self.saving = None
-        if os.waitstatus_to_exitcode(status) == 0 and requests == self.requests:
+        if os.waitstatus_to_exitcode(status) == 0:
             self.install_cache(temp, model)
             return
         temp.unlink(missing_ok=True)
-        if requests != self.requests:
-            self.cache_dirty = True  # the state may have moved on: saved at the next idle time
-        else:
-            log(f"the cache was not saved (the saving process ended with {os.waitstatus_to_exitcode(status)})")
+        log(f"the cache was not saved (the saving process ended with {os.waitstatus_to_exitcode(status)})")
 
     def abandon_save(self) -> None:
         if self.saving is None:
