@@ -17,7 +17,8 @@ PI_CGC_ENGINE_DEBUG=1 is set here). The edits are undone at the end, so the cach
 --variants runs each edit sequence once per variant, in one process, alternating: "incremental" is the
 engine as it is, "full" sets PI_CGC_ENGINE_FULL_INDICES=1 (cgc builds its tree-wide indices from every
 file, as before the engine kept them per file); "as-parsed" keeps the order in which cgc's parser lists a file's
-entries (PI_CGC_ENGINE_PARSE_ORDER=as-parsed; the engine sorts them into source order). --check indices sets PI_CGC_ENGINE_CHECK=1 (each kept
+entries (PI_CGC_ENGINE_PARSE_ORDER=as-parsed; the engine sorts them into source order); "order-at-once" puts
+every kept index in cgc's key order at each update (PI_CGC_ENGINE_ORDER_AT_ONCE=1) instead of when it is seen. --check indices sets PI_CGC_ENGINE_CHECK=1 (each kept
 index compared, values and key order, with cgc's own build from every file; exits on a difference);
 --check all also compares each narrowed resolution with a whole one (slow). One JSON line per size to stderr, a table at the end.
 """
@@ -98,6 +99,7 @@ class Clock:
 
 
 CURRENT: List[Clock] = []
+PROFILE_EDIT = ""  # --cprofile: the edits (by a part of their name) run under cProfile
 
 
 def instrument(engine: Any) -> None:
@@ -318,6 +320,9 @@ def run_sequence(engine: Any, root: Path, base: Any, variant: str, check: Any) -
         os.environ["PI_CGC_ENGINE_FULL_INDICES"] = "1"
     if variant == "as-parsed":
         os.environ["PI_CGC_ENGINE_PARSE_ORDER"] = "as-parsed"
+    os.environ.pop("PI_CGC_ENGINE_ORDER_AT_ONCE", None)
+    if variant == "order-at-once":
+        os.environ["PI_CGC_ENGINE_ORDER_AT_ONCE"] = "1"
     eng = engine.Engine.__new__(engine.Engine)
     eng.root = root
     eng.tree = engine.Tree(root, None)
@@ -340,6 +345,11 @@ def run_sequence(engine: Any, root: Path, base: Any, variant: str, check: Any) -
             clock = Clock()
             CURRENT.append(clock)
             wall = time.perf_counter()
+            profiler = None
+            if any(part and part in name for part in PROFILE_EDIT.split(",")):
+                import cProfile
+                profiler = cProfile.Profile()
+                profiler.enable()
             try:
                 old = eng.state
                 new, changed, removed, added, resolved, unsure = eng.plan(paths)
@@ -357,6 +367,11 @@ def run_sequence(engine: Any, root: Path, base: Any, variant: str, check: Any) -
                 clock.lap("choose links")
             finally:
                 CURRENT.pop()
+                if profiler is not None:
+                    import pstats
+                    profiler.disable()
+                    print(f"--- {variant} {name}: functions by own time", file=sys.stderr)
+                    pstats.Stats(profiler, stream=sys.stderr).sort_stats("tottime").print_stats(25)
             wall_ms = (time.perf_counter() - wall) * 1000
             if check:
                 if new.index_check:
@@ -392,7 +407,10 @@ def main() -> None:
     parser.add_argument("--check", choices=("indices", "all"))
     parser.add_argument("--build-only", action="store_true")
     parser.add_argument("--json")
+    parser.add_argument("--cprofile", default="", help="run the edits whose name contains one of these (comma-separated) under cProfile")
     args = parser.parse_args()
+    global PROFILE_EDIT
+    PROFILE_EDIT = args.cprofile
     if args.check:
         os.environ["PI_CGC_ENGINE_CHECK"] = "1"
     engine = load_engine()

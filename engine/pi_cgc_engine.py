@@ -552,6 +552,8 @@ class TreeState:
     # per kept index the files contributing to each key (in path order). None: the indices were built whole.
     contrib: Optional[Dict[str, Dict[str, Any]]] = None
     contributors: Optional[Dict[str, Dict[Any, Tuple[str, ...]]]] = None
+    # The kept indices in `indices` whose key order is owed (see _Keeper.settle; not cached, as the indices).
+    order_owed: FrozenSet[str] = frozenset()
     # With PI_CGC_ENGINE_CHECK=1: where the kept indices differ from cgc's own build from every file.
     index_check: Optional[List[str]] = None
     # Each imports map name's files, in merge order, and the extension groups' order (not cached).
@@ -566,6 +568,7 @@ class TreeState:
         for name in ("indices", "lang_views", "contrib", "contributors", "index_check", "import_owners", "import_groups"):
             state[name] = None
         state["row_positions"] = {}
+        state["order_owed"] = frozenset()
         return state
 
     def __setstate__(self, state: Dict[str, Any]) -> None:
@@ -1097,7 +1100,52 @@ def _note(tag: str, key: Any) -> None:
             sink.add((tag, ALL_ITEMS))
 
 
-class RecordingDict(dict):
+class _OwedOrderDict(dict):
+    """A copy of a kept index given to cgc whose key order may be owed (see "Kept indices", the order): before
+    anything that can see the order, `settle` (set by the engine) puts the keys in cgc's order."""
+
+    __slots__ = ("settle",)
+
+    def _settled(self) -> None:
+        settle = self.settle
+        if settle is not None:
+            self.settle = None
+            settle(self)
+
+    def __iter__(self) -> Iterator[Any]:
+        self._settled()
+        return dict.__iter__(self)
+
+    def __reversed__(self) -> Iterator[Any]:
+        self._settled()
+        return dict.__reversed__(self)  # type: ignore[attr-defined]
+
+    def keys(self) -> Any:
+        self._settled()
+        return dict.keys(self)
+
+    def values(self) -> Any:
+        self._settled()
+        return dict.values(self)
+
+    def items(self) -> Any:
+        self._settled()
+        return dict.items(self)
+
+    def copy(self) -> Dict[Any, Any]:
+        self._settled()
+        return dict(dict.items(self))
+
+    def __repr__(self) -> str:
+        self._settled()
+        return dict.__repr__(self)
+
+    def __or__(self, other: Any) -> Any:
+        self._settled()
+        return dict.__or__(self, other)
+
+
+class RecordingDict(_OwedOrderDict):
     """A copy of one of cgc's indices that notes every read into _SINK. Writes are refused: the
     loop body is known to write none, and one would make the recorded reads meaningless."""
 
@@ -1106,6 +1154,7 @@ class RecordingDict(dict):
     def __init__(self, source: Dict[Any, Any], tag: str):
         dict.__init__(self, source)
         self.tag = tag
+        self.settle = None
 
     def __getitem__(self, key: Any) -> Any:
         _note(self.tag, key)
@@ -1121,7 +1170,11 @@ class RecordingDict(dict):
 
     def __iter__(self) -> Iterator[Any]:
         _note(self.tag, ALL_KEYS)
-        return dict.__iter__(self)
+        return _OwedOrderDict.__iter__(self)
+
+    def __reversed__(self) -> Iterator[Any]:
+        _note(self.tag, ALL_KEYS)
+        return _OwedOrderDict.__reversed__(self)
 
     def __len__(self) -> int:
         _note(self.tag, ALL_KEYS)
@@ -1133,19 +1186,19 @@ class RecordingDict(dict):
 
     def keys(self) -> Any:
         _note(self.tag, ALL_KEYS)
-        return dict.keys(self)
+        return _OwedOrderDict.keys(self)
 
     def values(self) -> Any:
         _note(self.tag, ALL_ITEMS)
-        return dict.values(self)
+        return _OwedOrderDict.values(self)
 
     def items(self) -> Any:
         _note(self.tag, ALL_ITEMS)
-        return dict.items(self)
+        return _OwedOrderDict.items(self)
 
     def copy(self) -> Dict[Any, Any]:
         _note(self.tag, ALL_ITEMS)
-        return dict(dict.items(self))
+        return _OwedOrderDict.copy(self)
 
     def __eq__(self, other: Any) -> bool:
         _note(self.tag, ALL_ITEMS)
@@ -1159,11 +1212,11 @@ class RecordingDict(dict):
 
     def __repr__(self) -> str:
         _note(self.tag, ALL_ITEMS)
-        return dict.__repr__(self)
+        return _OwedOrderDict.__repr__(self)
 
     def __or__(self, other: Any) -> Any:
         _note(self.tag, ALL_ITEMS)
-        return dict.__or__(self, other)
+        return _OwedOrderDict.__or__(self, other)
 
     def _refuse(self, *args: Any, **kwargs: Any) -> Any:
         raise NarrowingFailed(f"cgc wrote to the {self.tag} index while resolving")
@@ -1221,7 +1274,7 @@ def _enumerate_hook(iterable: Any, start: int = 0) -> Any:
     return enumerate(iterable, start)
 
 
-class _FunctionsByName(dict):
+class _FunctionsByName(_OwedOrderDict):
     """cgc's _functions_by_name during a narrowed callback pre-pass. The pre-pass looks a name up twice:
     for the functions a call may call (the entries go under each one's file), then, inside the loop
     over each one's parameters, for the functions a bare-name argument may mean. The first gets only
@@ -1425,6 +1478,7 @@ class _CallRun:
                     if params:
                         self.param_lists.add(id(params))
         narrowed = _FunctionsByName(functions_by_name)
+        narrowed.settle = keeper.settler("_functions_by_name") if keeper is not None else None
         narrowed.run = self
         narrowed.chosen_only = {
             name: [pair for pair in functions_by_name.get(name, []) if pair[0] in chosen_paths] for name in self.names
@@ -1517,6 +1571,8 @@ class _CallRun:
         swapped: Dict[str, Any] = {"imports_map": RecordingDict(loc["imports_map"], "imports_map")}
         for name in CALL_INDEXES:
             swapped[name] = RecordingDict(loc[name], name)
+            if self.keeper is not None:
+                swapped[name].settle = self.keeper.settler(name)
         swapped["callback_arg_targets"] = CallbackRecordingDict(loc["callback_arg_targets"], "callback_fn")
         loc.update(swapped)
         _locals_to_fast(frame)
@@ -1557,9 +1613,13 @@ class _CallRun:
 # it) and the full indices of the last resolution. An update makes each of those loops see only the files
 # whose contribution may differ (the engine's list yields only them; what cgc builds from them is taken
 # file by file), and then puts the full indices in cgc's locals: the last ones with the keys those files
-# touched set again from their contributors (the files that contribute to the key, in path order), or,
-# when a file's keys (in order) changed, rebuilt key order first (first insertion, file after file), every
-# other key keeping its value; a file that came or went counts only by its keys (none in an index: no
+# touched set again from their contributors (the files that contribute to the key, in path order), the
+# keys no file has any more removed, new keys at the end. When a file's keys (in order) changed, cgc's key
+# order (first insertion, file after file) is then owed: putting it right costs a pass over every file's
+# share (about 10 ms an index at 5 000 files), and only what iterates an index can see it. So an owed order
+# is settled when something does: cgc, through the copies it is given (_OwedOrderDict: iterating one
+# settles the kept index and the copy), or the engine (interface_implementors, the check); the diff takes
+# an owed order as changed. A file that came or went counts only by its keys (none in an index: no
 # change). interface_implementors is cgc's own loop over global_class_bases, run again only when that
 # changed; _functions_by_name is function_index's entries by name, kept like the others.
 # A file's contribution depends on its own data, on type_aliases (canonical_type_for_maps) and on which
@@ -1586,6 +1646,10 @@ KEPT_INDEXES: Dict[str, str] = {
     "global_class_bases": "last", "global_variable_types": "last", "class_method_names": "union",
     "class_method_index": "concat", "extension_method_index": "concat", "_functions_by_name": "concat",
 }
+# Kept in cgc's key order at every update: the engine compares type_aliases' order (every file is taken
+# again when it changed); it is small. The others' order may be owed (see _Keeper.settle), unless
+# PI_CGC_ENGINE_ORDER_AT_ONCE=1 (for comparisons).
+ORDER_AT_ONCE = frozenset({"type_aliases"})
 # The dicts each loop over all_file_data builds (the frame's local names), and the loop of each index.
 LOOP_DICTS: Dict[str, Tuple[str, ...]] = {
     "labels": ("file_symbol_labels",),
@@ -1693,9 +1757,10 @@ def interface_implementors_of(global_class_bases: Dict[str, List[str]]) -> Dict[
 
 
 def diff_keys(tag: str, old: Dict[Any, Any], new: Dict[Any, Any], keys: Iterable[Any], reordered: bool,
-              into: Set[Tuple[str, Any]]) -> None:
+              into: Set[Tuple[str, Any]], order_known: bool = True) -> None:
     """diff_index restricted to `keys` (every key whose value may differ); `reordered` says the key order
-    may have changed (then it is compared)."""
+    may have changed (then it is compared, or taken as changed when a side's order is owed: not
+    `order_known`)."""
     changed = False
     for key in keys:
         before, after = old.get(key, _MISSING), new.get(key, _MISSING)
@@ -1704,7 +1769,7 @@ def diff_keys(tag: str, old: Dict[Any, Any], new: Dict[Any, Any], keys: Iterable
         if before is _MISSING or after is _MISSING or (before != after and not _same_entries(before, after)):
             into.add((tag, key))
             changed = True
-    order_changed = reordered and list(old) != list(new)
+    order_changed = reordered and (not order_known or list(old) != list(new))
     if changed or order_changed:
         into.add((tag, ALL_ITEMS))
     if order_changed:
@@ -1747,6 +1812,9 @@ class _Keeper:
         self.reordered: Dict[str, bool] = {}
         self.aliases_changed = False
         self.owns: Dict[str, List[Dict[str, Any]]] = {}
+        # The indices whose full dict holds the right keys and values but not yet cgc's key order (see the
+        # order, above): the last state's, and those a file with keys came to or left this time.
+        self.owed: Set[str] = set(prev.order_owed) if usable else set()  # type: ignore[union-attr]
 
     def files_for(self, role: str) -> List["_Parsed"]:
         taken = self.taken[role]
@@ -1790,11 +1858,14 @@ class _Keeper:
             self.merge("_functions_by_name")
             gcb = self.full["global_class_bases"]
             old_gcb = self.prev_full.get("global_class_bases")
-            if old_gcb is not None and gcb == old_gcb and list(gcb) == list(old_gcb) and "interface_implementors" in self.prev_full:
+            # Not reordered: the same keys in the same order (the last dict with values set again).
+            if old_gcb is not None and not self.reordered["global_class_bases"] and gcb == old_gcb \
+                    and "interface_implementors" in self.prev_full:
                 self.full["interface_implementors"] = self.prev_full["interface_implementors"]
                 self.touched["interface_implementors"] = set()
                 self.reordered["interface_implementors"] = False
             else:
+                self.settle("global_class_bases")
                 self.full["interface_implementors"] = interface_implementors_of(gcb)
                 self.touched["interface_implementors"] = set(self.full["interface_implementors"]) | set(
                     self.prev_full.get("interface_implementors", {}))
@@ -1839,6 +1910,7 @@ class _Keeper:
             self.contributors[name] = {k: tuple(v) for k, v in contributors.items()} if kind != "file" else {}
             self.touched[name] = set(full)
             self.reordered[name] = True
+            self.owed.discard(name)
             return
         changed_files = [key for key in self.keys if key in loop_taken] + sorted(self.gone)
         touched: Set[Any] = set()
@@ -1889,12 +1961,20 @@ class _Keeper:
                     values[item] = self._part(owner, name)[item]
             elif item in contributors_new:
                 values[item] = self._combine(kind, name, item, contributors_new[item])
-        if not reordered:
+        if not reordered or name not in ORDER_AT_ONCE and os.environ.get("PI_CGC_ENGINE_ORDER_AT_ONCE") != "1":
+            # Reordered or not, the last dict with the touched keys set again or removed has the right keys
+            # and values; a new key is at its end, so when the keys changed the order is owed (settle).
             full = prev_full.copy()
             full.update(values)
-            for item in touched:
-                if item not in values:
-                    full.pop(item, None)  # cannot happen without a change of keys (then reordered)
+            removed = [item for item in touched if item not in values and item in full]
+            for item in removed:
+                del full[item]
+            if removed:
+                # Without the holes deletions leave: a dict with holes is copied key by key (every copy
+                # given to cgc, every later update's), a dict without them as one block.
+                full = dict(full)
+            if reordered:
+                self.owed.add(name)
         else:
             # The key order: first insertion, file after file (dict.update keeps a key where it is), with
             # the last file's value; a key of several files in a list or set index then gets its value.
@@ -1912,6 +1992,44 @@ class _Keeper:
         self.full[name] = full
         self.touched[name] = touched
         self.reordered[name] = reordered
+
+    def ordered_keys(self, name: str) -> Dict[Any, None]:
+        """cgc's key order of a kept index: first insertion, file after file in path order."""
+        order: Dict[Any, None] = {}
+        for own in self._owns(ROLE_OF[name]):
+            part = own.get(name)
+            if part:
+                order.update(dict.fromkeys(part))
+        full = self.full[name]
+        if len(order) != len(full):
+            raise NarrowingFailed(f"the kept {name} has {len(full)} keys where its files give {len(order)}")
+        return order
+
+    def settle(self, name: str) -> None:
+        """Puts a kept index whose order is owed in cgc's order, in place (cgc's locals hold it)."""
+        if name in self.owed:
+            full = self.full[name]
+            items = [(key, full[key]) for key in self.ordered_keys(name)]
+            full.clear()
+            full.update(items)
+            self.owed.discard(name)
+
+    def settler(self, name: str) -> Optional[Callable[[Dict[Any, Any]], None]]:
+        """For a copy of a kept index given to cgc: what settles the copy's order, or None when it is not owed."""
+        if name not in self.owed:
+            return None
+
+        def settle_copy(copy: Dict[Any, Any]) -> None:
+            self.settle(name)
+            dict.clear(copy)
+            dict.update(copy, self.full[name])
+
+        return settle_copy
+
+    def settled(self, name: str) -> Dict[Any, Any]:
+        """The kept index in cgc's order, leaving the kept one as it is (for the check)."""
+        full = self.full[name]
+        return {key: full[key] for key in self.ordered_keys(name)} if name in self.owed else full
 
     def _combine(self, kind: str, name: str, item: Any, owners: Iterable[str]) -> Any:
         if kind == "last":
@@ -2149,7 +2267,8 @@ def resolve_tree(
             for name in CALL_INDEXES:
                 if kept is not None and kept.usable:
                     diff_keys(name, prev.indices[name], info["indices"][name], kept.touched.get(name, ()),
-                              kept.reordered.get(name, False), found)
+                              kept.reordered.get(name, False), found,
+                              order_known=name not in kept.owed and name not in prev.order_owed)
                 else:
                     diff_index(name, prev.indices[name], info["indices"][name], found)
             diff_keys("imports_map", prev.imports_map, imports_map, imports_touched, imports_reordered, found)
@@ -2279,12 +2398,14 @@ def resolve_tree(
         skip_external=run.skip_external,
         lang_views=run.views,
         contrib=keeper.kept_contrib() if keeper is not None else None,
+        order_owed=frozenset(keeper.owed) if keeper is not None else frozenset(),
         contributors=keeper.contributors if keeper is not None else None,
         row_positions={slot: kept for slot, kept in prev.row_positions.items() if slot[0] in files and slot[0] not in chosen}
         if prev is not None else {},
     )
     if CHECK and keeper is not None:
-        state.index_check = run.view_check + compare_kept_indices(run.indices, [files[key].data for key in keys], imports_map)
+        settled = {name: keeper.settled(name) if name in keeper.full else index for name, index in run.indices.items()}
+        state.index_check = run.view_check + compare_kept_indices(settled, [files[key].data for key in keys], imports_map)
     elif CHECK:
         state.index_check = run.view_check
     debug.lap("state")

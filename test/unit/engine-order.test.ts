@@ -1,0 +1,112 @@
+// The engine's kept indices with an owed key order (engine/pi_cgc_engine.py, "Kept indices"): when a file
+// with keys comes or goes, an index keeps the right keys and values and its key order is put right only when
+// something iterates it. cgc's resolution must then see, in every index it iterates, the order cgc's own build
+// from every file gives, exactly as if the order had been rebuilt at once.
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { PROJECT_ROOT } from "../helpers/cgc-env.ts";
+import { venvPython } from "../helpers/engine.ts";
+
+const SCRIPT = `
+import json, os, sys
+from pathlib import Path
+sys.path.insert(0, ${JSON.stringify(join(PROJECT_ROOT, "engine"))})
+import pi_cgc_engine as engine
+engine.load_cgc()
+
+root = Path(sys.argv[1]).resolve()
+def write(rel, text):
+    (root / rel).write_text(text)
+
+write("m.py", "def run():\\n    return 1\\n\\n\\nclass Base:\\n    def go(self):\\n        return 1\\n")
+write("n.py", "from m import run, Base\\n\\n\\nclass K(Base):\\n    pass\\n\\n\\ndef call():\\n    return run()\\n")
+write("z.py", "from n import call\\n\\n\\ndef last():\\n    return call()\\n")
+
+# What cgc's loop sees: every index it is given, iterated (as cgc's own code would) while the first
+# file is resolved. _resolved_posix is a function of cgc's calls module the loop calls for each file.
+seen = {}
+owed_at_loop = []
+original = engine._calls_module._resolved_posix
+def spy(path):
+    run = engine._RUN
+    frame = sys._getframe(1)
+    if not seen and run is not None and getattr(run, "swapped", False) and frame.f_code is engine.build_function_call_groups.__code__:
+        owed_at_loop.extend(sorted(run.keeper.owed))
+        for name in (*engine.CALL_INDEXES, "_functions_by_name"):
+            index = frame.f_locals.get(name)
+            if isinstance(index, dict):
+                seen[name] = dict(index.items())  # iterating: an owed order is settled first
+    return original(path)
+spy.cache_clear = original.cache_clear  # cgc clears its cache at the start of a resolution
+engine._calls_module._resolved_posix = spy
+
+tree = engine.Tree(root, None)
+def parsed():
+    return {p.as_posix(): tree.parse(p, engine.digest_of(p)) for p in tree.discover()}
+
+report = []
+files = parsed()
+state = engine.resolve_tree(None, files, tree.merge_imports(files), set(files), True)[0]
+def step(name, changed):
+    global state
+    seen.clear()
+    owed_at_loop.clear()
+    files = parsed()
+    imports_map = tree.merge_imports(files)
+    state, resolved = engine.resolve_tree(state, files, imports_map, {(root / c).as_posix() for c in changed}, True)
+    keys = [k for k in sorted(files) if "error" not in files[k].data]
+    report.append({
+        "step": name,
+        "owedAtLoop": list(owed_at_loop),
+        "owedAfter": sorted(state.order_owed),
+        "resolved": len(resolved),
+        "iterated": sorted(seen),
+        "differences": engine.compare_kept_indices(seen, [files[k].data for k in keys], imports_map) if seen else ["nothing iterated"],
+    })
+
+# A file that sorts first, with names of its own and names the others have: its keys go first in cgc's order.
+write("a.py", "def brand_new():\\n    return 2\\n\\n\\ndef run():\\n    return 3\\n\\n\\nclass Early(Base):\\n    def go(self):\\n        return 4\\n")
+step("a file that sorts first added", ["a.py"])
+# It goes again, and a file that calls is edited (so that a file is resolved and cgc's loop runs).
+os.remove(root / "a.py")
+write("n.py", "from m import run, Base\\n\\n\\nclass K(Base):\\n    pass\\n\\n\\ndef call():\\n    return run() + 1\\n")
+step("that file deleted, a caller edited", ["a.py", "n.py"])
+engine.emit({"report": report})
+`;
+
+describe("the engine's kept indices with an owed key order", () => {
+  const dirs: string[] = [];
+  afterAll(() => {
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("are in cgc's own order wherever cgc's resolution iterates them, after a file comes and after it goes", () => {
+    const root = mkdtempSync(join(tmpdir(), "pi-cgc-order-"));
+    dirs.push(root);
+    const result = spawnSync(venvPython(), ["-c", SCRIPT, root], { encoding: "utf8", timeout: 120_000 });
+    expect(result.status, result.stderr).toBe(0);
+    const { report } = JSON.parse(result.stdout.trim().split("\n").at(-1) ?? "{}") as {
+      report: {
+        step: string;
+        owedAtLoop: string[];
+        owedAfter: string[];
+        resolved: number;
+        iterated: string[];
+        differences: string[];
+      }[];
+    };
+    expect(report.map((r) => r.step)).toEqual(["a file that sorts first added", "that file deleted, a caller edited"]);
+    for (const step of report) {
+      // The case under test: the order of the indices the change gave or took keys was owed when cgc's loop
+      // began, and the loop saw every index in cgc's order; what it iterated is owed no more.
+      expect(step.owedAtLoop, step.step).toEqual(expect.arrayContaining(["function_index", "_functions_by_name"]));
+      expect(step.resolved, step.step).toBeGreaterThan(0);
+      expect(step.iterated, step.step).toEqual(expect.arrayContaining(["function_index", "_functions_by_name"]));
+      expect(step.differences, step.step).toEqual([]);
+      expect(step.owedAfter, step.step).toEqual([]);
+    }
+  });
+});
