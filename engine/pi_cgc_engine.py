@@ -552,8 +552,10 @@ class TreeState:
     # per kept index the files contributing to each key (in path order). None: the indices were built whole.
     contrib: Optional[Dict[str, Dict[str, Any]]] = None
     contributors: Optional[Dict[str, Dict[Any, Tuple[str, ...]]]] = None
-    # The kept indices in `indices` whose key order is owed (see _Keeper.settle; not cached, as the indices).
+    # The kept indices in `indices` whose key order is owed (see _Keeper.settle; not cached, as the indices),
+    # and the views in `lang_views` whose order is (see _CallRun.settle_view; not cached either).
     order_owed: FrozenSet[str] = frozenset()
+    views_owed: FrozenSet[str] = frozenset()
     # With PI_CGC_ENGINE_CHECK=1: where the kept indices differ from cgc's own build from every file.
     index_check: Optional[List[str]] = None
     # Each imports map name's files, in merge order, and the extension groups' order (not cached).
@@ -568,7 +570,7 @@ class TreeState:
         for name in ("indices", "lang_views", "contrib", "contributors", "index_check", "import_owners", "import_groups"):
             state[name] = None
         state["row_positions"] = {}
-        state["order_owed"] = frozenset()
+        state["order_owed"] = state["views_owed"] = frozenset()
         return state
 
     def __setstate__(self, state: Dict[str, Any]) -> None:
@@ -720,11 +722,9 @@ class Tree:
         (before or after) are merged again, from the files that have them (kept per name, in merge
         order); the key order is rebuilt (first appearance, file after file) only when the files, or a
         changed file's names in order, changed. Returns (the map, each name's files)."""
-        order = sorted(files)
-        groups = dict.fromkeys(_ext_of(path) for path in order)
-        rank = {ext: index for index, ext in enumerate(groups)}
-        merge_order = sorted(order, key=lambda path: rank[_ext_of(path)]) if len(groups) > 1 else order
-        usable = (prev is not None and prev.import_owners is not None and prev.import_groups == list(groups))
+        merge_order, rank = merge_order_of(files)
+        groups = list(rank)
+        usable = (prev is not None and prev.import_owners is not None and prev.import_groups == groups)
         if not usable:
             merged: Dict[str, List[str]] = _ImportsMap()
             owners: Dict[str, List[str]] = {}
@@ -742,7 +742,7 @@ class Tree:
                         if item not in known:
                             known.add(item)
                             bucket.append(item)
-            return merged, {name: tuple(paths) for name, paths in owners.items()}, list(groups)
+            return merged, {name: tuple(paths) for name, paths in owners.items()}, groups
         assert prev is not None and prev.import_owners is not None
         prev_owners = prev.import_owners
         touched: Set[str] = set()
@@ -778,19 +778,20 @@ class Tree:
                         known.add(item)
                         bucket.append(item)
             values[name] = bucket
-        if not reordered:
-            merged = _ImportsMap(prev.imports_map)
-            merged.update(values)
-        else:
-            merged = _ImportsMap()
-            for path in merge_order:
-                merged.update(files[path].imports)  # the key order; every value is set below
-            rest = dict(prev.imports_map)
-            for name in touched:
-                rest.pop(name, None)
-            merged.update(rest)
-            merged.update(values)
-        return merged, kept_owners, list(groups)
+        # The last map with the touched names set again or removed has the right names and paths; a new name
+        # is at its end, so when the order may have changed it is owed, and settled (settle_imports) only
+        # where something can see it (as the kept indices' order: the copies given to cgc, the views).
+        merged = _ImportsMap(prev.imports_map)
+        dict.update(merged, values)
+        removed = [name for name in touched if name not in values and dict.__contains__(merged, name)]
+        for name in removed:
+            dict.__delitem__(merged, name)
+        if removed:
+            merged = _ImportsMap(dict.copy(merged))  # without the holes (see _Keeper.merge)
+        merged.owed = reordered or imports_owed(prev.imports_map)
+        if order_at_once():
+            settle_imports(merged, files)
+        return merged, kept_owners, groups
 
     @staticmethod
     def parsed(files: Dict[str, FileEntry]) -> List[Dict[str, Any]]:
@@ -799,6 +800,7 @@ class Tree:
     def resolve(self, files: Dict[str, FileEntry], imports_map: Dict[str, List[str]]) -> Dict[str, Any]:
         """Every link row a full index would write, in the pipeline's order."""
         data = self.parsed(files)
+        imports_map = settled_imports(imports_map, files)
         inherits, _csharp = inh.build_inheritance_and_csharp_files(data, imports_map)
         implements = inh.build_go_implements_links(data)
         implements.extend(inh.build_haskell_implements_links(data))
@@ -821,6 +823,15 @@ class Tree:
 @functools.lru_cache(maxsize=1 << 16)
 def _ext_of(path: str) -> str:
     return file_ext(Path(path))
+
+
+def merge_order_of(files: Dict[str, Any]) -> Tuple[List[str], Dict[str, int]]:
+    """The order in which the imports map merges the files (extension groups in order of first appearance
+    in path order, files in path order), and each extension group's rank."""
+    order = sorted(files)
+    groups = dict.fromkeys(_ext_of(path) for path in order)
+    rank = {ext: index for index, ext in enumerate(groups)}
+    return (sorted(order, key=lambda path: rank[_ext_of(path)]) if len(groups) > 1 else order), rank
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -1415,6 +1426,11 @@ class _CallRun:
         # are patched: see loop), and with PI_CGC_ENGINE_CHECK=1 where a patched view differs from cgc's.
         self.patch_views: Optional[Tuple[Dict[str, Dict[str, List[str]]], Set[str]]] = None
         self.view_check: List[str] = []
+        # The views whose order is owed (as the imports map's: see Tree.merge_imports_kept): those of the last
+        # resolution given again, and those patched when the map's order may have changed or a name came.
+        self.views_owed: Set[str] = set()
+        self.imports_map: Dict[str, List[str]] = {}
+        self.imports_reordered = True
         # The kept indices of this run (None: cgc builds them from every file), and each file's call names
         # passing a bare name (None: the callback pre-pass sees every file).
         self.keeper: Optional[_Keeper] = None
@@ -1547,6 +1563,8 @@ class _CallRun:
             # A view is the map's names in its order, each with what cgc's _get_lang_imports makes of its
             # paths (or left out): the names whose paths may differ are given to cgc's own function (run
             # on a map of just them), every other name keeps its entry, in the map's order.
+            # The last view with those names set again or removed: a name new to the view is at its end, so
+            # then (or when the map's order may have changed) the view's order is owed (settle_view).
             old_views, touched = self.patch_views
             make = loc["_get_lang_imports"]
             imports_map = loc["imports_map"]
@@ -1555,20 +1573,37 @@ class _CallRun:
                 if lang in cache:
                     continue
                 fresh = _view_of(make, lang, sub)
-                view = {name: fresh[name] if name in touched else old[name] for name in dict.__iter__(imports_map)
-                        if (name in fresh if name in touched else name in old)}
+                view = dict.copy(old)
+                came = gone = False
+                for name in touched:
+                    if name in fresh:
+                        came = came or name not in view
+                        view[name] = fresh[name]
+                    elif name in view:
+                        del view[name]
+                        gone = True
+                if gone:
+                    view = dict(view)  # without the holes (see _Keeper.merge)
+                if came or self.imports_reordered:
+                    self.views_owed.add(lang)
                 cache[lang] = view
+                if order_at_once():
+                    self.views[lang] = view
+                    self.settle_view(lang)
                 if CHECK:
-                    whole = _view_of(make, lang, imports_map)
-                    if view != whole or list(view) != list(whole):
+                    whole = _view_of(make, lang, settled_imports(imports_map, self.files))
+                    mine = self.settled_view(lang, view)
+                    if mine != whole or list(mine) != list(whole):
                         self.view_check.append(f"the {lang} view of the imports map differs from cgc's")
         langs = {dict.get(fd, "lang") for fd in self.data if fd.key in self.chosen}
         for lang in sorted(filter(None, langs)):
+            if lang not in cache:
+                settle_imports(loc["imports_map"], self.files)  # cgc builds this view from the map
             loc["_get_lang_imports"](lang)
         self.views = dict(cache)
         for lang in list(cache):
-            cache[lang] = RecordingDict(cache[lang], "imports_map")
-        swapped: Dict[str, Any] = {"imports_map": RecordingDict(loc["imports_map"], "imports_map")}
+            cache[lang] = self.recording_view(lang)
+        swapped: Dict[str, Any] = {"imports_map": self.recording_imports(loc["imports_map"])}
         for name in CALL_INDEXES:
             swapped[name] = RecordingDict(loc[name], name)
             if self.keeper is not None:
@@ -1583,6 +1618,47 @@ class _CallRun:
         if self.debug is not None:
             self.debug.lap("loop setup")
         return self._iterate(start)
+
+    def settle_view(self, lang: str) -> None:
+        """Puts a view whose order is owed in the imports map's order (the map settled first), in place."""
+        if lang not in self.views_owed:
+            return
+        view = self.views[lang]
+        imports_map = self.imports_map
+        settle_imports(imports_map, self.files)
+        items = [(name, view[name]) for name in dict.__iter__(imports_map) if name in view]
+        if len(items) != len(view):
+            raise NarrowingFailed(f"the {lang} view has names the imports map has not")
+        view.clear()
+        view.update(items)
+        self.views_owed.discard(lang)
+
+    def settled_view(self, lang: str, view: Dict[str, List[str]]) -> Dict[str, List[str]]:
+        """A view in the imports map's order, leaving it as it is (for the check)."""
+        if lang not in self.views_owed:
+            return view
+        order = settled_imports(self.imports_map, self.files)
+        return {name: view[name] for name in dict.__iter__(order) if name in view}
+
+    def recording_view(self, lang: str) -> "RecordingDict":
+        copy = RecordingDict(self.views[lang], "imports_map")
+        if lang in self.views_owed:
+            def settle(copy: Dict[str, Any]) -> None:
+                self.settle_view(lang)
+                dict.clear(copy)
+                dict.update(copy, self.views[lang])
+            copy.settle = settle
+        return copy
+
+    def recording_imports(self, imports_map: Dict[str, List[str]]) -> "RecordingDict":
+        copy = RecordingDict(imports_map, "imports_map")
+        if imports_owed(imports_map):
+            def settle(copy: Dict[str, Any]) -> None:
+                settle_imports(imports_map, self.files)
+                dict.clear(copy)
+                dict.update(copy, imports_map)
+            copy.settle = settle
+        return copy
 
     def _iterate(self, start: int) -> Iterator[Tuple[int, Any]]:
         global _SINK
@@ -1668,6 +1744,11 @@ def full_indices_only() -> bool:
     return os.environ.get("PI_CGC_ENGINE_FULL_INDICES") == "1"
 
 
+def order_at_once() -> bool:
+    """PI_CGC_ENGINE_ORDER_AT_ONCE=1: no order is owed (each is put right at every update), for comparisons."""
+    return os.environ.get("PI_CGC_ENGINE_ORDER_AT_ONCE") == "1"
+
+
 def find_loop_roles() -> Dict[int, str]:
     """The loops over all_file_data in build_function_call_groups, by what they build; {} if they are not
     the ones the kept indices were written for."""
@@ -1713,15 +1794,51 @@ class _FileList(list):
 
 
 class _ImportsMap(dict):
-    """The imports map given to cgc: `in` notes the name asked about while a file's contribution is taken."""
+    """The imports map given to cgc: `in` notes the name asked about while a file's contribution is taken.
+    `owed` (see Tree.merge_imports_kept): the right names and paths, not yet in cgc's order."""
 
-    __slots__ = ()
+    __slots__ = ("owed",)
 
     def __contains__(self, key: Any) -> bool:
         tests = _TESTS
         if tests is not None:
             tests.add(key)
         return dict.__contains__(self, key)
+
+
+def imports_owed(imports_map: Dict[str, List[str]]) -> bool:
+    return getattr(imports_map, "owed", False)
+
+
+def imports_order(files: Dict[str, FileEntry]) -> Dict[str, None]:
+    """The imports map's names in cgc's order: first appearance, file after file in merge order."""
+    order: Dict[str, None] = {}
+    for path in merge_order_of(files)[0]:
+        order.update(dict.fromkeys(files[path].imports))
+    return order
+
+
+def settle_imports(imports_map: Dict[str, List[str]], files: Dict[str, FileEntry]) -> None:
+    """Puts an imports map whose order is owed in cgc's order, in place."""
+    if not imports_owed(imports_map):
+        return
+    order = imports_order(files)
+    if len(order) != len(imports_map):
+        raise NarrowingFailed(f"the kept imports map has {len(imports_map)} names where its files give {len(order)}")
+    items = [(name, dict.__getitem__(imports_map, name)) for name in order]
+    dict.clear(imports_map)
+    dict.update(imports_map, items)
+    imports_map.owed = False  # type: ignore[attr-defined]
+
+
+def settled_imports(imports_map: Dict[str, List[str]], files: Dict[str, FileEntry]) -> Dict[str, List[str]]:
+    """The imports map in cgc's order, leaving it as it is (for checks and whole resolutions)."""
+    if not imports_owed(imports_map):
+        return imports_map
+    settled = _ImportsMap(imports_map)
+    settled.owed = True
+    settle_imports(settled, files)
+    return settled
 
 
 def _names_of_functions(contribution: Dict[Any, List[Any]]) -> Dict[str, List[Tuple[str, Any]]]:
@@ -1961,7 +2078,7 @@ class _Keeper:
                     values[item] = self._part(owner, name)[item]
             elif item in contributors_new:
                 values[item] = self._combine(kind, name, item, contributors_new[item])
-        if not reordered or name not in ORDER_AT_ONCE and os.environ.get("PI_CGC_ENGINE_ORDER_AT_ONCE") != "1":
+        if not reordered or name not in ORDER_AT_ONCE and not order_at_once():
             # Reordered or not, the last dict with the touched keys set again or removed has the right keys
             # and values; a new key is at its end, so when the keys changed the order is owed (settle).
             full = prev_full.copy()
@@ -2271,7 +2388,8 @@ def resolve_tree(
                               order_known=name not in kept.owed and name not in prev.order_owed)
                 else:
                     diff_index(name, prev.indices[name], info["indices"][name], found)
-            diff_keys("imports_map", prev.imports_map, imports_map, imports_touched, imports_reordered, found)
+            diff_keys("imports_map", prev.imports_map, imports_map, imports_touched, imports_reordered, found,
+                      order_known=not imports_owed(prev.imports_map) and not imports_owed(imports_map))
             if len(prev.labels) != len(labels) or any(k not in prev.labels for k in keys):
                 old_keys = [k for k in sorted(prev.files) if k in prev.labels]
                 diff_index("node_labels", label_index(prev.labels, old_keys), new_label_index, found)
@@ -2305,14 +2423,23 @@ def resolve_tree(
     run.files = files
     if fast:
         run.call_names = {key: call_names(files[key]) for key in keys}
+    # The last views serve again when the map is the same function of the same names in the same order; a
+    # map or view whose order is owed counts as another order unless the names' order cannot have moved.
+    owed = imports_owed(imports_map) or imports_owed(prev.imports_map) or bool(prev.views_owed) if prev is not None else False
+    run.imports_map = imports_map
+    run.imports_reordered = imports_reordered
     if prev is not None and prev.lang_views and (
         all(dict.get(prev.imports_map, n) == dict.get(imports_map, n) for n in imports_touched)
-        and (not imports_reordered or list(prev.imports_map) == list(imports_map)) if fast
-        else prev.imports_map == imports_map and list(prev.imports_map) == list(imports_map)
+        and (not imports_reordered or not owed and list(prev.imports_map) == list(imports_map)) if fast
+        else not owed and prev.imports_map == imports_map and list(prev.imports_map) == list(imports_map)
     ):
         run.reuse_views = prev.lang_views
+        run.views_owed = set(prev.views_owed)
     elif fast and prev is not None and prev.lang_views:
         run.patch_views = (prev.lang_views, imports_touched)
+        run.views_owed = set(prev.views_owed)
+    else:
+        settle_imports(imports_map, files)  # cgc builds every view from the map
     _RUN = run
     try:
         groups = build_function_call_groups(data, imports_map, None)
@@ -2343,7 +2470,7 @@ def resolve_tree(
             sink.add(("disk", None))
 
     debug.lap("call rows")
-    imports_rec = RecordingDict(imports_map, "imports_map")
+    imports_rec = run.recording_imports(imports_map)
     labels_rec = RecordingDict(new_label_index, "node_labels")
     inh._build_node_label_index = lambda _data: labels_rec
     try:
@@ -2397,6 +2524,7 @@ def resolve_tree(
         indices=run.indices,
         skip_external=run.skip_external,
         lang_views=run.views,
+        views_owed=frozenset(run.views_owed),
         contrib=keeper.kept_contrib() if keeper is not None else None,
         order_owed=frozenset(keeper.owed) if keeper is not None else frozenset(),
         contributors=keeper.contributors if keeper is not None else None,
@@ -2405,7 +2533,8 @@ def resolve_tree(
     )
     if CHECK and keeper is not None:
         settled = {name: keeper.settled(name) if name in keeper.full else index for name, index in run.indices.items()}
-        state.index_check = run.view_check + compare_kept_indices(settled, [files[key].data for key in keys], imports_map)
+        state.index_check = run.view_check + compare_kept_indices(settled, [files[key].data for key in keys],
+                                                                  settled_imports(imports_map, files))
     elif CHECK:
         state.index_check = run.view_check
     debug.lap("state")
@@ -2828,7 +2957,8 @@ class Engine:
             imports_map, owners, groups = self.tree.merge_imports_kept(self.state, files, changed)
             if CHECK:
                 whole = self.tree.merge_imports(files)
-                if dict(whole) != dict(imports_map) or list(whole) != list(imports_map):
+                mine = settled_imports(imports_map, files)
+                if dict(whole) != dict(mine) or list(whole) != list(mine):
                     check.append("the kept imports map differs from cgc's merge of every file")
         # What exists on disk changed (a JS/TS dynamic import probes it): files came or went, or a
         # path was named that is no indexed file.

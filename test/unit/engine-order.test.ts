@@ -1,7 +1,8 @@
 // The engine's kept indices with an owed key order (engine/pi_cgc_engine.py, "Kept indices"): when a file
 // with keys comes or goes, an index keeps the right keys and values and its key order is put right only when
 // something iterates it. cgc's resolution must then see, in every index it iterates, the order cgc's own build
-// from every file gives, exactly as if the order had been rebuilt at once.
+// from every file gives, exactly as if the order had been rebuilt at once; so must the imports map and its
+// per-language views, kept the same way.
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -29,16 +30,24 @@ write("z.py", "from n import call\\n\\n\\ndef last():\\n    return call()\\n")
 # file is resolved. _resolved_posix is a function of cgc's calls module the loop calls for each file.
 seen = {}
 owed_at_loop = []
+imports_owed = []
+captured_make = []
+seen_imports = {}
+seen_view = {}
 original = engine._calls_module._resolved_posix
 def spy(path):
     run = engine._RUN
     frame = sys._getframe(1)
     if not seen and run is not None and getattr(run, "swapped", False) and frame.f_code is engine.build_function_call_groups.__code__:
         owed_at_loop.extend(sorted(run.keeper.owed))
+        captured_make[:] = [frame.f_locals["_get_lang_imports"]]
         for name in (*engine.CALL_INDEXES, "_functions_by_name"):
             index = frame.f_locals.get(name)
             if isinstance(index, dict):
                 seen[name] = dict(index.items())  # iterating: an owed order is settled first
+        imports_owed.append([engine.imports_owed(run.imports_map), "python" in run.views_owed])
+        seen_imports.update(frame.f_locals["imports_map"].items())
+        seen_view.update(frame.f_locals["_get_lang_imports"]("python").items())
     return original(path)
 spy.cache_clear = original.cache_clear  # cgc clears its cache at the start of a resolution
 engine._calls_module._resolved_posix = spy
@@ -49,22 +58,35 @@ def parsed():
 
 report = []
 files = parsed()
-state = engine.resolve_tree(None, files, tree.merge_imports(files), set(files), True)[0]
+# The imports map as the engine's plan keeps it (Tree.merge_imports_kept), with each name's files.
+imports_map, owners, groups = tree.merge_imports_kept(None, files, set(files))
+state = engine.resolve_tree(None, files, imports_map, set(files), True)[0]
+state.import_owners, state.import_groups = owners, groups
 def step(name, changed):
     global state
     seen.clear()
     owed_at_loop.clear()
+    imports_owed.clear()
+    seen_imports.clear()
+    seen_view.clear()
     files = parsed()
-    imports_map = tree.merge_imports(files)
-    state, resolved = engine.resolve_tree(state, files, imports_map, {(root / c).as_posix() for c in changed}, True)
+    paths = {(root / c).as_posix() for c in changed}
+    imports_map, owners, groups = tree.merge_imports_kept(state, files, paths)
+    state, resolved = engine.resolve_tree(state, files, imports_map, paths, True)
+    state.import_owners, state.import_groups = owners, groups
     keys = [k for k in sorted(files) if "error" not in files[k].data]
+    whole_map = tree.merge_imports(files)
+    whole_view = engine._view_of(captured_make[0], "python", whole_map) if captured_make else {}
     report.append({
         "step": name,
         "owedAtLoop": list(owed_at_loop),
         "owedAfter": sorted(state.order_owed),
         "resolved": len(resolved),
         "iterated": sorted(seen),
-        "differences": engine.compare_kept_indices(seen, [files[k].data for k in keys], imports_map) if seen else ["nothing iterated"],
+        "differences": engine.compare_kept_indices(seen, [files[k].data for k in keys], whole_map) if seen else ["nothing iterated"],
+        "importsOwedAtLoop": imports_owed[:1],
+        "importsInOrder": list(seen_imports) == list(whole_map) and seen_imports == dict(whole_map),
+        "viewInOrder": bool(whole_view) and list(seen_view) == list(whole_view) and seen_view == whole_view,
     })
 
 # A file that sorts first, with names of its own and names the others have: its keys go first in cgc's order.
@@ -96,6 +118,9 @@ describe("the engine's kept indices with an owed key order", () => {
         resolved: number;
         iterated: string[];
         differences: string[];
+        importsOwedAtLoop: boolean[][];
+        importsInOrder: boolean;
+        viewInOrder: boolean;
       }[];
     };
     expect(report.map((r) => r.step)).toEqual(["a file that sorts first added", "that file deleted, a caller edited"]);
@@ -107,6 +132,10 @@ describe("the engine's kept indices with an owed key order", () => {
       expect(step.iterated, step.step).toEqual(expect.arrayContaining(["function_index", "_functions_by_name"]));
       expect(step.differences, step.step).toEqual([]);
       expect(step.owedAfter, step.step).toEqual([]);
+      // The imports map and its per-language view, likewise.
+      expect(step.importsOwedAtLoop, step.step).toEqual([[true, true]]);
+      expect(step.importsInOrder, step.step).toBe(true);
+      expect(step.viewInOrder, step.step).toBe(true);
     }
   });
 });
