@@ -2286,23 +2286,23 @@ def callback_names(old_files: Dict[str, FileEntry], files: Dict[str, FileEntry],
     differ for an a that some call named f passes."""
     names: Set[str] = set()
     moved: Set[str] = set()
-    defined = set(defined)
+    defined_before: Set[str] = set()  # beside `defined` (every name, tens of thousands: not copied)
     for path in changed:
         old_entry, new_entry = old_files.get(path), files.get(path)
         old_data = old_entry.data if old_entry is not None else None
         new_data = new_entry.data if new_entry is not None else None
         old_lines, new_lines = _function_lines(old_data), _function_lines(new_data)
-        defined.update(old_lines)
+        defined_before.update(old_lines)
         moved.update(n for n in set(old_lines) | set(new_lines) if old_lines.get(n) != new_lines.get(n))
         old_calls, new_calls = _calls_by_name(old_data), _calls_by_name(new_data)
         for name in set(old_calls) | set(new_calls):
             before, after = old_calls.get(name, []), new_calls.get(name, [])
             if before != after and any(
-                text in defined and IDENTIFIER.fullmatch(text)
+                (text in defined or text in defined_before) and IDENTIFIER.fullmatch(text)
                 for args in before + after for text in (arg.strip() for arg in args)
             ):
                 names.add(name)
-    for key in keys:
+    for key in keys if moved else ():
         passing = call_arg_names(files[key])
         for arg in passing.keys() & moved:
             names.update(passing[arg])
@@ -2390,18 +2390,19 @@ def resolve_tree(
                     diff_index(name, prev.indices[name], info["indices"][name], found)
             diff_keys("imports_map", prev.imports_map, imports_map, imports_touched, imports_reordered, found,
                       order_known=not imports_owed(prev.imports_map) and not imports_owed(imports_map))
-            if len(prev.labels) != len(labels) or any(k not in prev.labels for k in keys):
-                old_keys = [k for k in sorted(prev.files) if k in prev.labels]
-                diff_index("node_labels", label_index(prev.labels, old_keys), new_label_index, found)
-            else:
-                # The same files: the label index's keys are theirs, in the same order; only a changed file's
-                # entry can differ.
-                before = dict(prev.labels[k] for k in changed if k in prev.labels)
-                after = dict(labels[k] for k in changed if k in labels)
-                moved = {path for path in before.keys() | after.keys() if before.get(path, _MISSING) != after.get(path, _MISSING)}
-                found.update(("node_labels", path) for path in moved)
-                if moved:
-                    found.add(("node_labels", ALL_ITEMS))
+            # The label index's keys are the files' paths in path order, each with its file's entry: only a
+            # changed file's entry can differ, and the keys (so their order) only when a file came or went.
+            came_or_went = len(prev.labels) != len(labels) or any(k not in prev.labels for k in keys)
+            before = dict(prev.labels[k] for k in changed if k in prev.labels)
+            after = dict(labels[k] for k in changed if k in labels)
+            moved = {path for path in before.keys() | after.keys() if before.get(path, _MISSING) != after.get(path, _MISSING)}
+            found.update(("node_labels", path) for path in moved)
+            if moved or came_or_went:
+                found.add(("node_labels", ALL_ITEMS))
+            if came_or_went:
+                found.add(("node_labels", ALL_KEYS))
+            if bool(prev.labels) != bool(labels):
+                found.add(("node_labels", NONEMPTY))
         else:
             for name in CALL_INDEXES:
                 diff_index(name, prev.indices[name], info["indices"][name], found)
