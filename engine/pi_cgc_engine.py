@@ -720,8 +720,9 @@ class Tree:
                            changed: Set[str]) -> Tuple[Dict[str, List[str]], Dict[str, Tuple[str, ...]], List[str]]:
         """merge_imports, from the last merge where there is one: only the names the changed files import
         (before or after) are merged again, from the files that have them (kept per name, in merge
-        order); the key order is rebuilt (first appearance, file after file) only when the files, or a
-        changed file's names in order, changed. Returns (the map, each name's files)."""
+        order); when the files, or a changed file's names in order, changed, the map's key order (first
+        appearance, file after file) is owed (settle_imports). Returns (the map, each name's files, the
+        extension groups)."""
         merge_order, rank = merge_order_of(files)
         groups = list(rank)
         usable = (prev is not None and prev.import_owners is not None and prev.import_groups == groups)
@@ -1713,7 +1714,8 @@ class _CallRun:
 # The imports map is kept the same way (Tree.merge_imports_kept: a name's paths merged again only when a
 # changed file has the name), and so are cgc's per-language views of it (a view is the map's names, in its
 # order, each with what _get_lang_imports makes of its paths: the names whose paths may differ go through
-# cgc's own function, on a map of just them). The check compares both with cgc's own.
+# cgc's own function, on a map of just them); their order is owed likewise (settle_imports,
+# _CallRun.settle_view). The check compares both, settled, with cgc's own.
 
 # name -> how the files' contributions combine: "file" (keys of the file's own), "last" (the last file's
 # value), "concat" (lists, in file order), "union" (sets).
