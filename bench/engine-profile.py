@@ -12,13 +12,18 @@ Module metadata, the rows chosen), and reports CPU ms per phase (resolve_tree's 
 PI_CGC_ENGINE_DEBUG=1 is set here). The edits are undone at the end, so the cached state stays the tree's.
 
   .venv/bin/python bench/engine-profile.py --sizes 100,1000,5000 [--work /tmp/pi-cgc-profile]
-      [--rounds 1] [--variants incremental,full] [--check indices|all] [--json OUT]
+      [--rounds 1] [--variants incremental,full] [--check indices|all] [--json OUT] [--sequence kinds|bench]
+      [--cprofile EDIT,...]
 
 --variants runs each edit sequence once per variant, in one process, alternating: "incremental" is the
 engine as it is, "full" sets PI_CGC_ENGINE_FULL_INDICES=1 (cgc builds its tree-wide indices from every
 file, as before the engine kept them per file); "as-parsed" keeps the order in which cgc's parser lists a file's
 entries (PI_CGC_ENGINE_PARSE_ORDER=as-parsed; the engine sorts them into source order); "order-at-once" puts
-every kept index in cgc's key order at each update (PI_CGC_ENGINE_ORDER_AT_ONCE=1) instead of when it is seen. --check indices sets PI_CGC_ENGINE_CHECK=1 (each kept
+every kept index in cgc's key order at each update (PI_CGC_ENGINE_ORDER_AT_ONCE=1) instead of when it is seen;
+"save-beside" keeps a forked copy of the process alive through each update, as the engine's cache save aside
+does when an edit comes during it. --sequence bench replays the edit-to-fresh bench's edits (a function of
+_compression.py replaced, a new file star-importing it and calling the new one, that file deleted; four times)
+instead of one edit of each kind. --check indices sets PI_CGC_ENGINE_CHECK=1 (each kept
 index compared, values and key order, with cgc's own build from every file; exits on a difference);
 --check all also compares each narrowed resolution with a whole one (slow). One JSON line per size to stderr, a table at the end.
 """
@@ -99,6 +104,7 @@ class Clock:
 
 
 CURRENT: List[Clock] = []
+SEQUENCE = "kinds"  # --sequence: the edits of every kind below, or the edit-to-fresh bench's
 PROFILE_EDIT = ""  # --cprofile: the edits (by a part of their name) run under cProfile
 
 
@@ -285,6 +291,37 @@ def make_edits(root: Path, state: Any, undo: Dict[Path, bytes]) -> List[Tuple[st
         rewrite_line(plain, body_line(plain_fn), lambda line: line + "  # edited again")
         return [plain.as_posix()]
 
+    if SEQUENCE == "bench":
+        # The edit-to-fresh bench's sequence (bench/edit-to-fresh.ts, the engine variant): a function of
+        # _compression.py replaced by one of another name, a new file that star-imports it and calls the new
+        # one, that file deleted; four times.
+        target = root / "_compression.py"
+        keep(target)
+        original = target.read_text(encoding="utf-8")
+        marker = lambda k: f"\n\ndef bench_fresh_{k}():\n    return {k}\n"  # noqa: E731
+        target.write_text(original + marker(0), encoding="utf-8")  # before the first timed edit: see run_sequence
+        sequence: List[Tuple[str, Callable[[], List[str]]]] = []
+        for k in range(1, 5):
+            new = root / f"bench_new_{k}.py"
+
+            def replace(k: int = k) -> List[str]:
+                target.write_text(original + marker(k), encoding="utf-8")
+                return [target.as_posix()]
+
+            def add(k: int = k, new: Path = new) -> List[str]:
+                keep(new)
+                new.write_text(f"from _compression import *\n\n\ndef caller_{k}():\n    return bench_fresh_{k}()\n",
+                               encoding="utf-8")
+                return [new.as_posix()]
+
+            def delete(new: Path = new) -> List[str]:
+                new.unlink()
+                return [new.as_posix()]
+
+            sequence += [(f"bench {k}: function replaced", replace), (f"bench {k}: new file, star import", add),
+                         (f"bench {k}: that file deleted", delete)]
+        return sequence
+
     return [
         ("body edit (comment) in a file others call", body_comment),
         ("body edit adding a call", body_call),
@@ -323,6 +360,9 @@ def run_sequence(engine: Any, root: Path, base: Any, variant: str, check: Any) -
     os.environ.pop("PI_CGC_ENGINE_ORDER_AT_ONCE", None)
     if variant == "order-at-once":
         os.environ["PI_CGC_ENGINE_ORDER_AT_ONCE"] = "1"
+    # "save-beside": a forked copy of the process lives through each update, as the engine's cache save aside
+    # does when an edit comes during it (the copy only waits: what costs is the parent's writes after a fork).
+    save_beside = variant == "save-beside"
     eng = engine.Engine.__new__(engine.Engine)
     eng.root = root
     eng.tree = engine.Tree(root, None)
@@ -345,6 +385,10 @@ def run_sequence(engine: Any, root: Path, base: Any, variant: str, check: Any) -
             clock = Clock()
             CURRENT.append(clock)
             wall = time.perf_counter()
+            copy = os.fork() if save_beside else None
+            if copy == 0:
+                time.sleep(600)
+                os._exit(0)
             profiler = None
             if any(part and part in name for part in PROFILE_EDIT.split(",")):
                 import cProfile
@@ -373,6 +417,9 @@ def run_sequence(engine: Any, root: Path, base: Any, variant: str, check: Any) -
                     print(f"--- {variant} {name}: functions by own time", file=sys.stderr)
                     pstats.Stats(profiler, stream=sys.stderr).sort_stats("tottime").print_stats(25)
             wall_ms = (time.perf_counter() - wall) * 1000
+            if copy:
+                os.kill(copy, 9)
+                os.waitpid(copy, 0)
             if check:
                 if new.index_check:
                     raise SystemExit(f"{variant} {name}: kept indices differ from cgc's: {new.index_check[:5]}")
@@ -407,10 +454,12 @@ def main() -> None:
     parser.add_argument("--check", choices=("indices", "all"))
     parser.add_argument("--build-only", action="store_true")
     parser.add_argument("--json")
+    parser.add_argument("--sequence", choices=("kinds", "bench"), default="kinds")
     parser.add_argument("--cprofile", default="", help="run the edits whose name contains one of these (comma-separated) under cProfile")
     args = parser.parse_args()
-    global PROFILE_EDIT
+    global PROFILE_EDIT, SEQUENCE
     PROFILE_EDIT = args.cprofile
+    SEQUENCE = args.sequence
     if args.check:
         os.environ["PI_CGC_ENGINE_CHECK"] = "1"
     engine = load_engine()
