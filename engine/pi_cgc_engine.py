@@ -3418,7 +3418,7 @@ SAVE_POLL_S = 0.25
 # How long the engine must have had no request before it saves its cache: this, or as long as its last save
 # took, whichever is longer. A save forks this process, and after a fork each page the engine writes first
 # costs it a fault (and a copy while the copy lives): at 5 000 files, where a save takes about 10 s, an update
-# during a save took about 490 ms of CPU instead of about 250 (bench/RESULTS.md). So a large tree is saved
+# during a save took about 600 ms of CPU instead of about 260 (ADR 0011). So a large tree is saved
 # when the agent's edits pause about as long as a save takes, a small one after a second, as before.
 SAVE_IDLE_S = 1.0
 
