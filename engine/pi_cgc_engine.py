@@ -1727,7 +1727,7 @@ KEPT_INDEXES: Dict[str, str] = {
 # Kept in cgc's key order at every update: the engine compares type_aliases' order (every file is taken
 # again when it changed); it is small. The others' order may be owed (see _Keeper.settle), unless
 # PI_CGC_ENGINE_ORDER_AT_ONCE=1 (for comparisons).
-ORDER_AT_ONCE = frozenset({"type_aliases"})
+ALWAYS_ORDERED = frozenset({"type_aliases"})
 # The dicts each loop over all_file_data builds (the frame's local names), and the loop of each index.
 LOOP_DICTS: Dict[str, Tuple[str, ...]] = {
     "labels": ("file_symbol_labels",),
@@ -2080,7 +2080,7 @@ class _Keeper:
                     values[item] = self._part(owner, name)[item]
             elif item in contributors_new:
                 values[item] = self._combine(kind, name, item, contributors_new[item])
-        if not reordered or name not in ORDER_AT_ONCE and not order_at_once():
+        if not reordered or name not in ALWAYS_ORDERED and not order_at_once():
             # Reordered or not, the last dict with the touched keys set again or removed has the right keys
             # and values; a new key is at its end, so when the keys changed the order is owed (settle).
             full = prev_full.copy()
