@@ -1157,6 +1157,17 @@ class _OwedOrderDict(dict):
         return dict.__or__(self, other)
 
 
+def refill_after(settle: Callable[[], None], source: Dict[Any, Any]) -> Callable[[Dict[Any, Any]], None]:
+    """An _OwedOrderDict's `settle`: settles the dict it was copied from (in place), then copies it again."""
+
+    def refill(copy: Dict[Any, Any]) -> None:
+        settle()
+        dict.clear(copy)
+        dict.update(copy, source)
+
+    return refill
+
+
 class RecordingDict(_OwedOrderDict):
     """A copy of one of cgc's indices that notes every read into _SINK. Writes are refused: the
     loop body is known to write none, and one would make the recorded reads meaningless."""
@@ -1644,21 +1655,13 @@ class _CallRun:
     def recording_view(self, lang: str) -> "RecordingDict":
         copy = RecordingDict(self.views[lang], "imports_map")
         if lang in self.views_owed:
-            def settle(copy: Dict[str, Any]) -> None:
-                self.settle_view(lang)
-                dict.clear(copy)
-                dict.update(copy, self.views[lang])
-            copy.settle = settle
+            copy.settle = refill_after(lambda: self.settle_view(lang), self.views[lang])
         return copy
 
     def recording_imports(self, imports_map: Dict[str, List[str]]) -> "RecordingDict":
         copy = RecordingDict(imports_map, "imports_map")
         if imports_owed(imports_map):
-            def settle(copy: Dict[str, Any]) -> None:
-                settle_imports(imports_map, self.files)
-                dict.clear(copy)
-                dict.update(copy, imports_map)
-            copy.settle = settle
+            copy.settle = refill_after(lambda: settle_imports(imports_map, self.files), imports_map)
         return copy
 
     def _iterate(self, start: int) -> Iterator[Tuple[int, Any]]:
@@ -2138,12 +2141,7 @@ class _Keeper:
         if name not in self.owed:
             return None
 
-        def settle_copy(copy: Dict[Any, Any]) -> None:
-            self.settle(name)
-            dict.clear(copy)
-            dict.update(copy, self.full[name])
-
-        return settle_copy
+        return refill_after(lambda: self.settle(name), self.full[name])
 
     def settled(self, name: str) -> Dict[Any, Any]:
         """The kept index in cgc's order, leaving the kept one as it is (for the check)."""
