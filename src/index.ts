@@ -36,6 +36,7 @@ export default function piCgc(pi: ExtensionAPI): void {
   registerCgcCommand(pi, current, () => ({
     sync: (ctx) => freshness.manualSync(ctx),
     engine: () => freshness.describeEngine(),
+    written: (paths) => freshness.written(paths),
     annotate: (text) => annotate(session, text),
   }));
 }

@@ -258,6 +258,11 @@ export function installFreshness(pi: ExtensionAPI, current: CurrentSession) {
   return {
     /** For a graph tool: wait (bounded) for a pending update; the changed paths still not in the graph. */
     settle: (signal?: AbortSignal): Promise<string[]> => updates?.settle(signal) ?? Promise.resolve([]),
+    /** Files pi-cgc wrote into the workspace itself (/cgc report, a project settings save): observed as edits are. */
+    written: (paths: string[]): void => {
+      const session = current();
+      if (session && isReady(session.store.get())) observe(session, paths);
+    },
     /** The engine's line in /cgc status. */
     describeEngine: (): string => updates?.describe() ?? "no session",
     /** `/cgc sync`: not budgeted, and ends the episode like an automatic one. */

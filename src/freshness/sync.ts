@@ -8,7 +8,7 @@ import { parseQueryJson, richPrinted } from "../cgc/parse.ts";
 import type { RunResult } from "../cgc/runner.ts";
 import type { CgcSession } from "../lifecycle/session.ts";
 import { changesObserved, freshnessVerified, graphNeedsRebuild } from "../state/model.ts";
-import { isSourcePath } from "../workspace/tree.ts";
+import { isIndexedPath } from "../workspace/tree.ts";
 
 /** Clock slack between Node's clock and cgc's recorded UTC time on the same machine. */
 const CLOCK_SLACK_MS = 1_000;
@@ -93,8 +93,8 @@ export async function syncAndVerify(session: SyncingSession): Promise<SyncOutcom
     // A file changed again (or restored with old times: the status-change time still moves) while cgc was
     // reading it is not reflected yet; it stays possibly stale.
     if (exists && lastTouched(path) > indexedAt + CLOCK_SLACK_MS) return false;
-    // An ignore file is no node of the graph: a rebuild that read it after its change applied it.
-    if (!isSourcePath(path)) return true;
+    // .cgcignore is no node of the graph: a rebuild that read it after its change applied it.
+    if (!isIndexedPath(path)) return true;
     // The CLI prints paths through Rich markup, so `app/[id]/x.py` comes back as `app//x.py`.
     return exists === (present.has(path) || present.has(richPrinted(path)));
   });

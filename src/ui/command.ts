@@ -29,6 +29,8 @@ export interface CommandHooks {
   annotate(text: string): string;
   /** The incremental engine, one line: running, or why not. */
   engine(): string;
+  /** A verb wrote these workspace files itself (cgc indexes them too): they change the graph's tree. */
+  written(paths: string[]): void;
 }
 
 export function registerCgcCommand(pi: ExtensionAPI, current: () => CgcSession | undefined, hooks: () => CommandHooks) {

@@ -55,9 +55,9 @@ export async function runVerb(verb: Verb, rest: string[], { session, ctx, show, 
       return;
     }
     case "report":
-      return reportVerb(session, ctx, show);
+      return reportVerb(session, ctx, show, hooks);
     case "config":
-      return configVerb(session, ctx, show);
+      return configVerb(session, ctx, show, hooks);
   }
 }
 
@@ -134,7 +134,7 @@ async function indexVerb(session: CgcSession, ctx: ExtensionCommandContext, forc
   show(result.code === "OK" ? `Indexed ${session.root}.` : `Indexing ended ${result.code}: ${result.reason}`);
 }
 
-async function reportVerb(session: CgcSession, ctx: ExtensionCommandContext, show: Show) {
+async function reportVerb(session: CgcSession, ctx: ExtensionCommandContext, show: Show, hooks: CommandHooks) {
   if (session.store.get().readiness !== "ready") return show("No graph to report on yet (see /cgc status).", "warning");
   const path = join(session.root, "CGC_REPORT.md");
   const confirmed = await ctx.ui.confirm(
@@ -146,16 +146,19 @@ async function reportVerb(session: CgcSession, ctx: ExtensionCommandContext, sho
     kind: "query",
     cwd: session.root,
   });
+  // Written or not (a failed report may leave a part), the file is in the tree a full index reads.
+  hooks.written([path]);
   show(result.code === "OK" ? `Report written to ${path}.` : `cgc report ended ${result.code}: ${result.reason}`);
 }
 
-async function configVerb(session: CgcSession, ctx: ExtensionCommandContext, show: Show) {
+async function configVerb(session: CgcSession, ctx: ExtensionCommandContext, show: Show, hooks: CommandHooks) {
   session.reloadConfig();
   const loaded = session.loaded;
   if (!ctx.hasUI) return show(renderConfigTable(loaded.values, loaded.sources));
   const saved = await openSettings(ctx, loaded);
   if (saved === "no-tui") return show(renderConfigTable(loaded.values, loaded.sources));
   if (saved !== "none") {
+    hooks.written([saved]); // the project's .pi/cgc.json is a file cgc indexes
     session.reloadConfig();
     show(`Saved to ${saved}. Some settings apply from the next session (cgc.executable, timeouts).`);
   }

@@ -4,9 +4,18 @@
 // (tree.ts), never times against a moment. The tree the graph was last verified to reflect is kept
 // between sessions, so the next session's start sees deletions and renames made while pi was away.
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
+import { dirname, relative, sep } from "node:path";
 import { graphRecordPath } from "../state/records.ts";
-import { changedBetween, isIgnoreFile, snapshotTree, stampPath, type TreeSnapshot, touchedAfter } from "./tree.ts";
+import {
+  changedBetween,
+  isIgnoreFile,
+  isSourcePath,
+  snapshotTree,
+  stampPath,
+  stampTime,
+  type TreeSnapshot,
+  touchedAfter,
+} from "./tree.ts";
 
 export interface StartDrift {
   paths: string[];
@@ -50,9 +59,15 @@ export function createChangeTracker(env: NodeJS.ProcessEnv): ChangeTracker {
       const now = snapshotTree(root, remembered?.files);
       baseline = now;
       if (remembered) {
-        // A tree remembered before the ignore files were tracked says nothing of them: taken as unchanged.
-        if (!remembered.ignoreFiles)
-          for (const [path, stamp] of now) if (isIgnoreFile(root, path)) remembered.files.set(path, stamp);
+        // A tree remembered before the ignore files were tracked says nothing of them: taken as unchanged. One
+        // remembered before every indexed file was (only source files outside hidden folders) says nothing of
+        // the others: those not touched since the index are taken as unchanged.
+        for (const [path, stamp] of now) {
+          const unknown = isIgnoreFile(root, path)
+            ? remembered.tracked < 1
+            : remembered.tracked < 2 && !trackedBefore(root, path) && stampTime(stamp) <= indexedMs;
+          if (unknown) remembered.files.set(path, stamp);
+        }
         return { paths: changedBetween(remembered.files, now), basis: "remembered tree" };
       }
       return { paths: Number.isNaN(indexedMs) ? [] : touchedAfter(now, indexedMs), basis: "file times" };
@@ -71,7 +86,7 @@ export function createChangeTracker(env: NodeJS.ProcessEnv): ChangeTracker {
       const path = graphRecordPath(env, root, "trees");
       try {
         mkdirSync(dirname(path), { recursive: true });
-        writeFileSync(`${path}.tmp`, JSON.stringify({ root, ignoreFiles: true, files: [...baseline] }));
+        writeFileSync(`${path}.tmp`, JSON.stringify({ root, tracked: TRACKED, files: [...baseline] }));
         renameSync(`${path}.tmp`, path); // a reader never sees half a record
       } catch {
         // An agent directory we cannot write: the next session falls back to file times.
@@ -80,12 +95,33 @@ export function createChangeTracker(env: NodeJS.ProcessEnv): ChangeTracker {
   };
 }
 
-/** The remembered tree; `ignoreFiles` says whether it tracked the ignore files (records before did not). */
-function readSnapshot(path: string): { files: TreeSnapshot; ignoreFiles: boolean } | undefined {
+/**
+ * What a remembered tree tracked: 0, source files outside hidden folders; 1, also the root's ignore files
+ * (`ignoreFiles: true`); 2, every file cgc may index (tree.ts).
+ */
+const TRACKED = 2;
+
+/** What the tracker tracked before every indexed file was: source files outside hidden folders. */
+function trackedBefore(root: string, path: string): boolean {
+  return (
+    isSourcePath(path) &&
+    !relative(root, path)
+      .split(sep)
+      .some((part) => part.startsWith("."))
+  );
+}
+
+/** The remembered tree, and what it tracked (TRACKED). */
+function readSnapshot(path: string): { files: TreeSnapshot; tracked: number } | undefined {
   try {
-    const record = JSON.parse(readFileSync(path, "utf8")) as { files?: unknown; ignoreFiles?: unknown };
+    const record = JSON.parse(readFileSync(path, "utf8")) as {
+      files?: unknown;
+      ignoreFiles?: unknown;
+      tracked?: unknown;
+    };
     if (!Array.isArray(record.files)) return undefined;
-    return { files: new Map(record.files as Array<[string, string]>), ignoreFiles: record.ignoreFiles === true };
+    const tracked = typeof record.tracked === "number" ? record.tracked : record.ignoreFiles === true ? 1 : 0;
+    return { files: new Map(record.files as Array<[string, string]>), tracked };
   } catch {
     return undefined;
   }

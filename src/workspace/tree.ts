@@ -4,12 +4,17 @@
 // time back (`tar x`, `cp -p`, `rsync -t`, git) — so a comparison of stamps sees every kind of change that
 // a modification time against a moment misses. File times come from a coarse kernel clock, so two writes
 // a few milliseconds apart can share them: a file touched within RECENT_MS of a look also carries a hash
-// of its content, and keeps it until its times move. Reads the file system only, skipping what cgc skips.
+// of its content, and keeps it until its times move. Reads the file system only, and every file cgc's own
+// discovery may index (a few more, never fewer: a file it misses would be a change no one sees).
 import { createHash } from "node:crypto";
 import { type Dirent, readdirSync, readFileSync, type Stats, statSync } from "node:fs";
 import { basename, dirname, extname, join } from "node:path";
 
-/** cgc 0.6.13's default IGNORE_DIRS, plus hidden folders (IGNORE_HIDDEN_FILES=true). */
+/**
+ * cgc 0.6.13's default IGNORE_DIRS, matched as cgc matches them: any folder of that name, in any case. Hidden
+ * folders are walked: cgc's IGNORE_HIDDEN_FILES setting is read by nothing in its discovery, which indexes
+ * `.github/`, `.pi/` and the like.
+ */
 const IGNORED_DIRS = new Set([
   "node_modules",
   "venv",
@@ -27,15 +32,29 @@ const IGNORED_DIRS = new Set([
 ]);
 
 /** Extensions cgc parses (its doctor lists the languages). */
-export const SOURCE_EXTENSIONS = new Set(
+const SOURCE_EXTENSIONS = new Set(
   (
     ".py .ipynb .js .jsx .mjs .cjs .ts .mts .cts .tsx .go .rs .c .h .cc .cpp .hpp .hh .java .rb .cs .php .kt .kts " +
     ".scala .sc .swift .hs .dart .pl .pm .lua .ex .exs .el .html .css .sol .svelte .vue .tf .hcl .gradle"
   ).split(" "),
 );
 
+/**
+ * Files cgc 0.6.13 indexes without parsing (its discovery's _GENERIC_EXTENSIONS and _GENERIC_FILENAMES): each is
+ * a File node, so creating, deleting or renaming one changes the graph.
+ */
+const GENERIC_EXTENSIONS = new Set(".toml .sh .yaml .yml .json .ini .cfg .md .txt .bat .ps1".split(" "));
+const GENERIC_FILENAMES = new Set(["Dockerfile", "Makefile", ".gitignore", ".dockerignore", ".env"]);
+
+/** A file cgc parses, by its extension. */
 export function isSourcePath(path: string): boolean {
   return SOURCE_EXTENSIONS.has(extname(path).toLowerCase());
+}
+
+/** A file cgc's discovery may put in the graph, by its name: a source file or a generic one. */
+export function isIndexedPath(path: string): boolean {
+  const extension = extname(path).toLowerCase();
+  return SOURCE_EXTENSIONS.has(extension) || GENERIC_EXTENSIONS.has(extension) || GENERIC_FILENAMES.has(basename(path));
 }
 
 /**
@@ -44,9 +63,9 @@ export function isSourcePath(path: string): boolean {
  */
 const IGNORE_FILES = new Set([".cgcignore", ".gitignore"]);
 
-/** A path whose change can change the graph: a source file, or an ignore file at `root`. */
+/** A path whose change can change the graph: a file cgc may index, or an ignore file at `root`. */
 export function isTrackedPath(root: string, path: string): boolean {
-  return isSourcePath(path) || isIgnoreFile(root, path);
+  return isIndexedPath(path) || isIgnoreFile(root, path);
 }
 
 /** Absolute path → stamp. */
@@ -83,7 +102,7 @@ export function stampTime(stamp: string): number {
   return Math.max(Number(mtime), Number(ctime));
 }
 
-/** Every source file under `root` with its stamp (`previous`: the last look's, see stampPath). */
+/** Every file under `root` cgc may index, and the root's ignore files, with its stamp (`previous`: the last look's, see stampPath). */
 export function snapshotTree(root: string, previous?: TreeSnapshot): TreeSnapshot {
   const snapshot: TreeSnapshot = new Map();
   const stack = [root];
@@ -102,10 +121,9 @@ export function snapshotTree(root: string, previous?: TreeSnapshot): TreeSnapsho
         if (stamp !== undefined) snapshot.set(path, stamp);
         continue;
       }
-      if (entry.name.startsWith(".")) continue;
       if (entry.isDirectory()) {
-        if (!IGNORED_DIRS.has(entry.name)) stack.push(path);
-      } else if (entry.isFile() && isSourcePath(entry.name)) {
+        if (!IGNORED_DIRS.has(entry.name.toLowerCase())) stack.push(path);
+      } else if (entry.isFile() && isIndexedPath(entry.name)) {
         const stamp = stampPath(path, previous?.get(path));
         if (stamp !== undefined) snapshot.set(path, stamp);
       }
@@ -128,12 +146,12 @@ export function isIgnoreFile(root: string, path: string): boolean {
 }
 
 /**
- * Source paths whose file was written, renamed or restored after `sinceMs` (a moment the graph was built at).
- * Not the ignore files: cgc writes a default .cgcignore during an index, after the time it records.
+ * Indexed paths whose file was written, renamed or restored after `sinceMs` (a moment the graph was built at).
+ * Not .cgcignore: cgc writes a default one during an index, after the time it records.
  */
 export function touchedAfter(snapshot: TreeSnapshot, sinceMs: number): string[] {
   return [...snapshot]
-    .filter(([path, stamp]) => isSourcePath(path) && stampTime(stamp) > sinceMs)
+    .filter(([path, stamp]) => isIndexedPath(path) && stampTime(stamp) > sinceMs)
     .map(([path]) => path)
     .sort();
 }

@@ -1,6 +1,7 @@
 // Every kind of change the freshness check must see, with the real pi (faux model driving pi's own bash
 // tool) and the real cgc: a deletion, a rename, a write that puts an old modification time back, a new
-// file in a new folder, a deletion made outside pi between prompts, and one made while pi was away. Each
+// file in a new folder, files cgc indexes without parsing (also in hidden folders), a file pi-cgc's own /cgc report
+// writes, a deletion made outside pi between prompts, and one made while pi was away. Each
 // must turn the chip to possibly stale, and the graph called fresh afterwards must match the tree.
 // (Before the tracker compared stamps, the first three and the last two left the chip at fresh.)
 import { renameSync, rmSync } from "node:fs";
@@ -46,8 +47,12 @@ async function graphFiles(repo: TinyRepo): Promise<Map<string, string[]>> {
     { cwd: repo.path, env: home.env },
   );
   expect(result.code).toBe(0);
-  const rows = JSON.parse(result.stdout.slice(result.stdout.indexOf("["))) as Array<{ path: string; names: string[] }>;
-  return new Map(rows.map((row) => [row.path.slice(repo.path.length + 1), row.names.sort()]));
+  const rows = JSON.parse(result.stdout.slice(result.stdout.indexOf("["))) as Array<{
+    path: string;
+    names: string[] | null;
+  }>;
+  // KùzuDB collects no function of a file as null.
+  return new Map(rows.map((row) => [row.path.slice(repo.path.length + 1), (row.names ?? []).sort()]));
 }
 
 /** One agent run that runs `command` through pi's bash tool. */
@@ -105,6 +110,33 @@ describe("every kind of change reaches the graph before it is called fresh", () 
     await session.h.session.prompt("add a module");
     await staleThenFresh(session);
     expect((await graphFiles(repo)).get("pkg/deep/er/fresh_module.py")).toEqual(["<module>", "deep_new"]);
+  });
+
+  it("files cgc indexes without parsing them, and files in hidden folders (cgc walks those too)", async () => {
+    const repo = await repos.indexed(home.env);
+    const session = await readySession(repo);
+    session.h.faux.setResponses(
+      bashRun(
+        "printf '# notes\\n' > NOTES.md && mkdir -p .github/workflows && printf 'on: push\\n' > .github/workflows/ci.yml",
+      ),
+    );
+    await session.h.session.prompt("add notes and a workflow");
+    await staleThenFresh(session);
+    const files = await graphFiles(repo);
+    expect(files.get("NOTES.md")).toEqual([]);
+    expect(files.get(".github/workflows/ci.yml")).toEqual([]);
+  });
+
+  it("/cgc report writes CGC_REPORT.md into the workspace: not fresh until the graph holds it", async () => {
+    const repo = await repos.indexed(home.env);
+    const session = await readySession(repo);
+    session.ui.confirmAnswer = true;
+    await session.h.session.prompt("/cgc report");
+    expect(session.ui.notices.map((notice) => notice.message)).toContainEqual(
+      expect.stringContaining("Report written to"),
+    );
+    await staleThenFresh(session);
+    expect((await graphFiles(repo)).get("CGC_REPORT.md")).toEqual([]);
   });
 
   it("a file deleted and one renamed outside pi between two prompts", async () => {

@@ -12,7 +12,7 @@
 //   - no lost user file: every file holds what the user, the agent and the run wrote, nothing else;
 //   - config intact: the project settings file is byte-identical.
 //
-//   npm run soak -- --runs 20 --seed 7 [--steps 10] [--first-run 0] [--actions v3]
+//   npm run soak -- --runs 20 --seed 7 [--steps 10] [--first-run 0] [--actions v4]
 //
 // Prints the figures (runs, steps, faults injected by kind, invariant violations) and exits 1 on a violation.
 
@@ -115,6 +115,7 @@ const ACTION_NAMES = [
   "bash-restore-old-time",
   "bash-new-folder",
   "bash-ignore",
+  "bash-unparsed",
   "outside-edit",
   "outside-delete",
   "outside-rename",
@@ -148,7 +149,7 @@ const CHANGE_KINDS_V2: Partial<Record<Action, number>> = {
   "fault:kill-child": 1,
   "fault:replace-session": 1,
 };
-const ACTION_TABLES: Record<"v1" | "v2" | "v3", Partial<Record<Action, number>>> = {
+const ACTION_TABLES: Record<"v1" | "v2" | "v3" | "v4", Partial<Record<Action, number>>> = {
   v1: {
     "edit-tool": 4,
     "write-tool": 2,
@@ -167,8 +168,11 @@ const ACTION_TABLES: Record<"v1" | "v2" | "v3", Partial<Record<Action, number>>>
   v2: CHANGE_KINDS_V2,
   // And a line in .cgcignore that takes a file out of the graph while it stays on disk.
   v3: { ...CHANGE_KINDS_V2, "bash-ignore": 1 },
+  // And files cgc indexes without parsing them (a File node each), also in hidden folders: made, moved, deleted.
+  v4: { ...CHANGE_KINDS_V2, "bash-ignore": 1, "bash-unparsed": 2 },
 };
 export type ActionTable = keyof typeof ACTION_TABLES;
+const LATEST_TABLE: ActionTable = "v4";
 const FAULTS = ACTION_NAMES.filter((action) => action.startsWith("fault:"));
 
 const COMMANDS = ["/cgc status", "/cgc sync", "/cgc doctor", "/cgc index", "/cgc index --force", "/cgc report"];
@@ -294,7 +298,8 @@ async function soakRunOn(
     // Every run injects at least one fault: the middle step is one, of a kind picked at random.
     const faultStep = Math.floor(options.steps / 2);
     for (let step = 0; step < options.steps; step++) {
-      const action = step === faultStep ? rng.pick(FAULTS) : rng.weighted(ACTION_TABLES[options.actions ?? "v3"]);
+      const action =
+        step === faultStep ? rng.pick(FAULTS) : rng.weighted(ACTION_TABLES[options.actions ?? LATEST_TABLE]);
       report.steps++;
       if (!action.startsWith("fault:")) report.actions[action] = (report.actions[action] ?? 0) + 1;
       const throughPrompt = await perform(run, action, (started) => {
@@ -393,6 +398,16 @@ const liveFiles = (run: Run) =>
 
 /** Python files made during the run (by the agent or the user), which the run may delete or move. */
 const madeFiles = (run: Run) => liveFiles(run).filter((path) => !run.original.has(path));
+
+/**
+ * Kinds of file cgc 0.6.13 indexes as a bare File node (its discovery's generic extensions): the soak makes these,
+ * and a fresh graph holds exactly the live ones.
+ */
+const UNPARSED = /\.(md|toml|json|txt|yml)$/;
+const madeUnparsed = (run: Run) =>
+  [...run.files]
+    .filter(([path, content]) => content !== undefined && UNPARSED.test(path) && !run.original.has(path))
+    .map(([path]) => path);
 
 function newFunction(run: Run): string {
   run.counter++;
@@ -504,6 +519,26 @@ async function perform(run: Run, action: Action, holding: (holder: LongLivedCgc)
       // A .cgcignore the run started with (cgc wrote it at the fixture's index) now holds the line too.
       const ignoreFile = run.files.get(".cgcignore");
       if (ignoreFile !== undefined) run.files.set(".cgcignore", `${ignoreFile}${path}\n`);
+      return true;
+    }
+    case "bash-unparsed": {
+      // A note at the root, a setting in a hidden folder, data beside the code; or one made before, moved or gone.
+      const made = madeUnparsed(run);
+      const kind = made.length === 0 ? "new" : rng.pick(["new", "new", "move", "delete"] as const);
+      const name = newFunction(run);
+      if (kind === "new") {
+        const path = rng.pick([`${name}.md`, `.${name}/settings.toml`, `pkg/${name}.json`]);
+        const folder = path.includes("/") ? `mkdir -p ${path.slice(0, path.lastIndexOf("/"))} && ` : "";
+        await prompt(run, toolStep("bash", { command: `${folder}printf 'x = 1\\n' > ${path}` }), "bash");
+        run.files.set(path, "x = 1\n");
+      } else {
+        const path = rng.pick(made);
+        const target = `.${name}_moved/${path.slice(path.lastIndexOf("/") + 1)}`;
+        const command = kind === "move" ? `mkdir -p .${name}_moved && mv ${path} ${target}` : `rm ${path}`;
+        await prompt(run, toolStep("bash", { command }), "bash");
+        if (kind === "move") run.files.set(target, run.files.get(path));
+        run.files.set(path, undefined);
+      }
       return true;
     }
     case "outside-edit": {
@@ -627,6 +662,12 @@ async function checkFreshClaim(run: Run, when: string): Promise<void> {
     run.violations.push(`fresh ${when}, yet the last notice says: ${lastWord}`);
   const graph = await graphFunctions(run);
   for (const [path, content] of run.files) {
+    if (UNPARSED.test(path) && !run.original.has(path)) {
+      const inGraph = graph.has(join(run.repo.path, path));
+      if (inGraph !== (content !== undefined))
+        run.violations.push(`fresh ${when}, yet the graph ${inGraph ? "still holds the deleted" : "lacks"} ${path}`);
+      continue;
+    }
     if (!path.endsWith(".py")) continue;
     const inGraph = graph.get(join(run.repo.path, path));
     if (run.ignored.has(path)) {
@@ -668,19 +709,20 @@ async function checkParity(run: Run): Promise<void> {
   }
 }
 
-/** Functions per file from the real graph (retried while another process holds the database). */
+/** Functions per file, every file, from the real graph (retried while another process holds the database). */
 async function graphFunctions(run: Run): Promise<Map<string, string[]>> {
   const query =
-    `MATCH (f:File)-[:CONTAINS]->(fn:Function) WHERE f.path STARTS WITH '${run.repo.path}/' ` +
+    `MATCH (f:File) WHERE f.path STARTS WITH '${run.repo.path}/' OPTIONAL MATCH (f)-[:CONTAINS]->(fn:Function) ` +
     "RETURN f.path AS path, collect(fn.name) AS names";
   for (let attempt = 0; ; attempt++) {
     const result = await cgcExec(["query", query], { cwd: run.repo.path, env: run.backend.env, cgc: run.backend.cgc });
     if (result.code === 0 && result.stdout.includes("[")) {
       const rows = JSON.parse(result.stdout.slice(result.stdout.indexOf("["))) as Array<{
         path: string;
-        names: string[];
+        names: string[] | null;
       }>;
-      return new Map(rows.map((row) => [row.path, row.names]));
+      // KùzuDB collects no function of a file as null.
+      return new Map(rows.map((row) => [row.path, (row.names ?? []).filter((name) => name !== null)]));
     }
     if (attempt >= 3) throw new Error(`the soak's ground-truth query failed: ${result.stdout}${result.stderr}`);
   }
@@ -774,9 +816,10 @@ function backendsArgument(): BackendName[] {
 
 function tableArgument(): ActionTable {
   const at = process.argv.indexOf("--actions");
-  const value = at >= 0 ? process.argv[at + 1] : "v3";
-  if (value !== "v1" && value !== "v2" && value !== "v3") throw new Error("--actions must be v1, v2 or v3");
-  return value;
+  const value = at >= 0 ? process.argv[at + 1] : LATEST_TABLE;
+  if (!Object.hasOwn(ACTION_TABLES, value ?? ""))
+    throw new Error(`--actions must be one of ${Object.keys(ACTION_TABLES).join(", ")}`);
+  return value as ActionTable;
 }
 
 if (process.argv[1]?.endsWith("soak.ts")) {

@@ -1,12 +1,14 @@
 // The change tracker on a real directory: each kind of change it must report, what it must not report
 // twice, and the tree it remembers for the next session.
+import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, renameSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { graphRecordPath } from "../../src/state/records.ts";
 import { createChangeTracker } from "../../src/workspace/tracker.ts";
-import { stampPath } from "../../src/workspace/tree.ts";
+import { snapshotTree, stampPath } from "../../src/workspace/tree.ts";
+import { venvPython } from "../helpers/engine.ts";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -20,7 +22,7 @@ function workspace() {
   mkdirSync(join(root, "pkg"), { recursive: true });
   writeFileSync(join(root, "pkg", "a.py"), "def a():\n    return 1\n");
   writeFileSync(join(root, "pkg", "b.py"), "def b():\n    return 2\n");
-  writeFileSync(join(root, "README.md"), "not source\n");
+  writeFileSync(join(root, "README.md"), "a File node of its own, not parsed\n");
   const env = { PI_CODING_AGENT_DIR: join(top, "agent") };
   const tracker = createChangeTracker(env);
   tracker.startDrift(root, Date.now() + 60_000);
@@ -65,8 +67,51 @@ describe("the change tracker", () => {
     writeFileSync(w.at("new/deeper/c.py"), "def c():\n    return 3\n");
     mkdirSync(w.at("node_modules/x"), { recursive: true });
     writeFileSync(w.at("node_modules/x/index.js"), "module.exports = 1;\n");
-    writeFileSync(w.at("notes.txt"), "not source\n");
+    writeFileSync(w.at("data.csv"), "not indexed\n");
     expect(w.tracker.check()).toEqual([w.at("new/deeper/c.py")]);
+  });
+
+  it("looks at every file cgc's own discovery indexes: generic files, hidden folders, names in any case", () => {
+    const w = workspace();
+    const files = [
+      "notes.txt",
+      "pyproject.toml",
+      "Makefile",
+      "Dockerfile",
+      ".env",
+      ".dockerignore",
+      ".hidden.py",
+      ".pi/cgc.json",
+      ".github/workflows/ci.yml",
+      "pkg/.gitignore",
+      "pkg/run.sh",
+      "Build/skipped.py",
+      "node_modules/x/i.js",
+      ".git/hooks/h.py",
+      ".idea/x.py",
+      "data.csv",
+      "pkg/image.png",
+      "src/App.tsx",
+    ];
+    for (const file of files) {
+      mkdirSync(dirname(w.at(file)), { recursive: true });
+      writeFileSync(w.at(file), "x = 1\n");
+    }
+    const script =
+      "import sys; from pathlib import Path\n" +
+      "from codegraphcontext.tools.indexing.discovery import discover_files_to_index\n" +
+      "exts = {'.py', '.tsx', '.js', '.sh'}\n" +
+      "print('\\n'.join(str(p) for p in discover_files_to_index(Path(sys.argv[1]), None, supported_extensions=exts)[0]))\n";
+    const found = spawnSync(venvPython(), ["-c", script, w.root], {
+      encoding: "utf8",
+      env: { ...process.env, HOME: join(w.root, "..", "home") },
+    });
+    expect(found.status, found.stderr).toBe(0);
+    const cgcFinds = found.stdout.trim().split("\n").sort();
+    expect(cgcFinds).toContain(w.at(".github/workflows/ci.yml"));
+    // cgc wrote its default .cgcignore meanwhile: a root ignore file, no node of the graph.
+    const tracked = [...snapshotTree(w.root).keys()].filter((path) => path !== w.at(".cgcignore")).sort();
+    expect(tracked).toEqual(cgcFinds);
   });
 
   it("reports a change to the root's .cgcignore or .gitignore, which adds files to the graph or takes them out", () => {
@@ -75,8 +120,8 @@ describe("the change tracker", () => {
     expect(w.tracker.check()).toEqual([w.at(".cgcignore")]);
     writeFileSync(w.at(".gitignore"), "pkg/\n");
     mkdirSync(w.at("pkg/.hidden"));
-    writeFileSync(w.at("pkg/.gitignore"), "a.py\n"); // not read by cgc: only the root's
-    expect(w.tracker.check()).toEqual([w.at(".gitignore")]);
+    writeFileSync(w.at("pkg/.gitignore"), "a.py\n"); // cgc reads only the root's rules, but indexes the file
+    expect(w.tracker.check()).toEqual([w.at(".gitignore"), w.at("pkg/.gitignore")]);
     rmSync(w.at(".cgcignore"));
     expect(w.tracker.check()).toEqual([w.at(".cgcignore")]);
   });
@@ -95,8 +140,34 @@ describe("the change tracker", () => {
     });
     const fresh = createChangeTracker({ PI_CODING_AGENT_DIR: join(w.root, "..", "other-agent") });
     expect(fresh.startDrift(w.root, Date.now() - 1_000)).toEqual({
-      paths: [w.at("pkg/a.py"), w.at("pkg/b.py")],
+      paths: [w.at("README.md"), w.at("pkg/a.py"), w.at("pkg/b.py")],
       basis: "file times",
+    });
+  });
+
+  it("a tree remembered before every indexed file was tracked judges the others by file times", () => {
+    const w = workspace();
+    mkdirSync(w.at(".pi"));
+    writeFileSync(w.at(".pi/cgc.json"), "{}\n");
+    const indexedAt = Date.now() + 60_000; // every file so far was there when the graph was built
+    const record = graphRecordPath(w.env, w.root, "trees");
+    mkdirSync(dirname(record), { recursive: true });
+    const files = [w.at("pkg/a.py"), w.at("pkg/b.py")].map((path) => [path, stampPath(path)]);
+    writeFileSync(record, JSON.stringify({ root: w.root, ignoreFiles: true, files }));
+    expect(createChangeTracker(w.env).startDrift(w.root, indexedAt)).toEqual({ paths: [], basis: "remembered tree" });
+    // Written after the index: reported, as the file-time fallback would.
+    expect(createChangeTracker(w.env).startDrift(w.root, Date.now() - 1_000)).toEqual({
+      paths: [w.at(".pi/cgc.json"), w.at("README.md")],
+      basis: "remembered tree",
+    });
+    // A record written now tracks them all: a generic file deleted while pi was away is seen.
+    const tracker = createChangeTracker(w.env);
+    tracker.startDrift(w.root, indexedAt);
+    tracker.remember();
+    rmSync(w.at("README.md"));
+    expect(createChangeTracker(w.env).startDrift(w.root, indexedAt)).toEqual({
+      paths: [w.at("README.md")],
+      basis: "remembered tree",
     });
   });
 
@@ -127,7 +198,7 @@ describe("the change tracker", () => {
     utimesSync(w.at("pkg/a.py"), old, old); // an old modification time, but a new status-change time
     const fresh = createChangeTracker({ PI_CODING_AGENT_DIR: join(w.root, "..", "other-agent") });
     expect(fresh.startDrift(w.root, indexedAt)).toEqual({
-      paths: [w.at("pkg/a.py"), w.at("pkg/b.py")],
+      paths: [w.at("README.md"), w.at("pkg/a.py"), w.at("pkg/b.py")],
       basis: "file times",
     });
   });
