@@ -101,10 +101,10 @@ export function createChangeTracker(env: NodeJS.ProcessEnv): ChangeTracker {
  */
 const TRACKED = 2;
 
-/** What the tracker tracked before every indexed file was: source files outside hidden folders. */
+/** What the tracker tracked before every indexed file was: source files (any case) outside hidden folders. */
 function trackedBefore(root: string, path: string): boolean {
   return (
-    isSourcePath(path) &&
+    isSourcePath(path.toLowerCase()) &&
     !relative(root, path)
       .split(sep)
       .some((part) => part.startsWith("."))

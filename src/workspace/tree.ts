@@ -46,14 +46,14 @@ const SOURCE_EXTENSIONS = new Set(
 const GENERIC_EXTENSIONS = new Set(".toml .sh .yaml .yml .json .ini .cfg .md .txt .bat .ps1".split(" "));
 const GENERIC_FILENAMES = new Set(["Dockerfile", "Makefile", ".gitignore", ".dockerignore", ".env"]);
 
-/** A file cgc parses, by its extension. */
+/** A file cgc parses, by its extension (in its case: cgc matches `.py`, not `.PY`). */
 export function isSourcePath(path: string): boolean {
-  return SOURCE_EXTENSIONS.has(extname(path).toLowerCase());
+  return SOURCE_EXTENSIONS.has(extname(path));
 }
 
 /** A file cgc's discovery may put in the graph, by its name: a source file or a generic one. */
 export function isIndexedPath(path: string): boolean {
-  const extension = extname(path).toLowerCase();
+  const extension = extname(path);
   return SOURCE_EXTENSIONS.has(extension) || GENERIC_EXTENSIONS.has(extension) || GENERIC_FILENAMES.has(basename(path));
 }
 

@@ -92,6 +92,8 @@ describe("the change tracker", () => {
       "data.csv",
       "pkg/image.png",
       "src/App.tsx",
+      "pkg/SHOUT.PY",
+      "NOTES.MD",
     ];
     for (const file of files) {
       mkdirSync(dirname(w.at(file)), { recursive: true });
