@@ -8,7 +8,7 @@ import { parseQueryJson, richPrinted } from "../cgc/parse.ts";
 import type { RunResult } from "../cgc/runner.ts";
 import type { CgcSession } from "../lifecycle/session.ts";
 import { changesObserved, freshnessVerified, graphNeedsRebuild } from "../state/model.ts";
-import { isIndexedPath } from "../workspace/tree.ts";
+import { isIndexedPath, walkedByCgc } from "../workspace/tree.ts";
 
 /** Clock slack between Node's clock and cgc's recorded UTC time on the same machine. */
 const CLOCK_SLACK_MS = 1_000;
@@ -88,6 +88,7 @@ export async function syncAndVerify(session: SyncingSession): Promise<SyncOutcom
     };
   }
   const present = new Set(Array.isArray(row.present) ? row.present : []);
+  const walked = walkedByCgc(session.root);
   const verified = paths.filter((path) => {
     const exists = existsSync(path);
     // A file changed again (or restored with old times: the status-change time still moves) while cgc was
@@ -95,8 +96,9 @@ export async function syncAndVerify(session: SyncingSession): Promise<SyncOutcom
     if (exists && lastTouched(path) > indexedAt + CLOCK_SLACK_MS) return false;
     // .cgcignore is no node of the graph: a rebuild that read it after its change applied it.
     if (!isIndexedPath(path)) return true;
-    // The CLI prints paths through Rich markup, so `app/[id]/x.py` comes back as `app//x.py`.
-    return exists === (present.has(path) || present.has(richPrinted(path)));
+    // A file an ignore rule now leaves out is on disk, not in the graph. The CLI prints paths through Rich
+    // markup, so `app/[id]/x.py` comes back as `app//x.py`.
+    return (exists && walked(path)) === (present.has(path) || present.has(richPrinted(path)));
   });
   session.store.apply((state, now) => freshnessVerified(state, verified, now));
   const missing = paths.length - verified.length;

@@ -7,8 +7,9 @@
 // of its content, and keeps it until its times move. Reads the file system only, and every file cgc's own
 // discovery may index (a few more, never fewer: a file it misses would be a change no one sees).
 import { createHash } from "node:crypto";
-import { type Dirent, readdirSync, readFileSync, type Stats, statSync } from "node:fs";
-import { basename, dirname, extname, join } from "node:path";
+import { type Dirent, existsSync, readdirSync, readFileSync, type Stats, statSync } from "node:fs";
+import { basename, dirname, extname, join, relative, sep } from "node:path";
+import ignore from "ignore";
 
 /**
  * cgc 0.6.13's default IGNORE_DIRS, matched as cgc matches them: any folder of that name, in any case. Hidden
@@ -105,9 +106,10 @@ export function stampTime(stamp: string): number {
 /** Every file under `root` cgc may index, and the root's ignore files, with its stamp (`previous`: the last look's, see stampPath). */
 export function snapshotTree(root: string, previous?: TreeSnapshot): TreeSnapshot {
   const snapshot: TreeSnapshot = new Map();
-  const stack = [root];
+  const ignored = ignoreRules(root);
+  const stack: Array<[string, string]> = [[root, ""]];
   while (stack.length > 0) {
-    const dir = stack.pop() as string;
+    const [dir, relativeDir] = stack.pop() as [string, string];
     let entries: Dirent[];
     try {
       entries = readdirSync(dir, { withFileTypes: true });
@@ -116,20 +118,87 @@ export function snapshotTree(root: string, previous?: TreeSnapshot): TreeSnapsho
     }
     for (const entry of entries) {
       const path = join(dir, entry.name);
+      const relativePath = relativeDir + entry.name;
       if (dir === root && entry.isFile() && IGNORE_FILES.has(entry.name)) {
         const stamp = stampPath(path, previous?.get(path));
         if (stamp !== undefined) snapshot.set(path, stamp);
         continue;
       }
       if (entry.isDirectory()) {
-        if (!IGNORED_DIRS.has(entry.name.toLowerCase())) stack.push(path);
-      } else if (entry.isFile() && isIndexedPath(entry.name)) {
+        if (!IGNORED_DIRS.has(entry.name.toLowerCase()) && !ignored?.(`${relativePath}/`))
+          stack.push([path, `${relativePath}/`]);
+      } else if (entry.isFile() && isIndexedPath(entry.name) && !ignored?.(relativePath)) {
         const stamp = stampPath(path, previous?.get(path));
         if (stamp !== undefined) snapshot.set(path, stamp);
       }
     }
   }
   return snapshot;
+}
+
+/**
+ * Whether cgc's walk of `root` takes a file under it: by its name, the folders cgc skips, and its ignore rules
+ * (see ignoreRules), read once for the returned test.
+ */
+export function walkedByCgc(root: string): (path: string) => boolean {
+  const ignored = ignoreRules(root);
+  return (path) => {
+    const parts = relative(root, path).split(sep);
+    if (parts[0] === ".." || !isIndexedPath(path)) return false;
+    for (let depth = 1; depth < parts.length; depth++) {
+      const folder = parts[depth - 1] as string;
+      // cgc prunes a folder its rules match: nothing under it is looked at.
+      if (IGNORED_DIRS.has(folder.toLowerCase()) || ignored?.(`${parts.slice(0, depth).join("/")}/`)) return false;
+    }
+    return !ignored?.(parts.join("/"));
+  };
+}
+
+/** cgc 0.6.13's DEFAULT_IGNORE_PATTERNS, which it applies before the ignore files' own lines. */
+const DEFAULT_PATTERNS = [
+  ..."node_modules/ venv/ .venv/ env/ .env/ dist/ build/ target/ out/ obj/ .git/ __pycache__/".split(" "),
+  ..."*.png *.jpg *.jpeg *.gif *.svg *.mp4 *.mp3 *.zip *.tar *.gz".split(" "),
+];
+
+/**
+ * What cgc's ignore rules leave out of `root`'s graph, as a test of a path relative to `root` (a folder's ending
+ * in `/`): its default patterns, then the lines of the first .gitignore and of the first .cgcignore found from
+ * `root` up to the top of its git worktree (cgc reads one of each and matches them from `root`), the last match
+ * deciding. Git's rules, which the `ignore` library implements, are what cgc's own matcher follows, but for a
+ * negation: a `!` line can bring back, for cgc, a path under a folder git's rules leave out. With one among the
+ * lines, undefined: nothing is left out here, since a file cgc indexes must never be.
+ */
+function ignoreRules(root: string): ((relativePath: string) => boolean) | undefined {
+  const lines = [...DEFAULT_PATTERNS];
+  for (const name of [".gitignore", ".cgcignore"]) {
+    const found = nearestUpToWorktree(root, name);
+    if (found === undefined) continue;
+    try {
+      lines.push(...readFileSync(found, "utf8").split("\n"));
+    } catch {
+      // Unreadable for us, perhaps for cgc too: nothing left out by it.
+    }
+  }
+  const patterns = lines.map((line) => line.trim()).filter((line) => line !== "" && !line.startsWith("#"));
+  if (patterns.some((line) => line.startsWith("!"))) return undefined;
+  const rules = ignore({ ignorecase: false }).add(patterns);
+  return (relativePath) => rules.ignores(relativePath);
+}
+
+/** `name` in `root` or the nearest folder above it within its git worktree (none above `root` outside one). */
+function nearestUpToWorktree(root: string, name: string): string | undefined {
+  let top: string | undefined;
+  for (let probe = root; ; probe = dirname(probe)) {
+    if (existsSync(join(probe, ".git"))) {
+      top = probe;
+      break;
+    }
+    if (dirname(probe) === probe) break;
+  }
+  for (let dir = root; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, name))) return join(dir, name);
+    if (top === undefined || dir === top || dirname(dir) === dir) return undefined;
+  }
 }
 
 /** Paths created, changed or deleted between two snapshots, sorted. */

@@ -139,6 +139,22 @@ describe("every kind of change reaches the graph before it is called fresh", () 
     expect((await graphFiles(repo)).get("CGC_REPORT.md")).toEqual([]);
   });
 
+  it("a file a new .gitignore line leaves out, with the engine off: the full rebuild takes it out, then fresh", async () => {
+    process.env.CGC_FRESHNESS_ENGINE = "false";
+    try {
+      const repo = await repos.indexed(home.env);
+      const session = await readySession(repo);
+      session.h.faux.setResponses(bashRun("printf 'pkg/beta.py\\n' >> .gitignore"));
+      await session.h.session.prompt("ignore beta.py");
+      await staleThenFresh(session);
+      const files = await graphFiles(repo);
+      expect(files.has("pkg/beta.py")).toBe(false);
+      expect(files.has("pkg/alpha.py")).toBe(true);
+    } finally {
+      delete process.env.CGC_FRESHNESS_ENGINE;
+    }
+  }, 300_000);
+
   it("a file deleted and one renamed outside pi between two prompts", async () => {
     const repo = await repos.indexed(home.env);
     const session = await readySession(repo);

@@ -1,13 +1,13 @@
 // The change tracker on a real directory: each kind of change it must report, what it must not report
 // twice, and the tree it remembers for the next session.
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, renameSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { graphRecordPath } from "../../src/state/records.ts";
 import { createChangeTracker } from "../../src/workspace/tracker.ts";
-import { snapshotTree, stampPath } from "../../src/workspace/tree.ts";
+import { snapshotTree, stampPath, walkedByCgc } from "../../src/workspace/tree.ts";
 import { venvPython } from "../helpers/engine.ts";
 
 const dirs: string[] = [];
@@ -71,9 +71,42 @@ describe("the change tracker", () => {
     expect(w.tracker.check()).toEqual([w.at("new/deeper/c.py")]);
   });
 
+  /** What cgc 0.6.13's own discovery finds under `root` (it writes its default .cgcignore there when none is). */
+  function cgcDiscovers(root: string): string[] {
+    const script =
+      "import sys; from pathlib import Path\n" +
+      "from codegraphcontext.tools.indexing.discovery import discover_files_to_index\n" +
+      "exts = {'.py', '.tsx', '.js', '.sh'}\n" +
+      "print('\\n'.join(str(p) for p in discover_files_to_index(Path(sys.argv[1]), None, supported_extensions=exts)[0]))\n";
+    const found = spawnSync(venvPython(), ["-c", script, root], {
+      encoding: "utf8",
+      env: { ...process.env, HOME: join(root, "..", "home") },
+    });
+    expect(found.status, found.stderr).toBe(0);
+    return found.stdout.trim().split("\n").sort();
+  }
+
+  function writeAll(w: ReturnType<typeof workspace>, files: string[]) {
+    for (const file of files) {
+      mkdirSync(dirname(w.at(file)), { recursive: true });
+      writeFileSync(w.at(file), "x = 1\n");
+    }
+  }
+
+  /** Every file under `root`, sorted. */
+  const listAll = (root: string) =>
+    readdirSync(root, { recursive: true, withFileTypes: true })
+      .filter((entry) => entry.isFile())
+      .map((entry) => join(entry.parentPath, entry.name))
+      .sort();
+
+  /** The tracker's files, less the root's .cgcignore (an ignore file, no node of the graph). */
+  const trackedFiles = (w: ReturnType<typeof workspace>) =>
+    [...snapshotTree(w.root).keys()].filter((path) => path !== w.at(".cgcignore")).sort();
+
   it("looks at every file cgc's own discovery indexes: generic files, hidden folders, names in any case", () => {
     const w = workspace();
-    const files = [
+    writeAll(w, [
       "notes.txt",
       "pyproject.toml",
       "Makefile",
@@ -94,38 +127,56 @@ describe("the change tracker", () => {
       "src/App.tsx",
       "pkg/SHOUT.PY",
       "NOTES.MD",
-    ];
-    for (const file of files) {
-      mkdirSync(dirname(w.at(file)), { recursive: true });
-      writeFileSync(w.at(file), "x = 1\n");
-    }
-    const script =
-      "import sys; from pathlib import Path\n" +
-      "from codegraphcontext.tools.indexing.discovery import discover_files_to_index\n" +
-      "exts = {'.py', '.tsx', '.js', '.sh'}\n" +
-      "print('\\n'.join(str(p) for p in discover_files_to_index(Path(sys.argv[1]), None, supported_extensions=exts)[0]))\n";
-    const found = spawnSync(venvPython(), ["-c", script, w.root], {
-      encoding: "utf8",
-      env: { ...process.env, HOME: join(w.root, "..", "home") },
-    });
-    expect(found.status, found.stderr).toBe(0);
-    const cgcFinds = found.stdout.trim().split("\n").sort();
+    ]);
+    const cgcFinds = cgcDiscovers(w.root);
     expect(cgcFinds).toContain(w.at(".github/workflows/ci.yml"));
-    // cgc wrote its default .cgcignore meanwhile: a root ignore file, no node of the graph.
-    const tracked = [...snapshotTree(w.root).keys()].filter((path) => path !== w.at(".cgcignore")).sort();
-    expect(tracked).toEqual(cgcFinds);
+    expect(trackedFiles(w)).toEqual(cgcFinds);
   });
 
-  it("reports a change to the root's .cgcignore or .gitignore, which adds files to the graph or takes them out", () => {
+  it("leaves out what the root's .gitignore and .cgcignore leave out of cgc's walk, and never more", () => {
+    const w = workspace();
+    writeAll(w, [
+      "logs/a.py",
+      "generated/b.py",
+      "sub/generated/c.py",
+      "x/cache/d.py",
+      "docs/e.md",
+      "docs/sub/f.md",
+      ".venv-lite/lib/g.py",
+      "pkg/secret.py",
+      "pkg/kept.py",
+      "obj/h.py",
+      "vendor/v.py",
+    ]);
+    writeFileSync(w.at(".gitignore"), "logs/\n/generated\n**/cache/\ndocs/*.md\n.venv-lite/\n# a comment\nsecret.py\n");
+    writeFileSync(w.at(".cgcignore"), "vendor/\n");
+    const cgcFinds = cgcDiscovers(w.root);
+    expect(cgcFinds).toContain(w.at("sub/generated/c.py"));
+    expect(cgcFinds).not.toContain(w.at(".venv-lite/lib/g.py"));
+    expect(trackedFiles(w)).toEqual(cgcFinds);
+    // The same answer for one path at a time (a full rebuild's read-back: an ignored file is on disk, not in the graph).
+    const walked = walkedByCgc(w.root);
+    expect(listAll(w.root).filter((path) => walked(path) && path !== w.at(".cgcignore"))).toEqual(cgcFinds);
+    // A negation: cgc can bring back a path git's rules cannot, so nothing is left out by the lines.
+    writeFileSync(w.at(".cgcignore"), "vendor/\n!logs/\n");
+    const withNegation = cgcDiscovers(w.root);
+    expect(withNegation).toContain(w.at("logs/a.py"));
+    const tracked = trackedFiles(w);
+    expect(withNegation.filter((path) => !tracked.includes(path))).toEqual([]);
+  });
+
+  it("reports a change to the root's .cgcignore or .gitignore, and the files it adds to the graph or takes out", () => {
     const w = workspace();
     writeFileSync(w.at(".cgcignore"), "pkg/b.py\n");
-    expect(w.tracker.check()).toEqual([w.at(".cgcignore")]);
-    writeFileSync(w.at(".gitignore"), "pkg/\n");
-    mkdirSync(w.at("pkg/.hidden"));
+    expect(w.tracker.check()).toEqual([w.at(".cgcignore"), w.at("pkg/b.py")]);
     writeFileSync(w.at("pkg/.gitignore"), "a.py\n"); // cgc reads only the root's rules, but indexes the file
-    expect(w.tracker.check()).toEqual([w.at(".gitignore"), w.at("pkg/.gitignore")]);
+    expect(w.tracker.check()).toEqual([w.at("pkg/.gitignore")]);
+    writeFileSync(w.at(".gitignore"), "pkg/\n");
+    expect(w.tracker.check()).toEqual([w.at(".gitignore"), w.at("pkg/.gitignore"), w.at("pkg/a.py")]);
     rmSync(w.at(".cgcignore"));
     expect(w.tracker.check()).toEqual([w.at(".cgcignore")]);
+    rmSync(w.at(".gitignore"));
+    expect(w.tracker.check()).toEqual([w.at(".gitignore"), w.at("pkg/.gitignore"), w.at("pkg/a.py"), w.at("pkg/b.py")]);
   });
 
   it("a tree remembered before ignore files were tracked takes them as unchanged; file times never count them", () => {
