@@ -8,7 +8,7 @@ import { parseQueryJson, richPrinted } from "../cgc/parse.ts";
 import type { RunResult } from "../cgc/runner.ts";
 import type { CgcSession } from "../lifecycle/session.ts";
 import { changesObserved, freshnessVerified, graphNeedsRebuild } from "../state/model.ts";
-import { isIndexedPath, walkedByCgc } from "../workspace/tree.ts";
+import { isIndexedPath } from "../workspace/tree.ts";
 
 /** Clock slack between Node's clock and cgc's recorded UTC time on the same machine. */
 const CLOCK_SLACK_MS = 1_000;
@@ -88,7 +88,7 @@ export async function syncAndVerify(session: SyncingSession): Promise<SyncOutcom
     };
   }
   const present = new Set(Array.isArray(row.present) ? row.present : []);
-  const walked = walkedByCgc(session.root);
+  const walked = session.tracker.walkedByCgc();
   const verified = paths.filter((path) => {
     const exists = existsSync(path);
     // A file changed again (or restored with old times: the status-change time still moves) while cgc was

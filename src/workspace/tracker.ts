@@ -7,6 +7,7 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, relative, sep } from "node:path";
 import { graphRecordPath } from "../state/records.ts";
 import {
+  cgcIgnoredDirs,
   changedBetween,
   isIgnoreFile,
   isSourcePath,
@@ -15,6 +16,7 @@ import {
   stampTime,
   type TreeSnapshot,
   touchedAfter,
+  walkedByCgc,
 } from "./tree.ts";
 
 export interface StartDrift {
@@ -36,6 +38,8 @@ export interface ChangeTracker {
   observed(paths: readonly string[]): void;
   /** The graph was verified to reflect the tree as last looked at: remember that tree for the next session. */
   remember(): void;
+  /** Whether cgc's walk of the root takes a file now (tree.ts, walkedByCgc). */
+  walkedByCgc(): (path: string) => boolean;
 }
 
 export function createChangeTracker(env: NodeJS.ProcessEnv): ChangeTracker {
@@ -45,7 +49,7 @@ export function createChangeTracker(env: NodeJS.ProcessEnv): ChangeTracker {
 
   const look = (): string[] => {
     if (root === undefined) return [];
-    const now = snapshotTree(root, baseline);
+    const now = snapshotTree(root, baseline, cgcIgnoredDirs(env));
     const changed = baseline ? changedBetween(baseline, now) : [];
     baseline = now;
     return changed;
@@ -56,7 +60,7 @@ export function createChangeTracker(env: NodeJS.ProcessEnv): ChangeTracker {
       if (baseline && root === probedRoot) return { paths: look(), basis: "remembered tree" };
       root = probedRoot;
       const remembered = readSnapshot(graphRecordPath(env, root, "trees"));
-      const now = snapshotTree(root, remembered?.files);
+      const now = snapshotTree(root, remembered?.files, cgcIgnoredDirs(env));
       baseline = now;
       if (remembered) {
         // A tree remembered before the ignore files were tracked says nothing of them: taken as unchanged. One
@@ -73,6 +77,7 @@ export function createChangeTracker(env: NodeJS.ProcessEnv): ChangeTracker {
       return { paths: Number.isNaN(indexedMs) ? [] : touchedAfter(now, indexedMs), basis: "file times" };
     },
     check: look,
+    walkedByCgc: () => (root === undefined ? () => false : walkedByCgc(root, cgcIgnoredDirs(env))),
     observed(paths) {
       if (!baseline) return;
       for (const path of paths) {

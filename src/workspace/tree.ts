@@ -8,6 +8,7 @@
 // discovery may index (a few more, never fewer: a file it misses would be a change no one sees).
 import { createHash } from "node:crypto";
 import { type Dirent, existsSync, readdirSync, readFileSync, type Stats, statSync } from "node:fs";
+import { homedir } from "node:os";
 import { basename, dirname, extname, join, relative, sep } from "node:path";
 import ignore from "ignore";
 
@@ -16,21 +17,32 @@ import ignore from "ignore";
  * folders are walked: cgc's IGNORE_HIDDEN_FILES setting is read by nothing in its discovery, which indexes
  * `.github/`, `.pi/` and the like.
  */
-const IGNORED_DIRS = new Set([
-  "node_modules",
-  "venv",
-  ".venv",
-  "env",
-  ".env",
-  "dist",
-  "build",
-  "target",
-  "out",
-  ".git",
-  ".idea",
-  ".vscode",
-  "__pycache__",
-]);
+const DEFAULT_IGNORED_DIRS: ReadonlySet<string> = new Set(
+  "node_modules,venv,.venv,env,.env,dist,build,target,out,.git,.idea,.vscode,__pycache__".split(","),
+);
+
+/**
+ * The folder names cgc's walk skips: its IGNORE_DIRS setting where cgc reads it (the environment, then
+ * ~/.codegraphcontext/.env; a repository's own .env only in cgc's per-repo mode, not read here), else the default.
+ */
+export function cgcIgnoredDirs(env: NodeJS.ProcessEnv): ReadonlySet<string> {
+  let setting = env.IGNORE_DIRS;
+  if (setting === undefined) {
+    try {
+      const dotEnv = readFileSync(join(env.HOME ?? homedir(), ".codegraphcontext", ".env"), "utf8");
+      setting = /^\s*IGNORE_DIRS\s*=(.*)$/m.exec(dotEnv)?.[1];
+    } catch {
+      // No config of the user's cgc: its default.
+    }
+  }
+  if (setting === undefined) return DEFAULT_IGNORED_DIRS;
+  return new Set(
+    setting
+      .split(",")
+      .map((name) => name.trim().toLowerCase())
+      .filter(Boolean),
+  );
+}
 
 /** Extensions cgc parses (its doctor lists the languages). */
 const SOURCE_EXTENSIONS = new Set(
@@ -103,8 +115,15 @@ export function stampTime(stamp: string): number {
   return Math.max(Number(mtime), Number(ctime));
 }
 
-/** Every file under `root` cgc may index, and the root's ignore files, with its stamp (`previous`: the last look's, see stampPath). */
-export function snapshotTree(root: string, previous?: TreeSnapshot): TreeSnapshot {
+/**
+ * Every file under `root` cgc may index, and the root's ignore files, with its stamp (`previous`: the last look's,
+ * see stampPath; `skippedDirs`: cgcIgnoredDirs).
+ */
+export function snapshotTree(
+  root: string,
+  previous?: TreeSnapshot,
+  skippedDirs: ReadonlySet<string> = DEFAULT_IGNORED_DIRS,
+): TreeSnapshot {
   const snapshot: TreeSnapshot = new Map();
   const ignored = ignoreRules(root);
   const stack: Array<[string, string]> = [[root, ""]];
@@ -125,7 +144,7 @@ export function snapshotTree(root: string, previous?: TreeSnapshot): TreeSnapsho
         continue;
       }
       if (entry.isDirectory()) {
-        if (!IGNORED_DIRS.has(entry.name.toLowerCase()) && !ignored?.(`${relativePath}/`))
+        if (!skippedDirs.has(entry.name.toLowerCase()) && !ignored?.(`${relativePath}/`))
           stack.push([path, `${relativePath}/`]);
       } else if (entry.isFile() && isIndexedPath(entry.name) && !ignored?.(relativePath)) {
         const stamp = stampPath(path, previous?.get(path));
@@ -140,7 +159,10 @@ export function snapshotTree(root: string, previous?: TreeSnapshot): TreeSnapsho
  * Whether cgc's walk of `root` takes a file under it: by its name, the folders cgc skips, and its ignore rules
  * (see ignoreRules), read once for the returned test.
  */
-export function walkedByCgc(root: string): (path: string) => boolean {
+export function walkedByCgc(
+  root: string,
+  skippedDirs: ReadonlySet<string> = DEFAULT_IGNORED_DIRS,
+): (path: string) => boolean {
   const ignored = ignoreRules(root);
   return (path) => {
     const parts = relative(root, path).split(sep);
@@ -148,7 +170,7 @@ export function walkedByCgc(root: string): (path: string) => boolean {
     for (let depth = 1; depth < parts.length; depth++) {
       const folder = parts[depth - 1] as string;
       // cgc prunes a folder its rules match: nothing under it is looked at.
-      if (IGNORED_DIRS.has(folder.toLowerCase()) || ignored?.(`${parts.slice(0, depth).join("/")}/`)) return false;
+      if (skippedDirs.has(folder.toLowerCase()) || ignored?.(`${parts.slice(0, depth).join("/")}/`)) return false;
     }
     return !ignored?.(parts.join("/"));
   };

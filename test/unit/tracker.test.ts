@@ -7,7 +7,7 @@ import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { graphRecordPath } from "../../src/state/records.ts";
 import { createChangeTracker } from "../../src/workspace/tracker.ts";
-import { snapshotTree, stampPath, walkedByCgc } from "../../src/workspace/tree.ts";
+import { cgcIgnoredDirs, snapshotTree, stampPath, walkedByCgc } from "../../src/workspace/tree.ts";
 import { venvPython } from "../helpers/engine.ts";
 
 const dirs: string[] = [];
@@ -163,6 +163,26 @@ describe("the change tracker", () => {
     expect(withNegation).toContain(w.at("logs/a.py"));
     const tracked = trackedFiles(w);
     expect(withNegation.filter((path) => !tracked.includes(path))).toEqual([]);
+  });
+
+  it("skips the folders cgc's own IGNORE_DIRS setting names, from the user's cgc config or the environment", () => {
+    const w = workspace();
+    writeAll(w, [".idea/i.py", "node_modules/n.js", "vendor/v.py", "Vendor/w.py"]);
+    const home = join(w.root, "..", "home");
+    mkdirSync(join(home, ".codegraphcontext"), { recursive: true });
+    writeFileSync(
+      join(home, ".codegraphcontext", ".env"),
+      "DEFAULT_DATABASE=kuzudb\nIGNORE_DIRS=node_modules, vendor\n",
+    );
+    const cgcFinds = cgcDiscovers(w.root);
+    expect(cgcFinds).toContain(w.at(".idea/i.py"));
+    const tracked = (env: NodeJS.ProcessEnv) =>
+      [...snapshotTree(w.root, undefined, cgcIgnoredDirs(env)).keys()]
+        .filter((path) => path !== w.at(".cgcignore"))
+        .sort();
+    expect(tracked({ HOME: home })).toEqual(cgcFinds);
+    expect(tracked({ HOME: home, IGNORE_DIRS: "node_modules" })).toContain(w.at("vendor/v.py"));
+    expect(tracked({ HOME: join(home, "none") })).not.toContain(w.at(".idea/i.py")); // cgc's default
   });
 
   it("reports a change to the root's .cgcignore or .gitignore, and the files it adds to the graph or takes out", () => {
