@@ -413,6 +413,52 @@ class TxnConnection:
             raise TransactionLost(f"pi-cgc: the write transaction was rolled back ({text[:200]})") from None
 
 
+# FalkorDB Lite (falkordblite 0.9.0) answers a range-index lookup of the number 0 with nothing: `MATCH (n:Function
+# {occurrence_index: 0})` finds no node though every node of a file without two same-named symbols on one line has
+# that value (1 is found; a FalkorDB server answers right; docs/cgc-compat.md). cgc's writer links each function,
+# class … to its file, and each parameter to its function, by such a lookup, so on Lite those edges were never
+# written. The engine's writes there take the occurrence_index out of the lookup's map and compare it in a WHERE
+# the planner cannot answer from the index (`+ 0`); every other key is matched as cgc wrote it.
+_ZERO_LOOKUP = re.compile(r"MATCH \((\w+):(\w+) \{([^{}]*?), occurrence_index: row\.occurrence_index\}\)")
+
+
+def zero_safe(query: str) -> str:
+    return _ZERO_LOOKUP.sub(r"MATCH (\1:\2 {\3}) WHERE \1.occurrence_index + 0 = row.occurrence_index", query)
+
+
+class _ZeroSafeSession:
+    """A driver session whose queries go through zero_safe."""
+
+    def __init__(self, session: Any):
+        self._session = session
+
+    def run(self, query: str, *args: Any, **kwargs: Any) -> Any:
+        return self._session.run(zero_safe(query), *args, **kwargs)
+
+    def __enter__(self) -> "_ZeroSafeSession":
+        self._session.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> Any:
+        return self._session.__exit__(*exc)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._session, name)
+
+
+class _ZeroSafeDriver:
+    """cgc's FalkorDB Lite driver, its sessions' queries through zero_safe."""
+
+    def __init__(self, driver: Any):
+        self._driver = driver
+
+    def session(self, *args: Any, **kwargs: Any) -> _ZeroSafeSession:
+        return _ZeroSafeSession(self._driver.session(*args, **kwargs))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._driver, name)
+
+
 class Database:
     def __init__(self, root: Path, context: Optional[str]):
         from codegraphcontext.cli.config_manager import resolve_context
@@ -451,7 +497,8 @@ class Database:
             self.manager.close_driver()
 
     def writer(self) -> Any:
-        return GraphWriter(self.manager.get_driver(), db_manager=self.manager)
+        driver = self.manager.get_driver()
+        return GraphWriter(_ZeroSafeDriver(driver) if self.backend == "falkordb" else driver, db_manager=self.manager)
 
     def read(self, query: str, **params: Any) -> List[Any]:
         with self.manager.get_driver().session() as session:

@@ -15,6 +15,7 @@ import {
   type Activity,
   changesObserved,
   freshnessNotVerified,
+  graphNeedsRebuild,
   graphWrittenOutside,
   maintenanceProgress,
   maintenanceSettled,
@@ -212,7 +213,19 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
       root = outcome.root;
       const previous = store.get();
       const verdict = withOutsideWrite(outcome.verdict);
-      store.apply((state, now) => probeSettled(state, verdict, now));
+      const unlinked = await unlinkedOnLite(verdict);
+      if (disposed) return;
+      store.apply((state, now) => {
+        const settled = probeSettled(state, verdict, now);
+        return unlinked ? graphNeedsRebuild(settled, UNCONTAINED_REASON(unlinked)) : settled;
+      });
+      if (unlinked)
+        notices.once(
+          "index-unverified",
+          `The graph of ${root} is possibly stale: ${UNCONTAINED_REASON(unlinked)}.`,
+          "warning",
+          "start",
+        );
       if (verdict !== outcome.verdict) {
         store.apply((state) => graphWrittenOutside(state, verdict.drift?.detail ?? ""));
         noteGraphWrittenElsewhere(env, root);
@@ -226,6 +239,23 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
       probing = undefined;
     });
     return probing;
+  }
+
+  /** The graph's index time last seen whole on FalkorDB Lite (see unlinkedOnLite). */
+  let wholeOnLite: string | undefined;
+
+  /**
+   * On FalkorDB Lite, cgc's index after the database's first links nothing to its file (docs/cgc-compat.md), and a
+   * graph built so is not what a full index holds: how many functions and classes no file contains, once per index
+   * time (a query more at the start of a session on Lite only).
+   */
+  async function unlinkedOnLite(verdict: ProbeVerdict): Promise<number> {
+    const indexedAt = verdict.facts?.repository?.indexedAt;
+    if (verdict.readiness !== "ready" || verdict.facts?.reportedBackend?.name !== "falkordb") return 0;
+    if (indexedAt !== undefined && indexedAt === wholeOnLite) return 0;
+    const unlinked = await uncontainedCount(runner, root);
+    if (unlinked === 0) wholeOnLite = indexedAt;
+    return unlinked ?? 0;
   }
 
   /**

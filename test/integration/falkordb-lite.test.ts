@@ -1,14 +1,16 @@
 // FalkorDB Lite, the backend cgc 0.6.13 picks on Python 3.12 and later, has a fault of its own: every index
 // after the database's first (an `index --force`, an index after a `cgc query` or `cgc list`, each sync)
 // writes the functions and classes but links none of them to their file — the lookup by `occurrence_index`
-// its writer matches on finds nothing (docs/cgc-compat.md). pi-cgc cannot repair cgc's index; it must not call
-// such a graph fresh. Real pi (faux model), real cgc on a real FalkorDB Lite daemon of an isolated HOME.
+// its writer matches on finds nothing: Lite's range index cannot look up the number 0 (docs/cgc-compat.md).
+// pi-cgc cannot repair cgc's index; it must not call such a graph fresh, and its engine, which writes around that
+// lookup, must leave a whole one. Real pi (faux model), real cgc on real FalkorDB Lite daemons of isolated HOMEs.
 import { appendFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { uncontainedQuery } from "../../src/cgc/graph-checks.ts";
 import { startBackend, type TestBackend, useBackendInProcess } from "../helpers/backends.ts";
 import { cgcExec } from "../helpers/cgc-env.ts";
+import { compareWithFullIndex } from "../helpers/graph-parity.ts";
 import { cgcStatus, type PiHarness, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
 import { caseRepos } from "../helpers/repos.ts";
 
@@ -30,20 +32,35 @@ afterAll(async () => {
   await backend?.stop();
 }, 120_000);
 
-const unlinked = async (root: string): Promise<number> => {
-  const query = await cgcExec(["query", uncontainedQuery(root)], { cwd: root, env: backend.env, cgc: backend.cgc });
+const unlinked = async (root: string, lite: TestBackend = backend): Promise<number> => {
+  const query = await cgcExec(["query", uncontainedQuery(root)], { cwd: root, env: lite.env, cgc: lite.cgc });
   expect(query.code, query.stderr).toBe(0);
   return [...query.stdout.matchAll(/"functions": (\d+)/g)].reduce((sum, match) => sum + Number(match[1]), 0);
 };
 
-/** A tiny repository indexed on this Lite database (its first index: whole), and pi ready and fresh on it. */
-async function freshSession() {
-  const repo = await repos.indexed(backend.env, { cgc: backend.cgc, timeoutMs: 240_000 });
+/**
+ * A FalkorDB Lite of its own (a HOME no cgc has used, so the next index is the database's first, which is whole),
+ * which pi in this process uses until the test ends.
+ */
+async function ownLite(): Promise<TestBackend> {
+  const own = await startBackend("falkordb");
+  const restoreShared = useBackendInProcess(own);
+  onTestFinished(async () => {
+    for (const h of harnesses.splice(0)) await h.dispose();
+    restoreShared();
+    await own.stop();
+  });
+  return own;
+}
+
+/** A tiny repository indexed on `lite`, and pi on it once its chip is `until`. */
+async function session(lite: TestBackend, until: string) {
+  const repo = await repos.indexed(lite.env, { cgc: lite.cgc, timeoutMs: 240_000 });
   const ui = recordingUi();
   const h = await startPi({ cwd: repo.path, ui });
   harnesses.push(h);
   const chip = () => ui.statuses.get("cgc");
-  await waitFor(() => chip() === "cgc ready · fresh", `ready and fresh (was ${chip()})`, 150_000);
+  await waitFor(() => chip() === until, `${until} (was ${chip()})`, 150_000);
   return { repo, h, ui, chip };
 }
 
@@ -57,10 +74,30 @@ describe("FalkorDB Lite: a re-index that links nothing", () => {
     expect(await unlinked(repo.path)).toBeGreaterThan(0);
   }, 300_000);
 
-  it("a sync that leaves such a graph is not called fresh, and says why", async () => {
-    process.env.CGC_FRESHNESS_ENGINE = "false"; // the full-rebuild sync: the engine's own check is the next case
+  it("a graph cgc indexed after the database's first is not called fresh when pi starts on it, and says why", async () => {
+    const lite = await ownLite();
+    const repo = repos.tiny();
+    const options = { cwd: repo.path, env: lite.env, cgc: lite.cgc, timeoutMs: 240_000 };
+    expect((await cgcExec(["index", repo.path], options)).code).toBe(0);
+    expect((await cgcExec(["index", "--force", repo.path], options)).code).toBe(0);
+    expect(await unlinked(repo.path, lite)).toBeGreaterThan(0);
+    const ui = recordingUi();
+    const h = await startPi({ cwd: repo.path, ui });
+    harnesses.push(h);
+    await waitFor(() => ui.statuses.get("cgc") === "cgc ready · possibly stale", "possibly stale", 150_000);
+    expect(ui.notices.map((notice) => notice.message)).toContainEqual(
+      expect.stringMatching(
+        /possibly stale: cgc left \d+ function\(s\) and class\(es\) that no file contains.*FalkorDB Lite/,
+      ),
+    );
+    expect(await cgcStatus(h)).toMatch(/freshness: {2}possibly-stale/);
+    expect(ui.statusHistory).not.toContain("cgc ready · fresh");
+  }, 400_000);
+
+  it("a sync (a full rebuild) that leaves such a graph is not called fresh, and says why", async () => {
+    process.env.CGC_FRESHNESS_ENGINE = "false"; // the full-rebuild sync: the engine's updates are the next case
     try {
-      const { repo, h, ui, chip } = await freshSession();
+      const { repo, h, ui, chip } = await session(await ownLite(), "cgc ready · fresh");
       appendFileSync(join(repo.path, "pkg", "alpha.py"), "\n\ndef added_on_lite():\n    return 1\n");
       await h.session.prompt("/cgc sync");
       const said = ui.notices.at(-1)?.message ?? "";
@@ -72,11 +109,22 @@ describe("FalkorDB Lite: a re-index that links nothing", () => {
     }
   }, 400_000);
 
-  it("the engine's update on it is not called fresh either", async () => {
-    const { repo, h, chip } = await freshSession();
-    appendFileSync(join(repo.path, "pkg", "alpha.py"), "\n\ndef added_by_engine():\n    return 1\n");
+  it("the engine's update is whole there: fresh, and equal to a full index of the same tree", async () => {
+    const lite = await ownLite();
+    const { repo, h, chip } = await session(lite, "cgc ready · fresh");
+    appendFileSync(
+      join(repo.path, "pkg", "alpha.py"),
+      "\n\ndef added_by_engine(value):\n    return normalize(value)\n",
+    );
     await h.session.prompt("/cgc sync");
-    expect(chip()).not.toBe("cgc ready · fresh");
-    expect(await unlinked(repo.path)).toBeGreaterThan(0);
+    expect(chip()).toBe("cgc ready · fresh");
+    expect(await unlinked(repo.path, lite)).toBe(0);
+    const copy = await startBackend("falkordb");
+    try {
+      const { missing, extra, keptIn } = await compareWithFullIndex(repo.path, lite, copy);
+      expect({ missing, extra }, `both dumps in ${keptIn}`).toEqual({ missing: [], extra: [] });
+    } finally {
+      await copy.stop();
+    }
   }, 400_000);
 });
