@@ -11,6 +11,8 @@ written again.
 
   python pi_cgc_engine.py serve --root R [--cache-dir D] [--hold-ms N] [--context NAME]
   python pi_cgc_engine.py dump  --root R [--out FILE] [--context NAME]
+  python pi_cgc_engine.py cgc ARGS…   (cgc's own command line, e.g. `index --force R`, on FalkorDB Lite with
+                                     the writes of zero_safe below; refused with exit 3 on another cgc version)
 
 serve speaks JSON lines (stdout: protocol only; logs go to stderr). First line:
   {"event":"ready","cgcVersion","backend","files","startMs","warm","cached","trusted","diverged"}
@@ -457,6 +459,29 @@ class _ZeroSafeDriver:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._driver, name)
+
+
+def run_cgc_zero_safe(argv: List[str]) -> int:
+    """cgc's own command, in this process, with FalkorDB Lite's drivers answering through zero_safe: its index
+    then links what Lite's range index would leave unlinked, and is otherwise cgc's index as it is."""
+    try:
+        found = cgc_version()
+    except Exception as error:  # noqa: BLE001 - any failure to find cgc is a refusal
+        log(f"refused: codegraphcontext is not importable here: {error}")
+        return REFUSED_EXIT
+    if found not in PROVEN_VERSIONS:
+        log(f"refused: cgc {found} is not a version the engine was proven on ({', '.join(sorted(PROVEN_VERSIONS))})")
+        return REFUSED_EXIT
+    from codegraphcontext.cli.main import app
+    from codegraphcontext.core.database_falkordb import FalkorDBManager
+
+    get_driver = FalkorDBManager.get_driver
+    FalkorDBManager.get_driver = lambda self, *args, **kwargs: _ZeroSafeDriver(get_driver(self, *args, **kwargs))
+    try:
+        app(args=argv, prog_name="cgc")
+    except SystemExit as done:
+        return done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+    return 0
 
 
 class Database:
@@ -3556,6 +3581,8 @@ def main(argv: List[str]) -> int:
     dump_p.add_argument("--root", required=True)
     dump_p.add_argument("--out")
     dump_p.add_argument("--context")
+    if argv[:1] == ["cgc"]:
+        return run_cgc_zero_safe(argv[1:])
     args = parser.parse_args(argv)
     version = load_cgc()
     if args.command == "serve":

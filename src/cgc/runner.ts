@@ -61,6 +61,8 @@ export interface RunOptions {
   budgetMs?: number;
   /** Called with each complete output line as it arrives (progress). */
   onLine?: (line: string, stream: "stdout" | "stderr") => void;
+  /** cgc's command run by another program, which takes cgc's argv after `leading` (src/cgc/engine-script.ts). */
+  through?: { path: string; name: string; leading: string[] };
 }
 
 export interface LongLivedHandle {
@@ -237,12 +239,21 @@ export function createRunner(options: RunnerOptions) {
     if (refused) return Promise.resolve(notRun([options.executable, ...argv], "UNAVAILABLE", refused));
     const env = envFor(runOptions.env, args);
     const budget = runOptions.budgetMs ?? options.budgets[runOptions.kind];
-    const key = JSON.stringify([argv, runOptions.cwd, runOptions.env ?? {}]);
+    const through = runOptions.through;
+    const key = JSON.stringify([through?.path, argv, runOptions.cwd, runOptions.env ?? {}]);
     const existing = inFlight.get(key);
     if (existing && !runOptions.onLine) return existing.join(runOptions.signal);
 
     const shared = shareCall((signal) => {
-      const go = () => execute(argv, { cwd: runOptions.cwd, env, budgetMs: budget, signal, onLine: runOptions.onLine });
+      const go = () =>
+        execute(through ? [...through.leading, ...argv] : argv, {
+          cwd: runOptions.cwd,
+          env,
+          budgetMs: budget,
+          signal,
+          onLine: runOptions.onLine,
+          program: through && { path: through.path, name: through.name },
+        });
       return runOptions.takesLock === false ? go() : serialised(() => throughLiteGate(argv, env, budget, signal, go));
     });
     inFlight.set(key, shared);

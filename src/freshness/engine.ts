@@ -3,15 +3,9 @@
 // library and leaves it as a full index of the same tree would. JSON lines: one `ready` (or `refused`)
 // line first, then one answer per request, matched by id. The engine opens the database only to write
 // or read back, and lets go of it when idle, so cgc's own processes get in.
-import { existsSync, mkdirSync } from "node:fs";
-import { dirname, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { mkdirSync } from "node:fs";
+import { ENGINE_SCRIPT } from "../cgc/engine-script.ts";
 import type { LongLivedHandle, RunCode, Runner } from "../cgc/runner.ts";
-
-export const ENGINE_SCRIPT = resolve(dirname(fileURLToPath(import.meta.url)), "../../engine/pi_cgc_engine.py");
-
-/** The cgc versions the engine was proven on (parity with a full index): any other falls back to full rebuilds. */
-export const PROVEN_CGC_VERSIONS = ["0.6.13"];
 
 export interface EngineFacts {
   cgcVersion: string;
@@ -198,8 +192,4 @@ export function startEngine(options: EngineOptions): Engine {
       await handle.stop();
     },
   };
-}
-
-export function engineScriptPresent(): boolean {
-  return existsSync(ENGINE_SCRIPT);
 }

@@ -4,12 +4,13 @@
 // else, after a crash or when an update cannot be trusted, the caller falls back to a full rebuild and
 // the user is told once why.
 import { holdsExclusiveLock } from "../cgc/backend.ts";
+import { engineScriptPresent, PROVEN_CGC_VERSIONS } from "../cgc/engine-script.ts";
 import { cgcInterpreter } from "../cgc/interpreter.ts";
 import { abandonedRunNote, noteGraphWrittenElsewhere, noteRunStarted } from "../lifecycle/interrupted.ts";
 import type { CgcSession } from "../lifecycle/session.ts";
 import { freshnessVerified, graphWrittenOutside, maintenanceSettled, maintenanceStarted } from "../state/model.ts";
 import { graphRecordPath } from "../state/records.ts";
-import { type Engine, engineScriptPresent, PROVEN_CGC_VERSIONS, startEngine } from "./engine.ts";
+import { type Engine, startEngine } from "./engine.ts";
 
 const NOTHING_TO_UPDATE = "Nothing to update: no file changed since the graph was verified.";
 

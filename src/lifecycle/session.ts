@@ -4,6 +4,7 @@ import { existsSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { type Backend, shownBackend } from "../cgc/backend.ts";
+import { wholeIndexProgram } from "../cgc/engine-script.ts";
 import { UNCONTAINED_REASON, uncontainedCount } from "../cgc/graph-checks.ts";
 import { applyOutputPolicy, createSpillDir, type PolicyResult } from "../cgc/output.ts";
 import { indexResumed, indexSkipped } from "../cgc/parse.ts";
@@ -269,6 +270,17 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
     return { what: note.what, ranForMs };
   }
 
+  /** What runs a full index instead of the cgc command itself, if anything (src/cgc/engine-script.ts). */
+  function fullIndexThrough() {
+    return wholeIndexProgram({
+      backend: shownBackend(store.get().facts?.reportedBackend, backend)?.name,
+      cgcVersion,
+      engineOn: config()["freshness.engine"],
+      executable: runner.executable,
+      env,
+    });
+  }
+
   /** One maintenance run at a time; readiness is re-derived when it settles, whatever the outcome. */
   function runMaintenance(
     kind: MaintenanceKind,
@@ -297,6 +309,7 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
           runner.run(args, {
             kind: "maintenance",
             cwd: root,
+            through: fullIndexThrough(),
             onLine: (line) => {
               const progress = progressOf(line);
               if (progress) store.apply((state) => maintenanceProgress(state, progress));
@@ -394,6 +407,7 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
     provenance,
     refresh,
     runMaintenance,
+    fullIndexThrough,
     stoppedByBudget,
     get maintenanceRunning() {
       return maintenance !== undefined;

@@ -19,6 +19,8 @@ export interface StatusInput {
   watcher?: string;
   /** pi-cgc's incremental engine, one line (src/freshness/updates.ts describe). */
   engine?: string;
+  /** Set when pi-cgc's full index runs cgc's command through its engine script (src/cgc/engine-script.ts). */
+  fullIndexThroughEngine?: boolean;
   /** Worktree isolation, one line (src/lifecycle/worktree-scope.ts describe); absent when it has nothing to say. */
   worktree?: string;
 }
@@ -32,6 +34,7 @@ export function renderStatus({
   maintenanceRunning,
   watcher,
   engine,
+  fullIndexThroughEngine,
   worktree,
 }: StatusInput): string {
   const facts = state.facts;
@@ -66,6 +69,7 @@ export function renderStatus({
       `${state.verifiedAt ? `; last verified ${new Date(state.verifiedAt).toISOString()}` : ""}`,
   );
   if (engine) lines.push(`engine:     ${engine}`);
+  if (fullIndexThroughEngine) lines.push(`full index: ${THROUGH_ENGINE}`);
   if (watcher) lines.push(`watcher:    ${watcher}`);
   if (state.otherWriter) lines.push(`other writer: ${state.otherWriter}`);
   if (state.lastError) lines.push(`last error: ${state.lastError}`);
@@ -79,6 +83,11 @@ export function renderStatus({
   );
   return lines.join("\n");
 }
+
+/** How pi-cgc's full index runs on FalkorDB Lite (src/cgc/engine-script.ts). */
+const THROUGH_ENGINE =
+  "cgc's own index, run by pi-cgc's engine script, which writes around FalkorDB Lite's range index " +
+  "(cgc's plain index there leaves functions and classes that no file contains)";
 
 /** What "fresh" means while a verified watcher keeps the graph (ADR 0010). */
 const WATCHED =

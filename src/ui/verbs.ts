@@ -39,6 +39,7 @@ export async function runVerb(verb: Verb, rest: string[], { session, ctx, show, 
           maintenanceRunning: session.maintenanceRunning,
           watcher: describeWatcher(session.config()["freshness.watch"], watcherOf(session)),
           engine: hooks.engine(),
+          fullIndexThroughEngine: session.fullIndexThrough() !== undefined,
           worktree: session.worktree.describe(),
         }),
       );

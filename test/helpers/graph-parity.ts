@@ -6,7 +6,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { promisify } from "node:util";
-import { ENGINE_SCRIPT } from "../../src/freshness/engine.ts";
+import { ENGINE_SCRIPT } from "../../src/cgc/engine-script.ts";
 import { cgcExec, childEnv } from "./cgc-env.ts";
 
 const execFile = promisify(execFileCallback);

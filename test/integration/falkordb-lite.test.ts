@@ -2,8 +2,9 @@
 // after the database's first (an `index --force`, an index after a `cgc query` or `cgc list`, each sync)
 // writes the functions and classes but links none of them to their file — the lookup by `occurrence_index`
 // its writer matches on finds nothing: Lite's range index cannot look up the number 0 (docs/cgc-compat.md).
-// pi-cgc cannot repair cgc's index; it must not call such a graph fresh, and its engine, which writes around that
-// lookup, must leave a whole one. Real pi (faux model), real cgc on real FalkorDB Lite daemons of isolated HOMEs.
+// pi-cgc must not call such a graph fresh; its own full index there (cgc's command run by the engine script) and its
+// engine's updates, which write around that lookup, must leave a whole one. Real pi (faux model), real cgc on real
+// FalkorDB Lite daemons of isolated HOMEs.
 import { appendFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } from "vitest";
@@ -103,9 +104,35 @@ describe("FalkorDB Lite: a re-index that links nothing", () => {
       const said = ui.notices.at(-1)?.message ?? "";
       expect(said).toMatch(/no file contains, which a full index does not .*FalkorDB Lite/);
       expect(chip()).toBe("cgc ready · possibly stale");
-      expect(await cgcStatus(h)).toMatch(/freshness: {2}possibly-stale/);
+      const status = await cgcStatus(h);
+      expect(status).toMatch(/freshness: {2}possibly-stale/);
+      expect(status).not.toContain("full index:"); // with the engine off, cgc's own command
     } finally {
       delete process.env.CGC_FRESHNESS_ENGINE;
+    }
+  }, 400_000);
+
+  it("pi-cgc's own full rebuild mends such a graph: fresh, whole, and equal to a full index of the same tree", async () => {
+    const lite = await ownLite();
+    const repo = repos.tiny();
+    const options = { cwd: repo.path, env: lite.env, cgc: lite.cgc, timeoutMs: 240_000 };
+    expect((await cgcExec(["index", repo.path], options)).code).toBe(0);
+    expect((await cgcExec(["index", "--force", repo.path], options)).code).toBe(0);
+    expect(await unlinked(repo.path, lite)).toBeGreaterThan(0);
+    const ui = recordingUi();
+    const h = await startPi({ cwd: repo.path, ui });
+    harnesses.push(h);
+    await waitFor(() => ui.statuses.get("cgc") === "cgc ready · possibly stale", "possibly stale", 150_000);
+    await h.session.prompt("/cgc sync");
+    expect(ui.statuses.get("cgc")).toBe("cgc ready · fresh");
+    expect(await unlinked(repo.path, lite)).toBe(0);
+    expect(await cgcStatus(h)).toMatch(/full index: cgc's own index, run by pi-cgc's engine script/);
+    const copy = await startBackend("falkordb");
+    try {
+      const { missing, extra, keptIn } = await compareWithFullIndex(repo.path, lite, copy);
+      expect({ missing, extra }, `both dumps in ${keptIn}`).toEqual({ missing: [], extra: [] });
+    } finally {
+      await copy.stop();
     }
   }, 400_000);
 

@@ -1,0 +1,40 @@
+// pi-cgc's engine script (engine/pi_cgc_engine.py), run by cgc's own Python: the incremental engine
+// (src/freshness/engine.ts), and cgc's own index with FalkorDB Lite's fault written around.
+import { existsSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { cgcInterpreter } from "./interpreter.ts";
+
+export const ENGINE_SCRIPT = resolve(dirname(fileURLToPath(import.meta.url)), "../../engine/pi_cgc_engine.py");
+
+/** The cgc versions the engine was proven on (parity with a full index): any other falls back to full rebuilds. */
+export const PROVEN_CGC_VERSIONS = ["0.6.13"];
+
+export function engineScriptPresent(): boolean {
+  return existsSync(ENGINE_SCRIPT);
+}
+
+/**
+ * How to run a full index (`index [--force] <root>`) so that it is whole. cgc 0.6.13's own index on FalkorDB
+ * Lite links no function or class to its file after the database's first index (Lite's range index cannot
+ * look up the number 0; docs/cgc-compat.md), so there the engine script runs cgc's own command in cgc's Python
+ * with that one lookup written around. Undefined — cgc itself — on any other backend, on a cgc the engine was
+ * not proven on, with the engine switched off, or when cgc's Python or the script cannot be found.
+ */
+export function wholeIndexProgram(facts: {
+  backend: string | undefined;
+  cgcVersion: string | undefined;
+  engineOn: boolean;
+  executable: string;
+  env: NodeJS.ProcessEnv;
+}): { path: string; name: string; leading: string[] } | undefined {
+  if (facts.backend !== "falkordb" || !facts.engineOn) return undefined;
+  if (!facts.cgcVersion || !PROVEN_CGC_VERSIONS.includes(facts.cgcVersion) || !engineScriptPresent()) return undefined;
+  const interpreter = cgcInterpreter(facts.executable, facts.env);
+  if (!interpreter.ok) return undefined;
+  return {
+    path: interpreter.python,
+    name: "cgc index (through pi-cgc's engine script)",
+    leading: [ENGINE_SCRIPT, "cgc"],
+  };
+}
