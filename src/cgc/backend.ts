@@ -1,10 +1,9 @@
 // ADR 0010, "Backend detection": which backend cgc will use, in cgc's own precedence order, bounded, failing open to
 // "unknown" (treated as embedded). Shared by readiness and the watcher's auto mode.
-import { existsSync, readFileSync } from "node:fs";
-import { homedir } from "node:os";
-import { join } from "node:path";
+import { existsSync } from "node:fs";
 import { parseDatabaseBanner, parseDoctorDefaultDatabase } from "./parse.ts";
 import type { Runner } from "./runner.ts";
+import { cgcDotEnvPath, readCgcDotEnv } from "./user-config.ts";
 
 export const DOCTOR_BUDGET_MS = 5_000;
 
@@ -64,7 +63,7 @@ export async function detectCgcBackend(seams: BackendDetectionSeams): Promise<Ba
     const value = env[variable]?.trim();
     if (value) return { name: value.toLowerCase(), source: `environment (${variable})` };
   }
-  const dotEnv = join(seams.homeDir ?? env.HOME ?? homedir(), ".codegraphcontext", ".env");
+  const dotEnv = cgcDotEnvPath(env, seams.homeDir);
   // cgc doctor writes a default .env (DEFAULT_DATABASE=falkordb) when there is none, and then reports that
   // file as the source: a side effect on the user's cgc config and a verdict about its own write. Ask it
   // only when the user's cgc already has a config (docs/adr/0010).
@@ -82,26 +81,10 @@ export async function detectCgcBackend(seams: BackendDetectionSeams): Promise<Ba
       if (parsed.kind === "ok") return { name: parsed.value.name, source: `cgc doctor (${parsed.value.source})` };
     }
   }
-  const fromFile = readDotEnv(dotEnv);
+  const fromFile = readCgcDotEnv(env, seams.homeDir);
   for (const variable of ["DATABASE_TYPE", "DEFAULT_DATABASE"]) {
     const value = fromFile[variable]?.trim();
     if (value) return { name: value.toLowerCase(), source: `~/.codegraphcontext/.env (${variable})` };
   }
   return null;
-}
-
-function readDotEnv(path: string): Record<string, string> {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch {
-    return {};
-  }
-  const values: Record<string, string> = {};
-  for (const line of text.split("\n")) {
-    const match = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$/.exec(line);
-    if (!match?.[1]) continue;
-    values[match[1]] = (match[2] ?? "").replace(/^(['"])(.*)\1$/, "$2");
-  }
-  return values;
 }

@@ -16,6 +16,7 @@ import { existsSync, unlinkSync } from "node:fs";
 import { connect, createServer, type Server } from "node:net";
 import { homedir, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { cgcConfigDir } from "./user-config.ts";
 
 export interface GateHold {
   release(): void;
@@ -130,7 +131,7 @@ export function liteHome(env: NodeJS.ProcessEnv): string {
 export function liteSocketPath(env: NodeJS.ProcessEnv, argv: readonly string[]): string {
   if (env.FALKORDB_SOCKET_PATH) return env.FALKORDB_SOCKET_PATH;
   if (env.CGC_RUNTIME_DB_PATH) return join(dirname(env.CGC_RUNTIME_DB_PATH), "falkordb.sock");
-  const cgcDir = join(liteHome(env), ".codegraphcontext");
+  const cgcDir = cgcConfigDir(env);
   const at = argv.indexOf("--context");
   const context = at >= 0 ? argv[at + 1] : undefined;
   return context

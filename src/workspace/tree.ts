@@ -8,9 +8,9 @@
 // discovery may index (a few more, never fewer: a file it misses would be a change no one sees).
 import { createHash } from "node:crypto";
 import { type Dirent, existsSync, readdirSync, readFileSync, type Stats, statSync } from "node:fs";
-import { homedir } from "node:os";
 import { basename, dirname, extname, join, relative, sep } from "node:path";
 import ignore from "ignore";
+import { readCgcDotEnv } from "../cgc/user-config.ts";
 
 /**
  * cgc 0.6.13's default IGNORE_DIRS, matched as cgc matches them: any folder of that name, in any case. Hidden
@@ -26,15 +26,7 @@ const DEFAULT_IGNORED_DIRS: ReadonlySet<string> = new Set(
  * ~/.codegraphcontext/.env; a repository's own .env only in cgc's per-repo mode, not read here), else the default.
  */
 export function cgcIgnoredDirs(env: NodeJS.ProcessEnv): ReadonlySet<string> {
-  let setting = env.IGNORE_DIRS;
-  if (setting === undefined) {
-    try {
-      const dotEnv = readFileSync(join(env.HOME ?? homedir(), ".codegraphcontext", ".env"), "utf8");
-      setting = /^\s*IGNORE_DIRS\s*=(.*)$/m.exec(dotEnv)?.[1];
-    } catch {
-      // No config of the user's cgc: its default.
-    }
-  }
+  const setting = env.IGNORE_DIRS ?? readCgcDotEnv(env).IGNORE_DIRS;
   if (setting === undefined) return DEFAULT_IGNORED_DIRS;
   return new Set(
     setting
