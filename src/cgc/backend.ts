@@ -1,9 +1,9 @@
 // ADR 0010, "Backend detection": which backend cgc will use, in cgc's own precedence order, bounded, failing open to
 // "unknown" (treated as embedded). Shared by readiness and the watcher's auto mode.
 import { existsSync } from "node:fs";
+import { cgcDotEnvPath, readCgcDotEnv } from "../workspace/cgc-config.ts";
 import { parseDatabaseBanner, parseDoctorDefaultDatabase } from "./parse.ts";
 import type { Runner } from "./runner.ts";
-import { cgcDotEnvPath, readCgcDotEnv } from "./user-config.ts";
 
 export const DOCTOR_BUDGET_MS = 5_000;
 

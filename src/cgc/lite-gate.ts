@@ -16,7 +16,7 @@ import { existsSync, unlinkSync } from "node:fs";
 import { connect, createServer, type Server } from "node:net";
 import { homedir, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { cgcConfigDir } from "./user-config.ts";
+import { cgcConfigDir } from "../workspace/cgc-config.ts";
 
 export interface GateHold {
   release(): void;

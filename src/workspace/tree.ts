@@ -10,7 +10,7 @@ import { createHash } from "node:crypto";
 import { type Dirent, existsSync, readdirSync, readFileSync, type Stats, statSync } from "node:fs";
 import { basename, dirname, extname, join, relative, sep } from "node:path";
 import ignore from "ignore";
-import { readCgcDotEnv } from "../cgc/user-config.ts";
+import { readCgcDotEnv } from "./cgc-config.ts";
 
 /**
  * cgc 0.6.13's default IGNORE_DIRS, matched as cgc matches them: any folder of that name, in any case. Hidden
