@@ -195,9 +195,21 @@ function ignoreRules(root: string): ((relativePath: string) => boolean) | undefi
   }
   const patterns = lines.map((line) => line.trim()).filter((line) => line !== "" && !line.startsWith("#"));
   if (patterns.some((line) => line.startsWith("!"))) return undefined;
-  const rules = ignore({ ignorecase: false }).add(patterns);
-  return (relativePath) => rules.ignores(relativePath);
+  const key = patterns.join("\n");
+  let test = knownRules.get(key);
+  if (test === undefined) {
+    const rules = ignore({ ignorecase: false }).add(patterns);
+    test = (relativePath) => rules.ignores(relativePath);
+    // The library keeps each path's answer: the same lines at the next check answer from memory.
+    if (knownRules.size >= KNOWN_RULES_MAX) knownRules.delete(knownRules.keys().next().value as string);
+    knownRules.set(key, test);
+  }
+  return test;
 }
+
+/** Rules by their lines (a few: one per workspace a process tracks). */
+const knownRules = new Map<string, (relativePath: string) => boolean>();
+const KNOWN_RULES_MAX = 8;
 
 /** `name` in `root` or the nearest folder above it within its git worktree (none above `root` outside one). */
 function nearestUpToWorktree(root: string, name: string): string | undefined {
