@@ -65,6 +65,31 @@ async function session(lite: TestBackend, until: string) {
   return { repo, h, ui, chip };
 }
 
+/** A tiny repository cgc's own re-index left unlinked on `lite`, and pi started on it, possibly stale. */
+async function piOnUnlinkedGraph(lite: TestBackend) {
+  const repo = repos.tiny();
+  const options = { cwd: repo.path, env: lite.env, cgc: lite.cgc, timeoutMs: 240_000 };
+  expect((await cgcExec(["index", repo.path], options)).code).toBe(0);
+  expect((await cgcExec(["index", "--force", repo.path], options)).code).toBe(0);
+  expect(await unlinked(repo.path, lite)).toBeGreaterThan(0);
+  const ui = recordingUi();
+  const h = await startPi({ cwd: repo.path, ui });
+  harnesses.push(h);
+  await waitFor(() => ui.statuses.get("cgc") === "cgc ready · possibly stale", "possibly stale", 150_000);
+  return { repo, h, ui };
+}
+
+/** The graph of `root` on `lite` against a fresh Lite's full index of the same tree: no line differs. */
+async function expectEqualToFullIndex(root: string, lite: TestBackend): Promise<void> {
+  const copy = await startBackend("falkordb");
+  try {
+    const { missing, extra, keptIn } = await compareWithFullIndex(root, lite, copy);
+    expect({ missing, extra }, `both dumps in ${keptIn}`).toEqual({ missing: [], extra: [] });
+  } finally {
+    await copy.stop();
+  }
+}
+
 describe("FalkorDB Lite: a re-index that links nothing", () => {
   it("is real: the first index links every function to its file, an index --force after it links none", async () => {
     const repo = repos.tiny();
@@ -76,16 +101,7 @@ describe("FalkorDB Lite: a re-index that links nothing", () => {
   }, 300_000);
 
   it("a graph cgc indexed after the database's first is not called fresh when pi starts on it, and says why", async () => {
-    const lite = await ownLite();
-    const repo = repos.tiny();
-    const options = { cwd: repo.path, env: lite.env, cgc: lite.cgc, timeoutMs: 240_000 };
-    expect((await cgcExec(["index", repo.path], options)).code).toBe(0);
-    expect((await cgcExec(["index", "--force", repo.path], options)).code).toBe(0);
-    expect(await unlinked(repo.path, lite)).toBeGreaterThan(0);
-    const ui = recordingUi();
-    const h = await startPi({ cwd: repo.path, ui });
-    harnesses.push(h);
-    await waitFor(() => ui.statuses.get("cgc") === "cgc ready · possibly stale", "possibly stale", 150_000);
+    const { h, ui } = await piOnUnlinkedGraph(await ownLite());
     expect(ui.notices.map((notice) => notice.message)).toContainEqual(
       expect.stringMatching(
         /possibly stale: cgc left \d+ function\(s\) and class\(es\) that no file contains.*FalkorDB Lite/,
@@ -114,26 +130,12 @@ describe("FalkorDB Lite: a re-index that links nothing", () => {
 
   it("pi-cgc's own full rebuild mends such a graph: fresh, whole, and equal to a full index of the same tree", async () => {
     const lite = await ownLite();
-    const repo = repos.tiny();
-    const options = { cwd: repo.path, env: lite.env, cgc: lite.cgc, timeoutMs: 240_000 };
-    expect((await cgcExec(["index", repo.path], options)).code).toBe(0);
-    expect((await cgcExec(["index", "--force", repo.path], options)).code).toBe(0);
-    expect(await unlinked(repo.path, lite)).toBeGreaterThan(0);
-    const ui = recordingUi();
-    const h = await startPi({ cwd: repo.path, ui });
-    harnesses.push(h);
-    await waitFor(() => ui.statuses.get("cgc") === "cgc ready · possibly stale", "possibly stale", 150_000);
+    const { repo, h, ui } = await piOnUnlinkedGraph(lite);
     await h.session.prompt("/cgc sync");
     expect(ui.statuses.get("cgc")).toBe("cgc ready · fresh");
     expect(await unlinked(repo.path, lite)).toBe(0);
     expect(await cgcStatus(h)).toMatch(/full index: cgc's own index, run by pi-cgc's engine script/);
-    const copy = await startBackend("falkordb");
-    try {
-      const { missing, extra, keptIn } = await compareWithFullIndex(repo.path, lite, copy);
-      expect({ missing, extra }, `both dumps in ${keptIn}`).toEqual({ missing: [], extra: [] });
-    } finally {
-      await copy.stop();
-    }
+    await expectEqualToFullIndex(repo.path, lite);
   }, 400_000);
 
   it("the engine's update is whole there: fresh, and equal to a full index of the same tree", async () => {
@@ -146,12 +148,6 @@ describe("FalkorDB Lite: a re-index that links nothing", () => {
     await h.session.prompt("/cgc sync");
     expect(chip()).toBe("cgc ready · fresh");
     expect(await unlinked(repo.path, lite)).toBe(0);
-    const copy = await startBackend("falkordb");
-    try {
-      const { missing, extra, keptIn } = await compareWithFullIndex(repo.path, lite, copy);
-      expect({ missing, extra }, `both dumps in ${keptIn}`).toEqual({ missing: [], extra: [] });
-    } finally {
-      await copy.stop();
-    }
+    await expectEqualToFullIndex(repo.path, lite);
   }, 400_000);
 });
