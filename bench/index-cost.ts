@@ -24,7 +24,7 @@ export async function run(options: BenchOptions): Promise<BenchReport> {
       try {
         const counted = await countIndexFiles(join(dirname(backend.cgc), "python"), repo.path, backend.env, 60_000);
         if (!("files" in counted)) throw new Error(`no count: ${counted.error}`);
-        const estimate = estimateIndex(counted.files, name).estimateMs;
+        const estimate = estimateIndex(counted, name).estimateMs;
         log(
           `index-cost: ${name}, ${size} files (counted ${counted.files}, estimated ${Math.round(estimate / 1000)} s)`,
         );
@@ -43,7 +43,7 @@ export async function run(options: BenchOptions): Promise<BenchReport> {
         rows.push([
           name,
           String(size),
-          `${counted.files} / ${scanned}`,
+          `${counted.files} / ${scanned} (${Math.round(counted.bytes / 1024)} KiB)`,
           `${(estimate / 1000).toFixed(0)} s`,
           `${(measured / 1000).toFixed(1)} s`,
           `${ratio.toFixed(2)}×`,
@@ -58,7 +58,7 @@ export async function run(options: BenchOptions): Promise<BenchReport> {
   const markdown = [
     "`scaledRepo(n)` (standard-library files), one cold `cgc index` into a fresh database per cell. *counted* is",
     "what the confirmation says cgc will read (engine/discover.py: cgc's own discovery and ignore rules), against",
-    "cgc's own *Total scanned files*; *estimate* is src/cgc/index-cost.ts's start-up plus per-file rate for that backend.",
+    "cgc's own *Total scanned files* (and the files' size); *estimate* is src/cgc/index-cost.ts's start-up plus per-KiB rate for that backend.",
     "",
     table(["backend", "files", "counted / cgc scanned", "estimate", "measured", "estimate ÷ measured"], rows),
     "",

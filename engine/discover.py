@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How many files `cgc index <root>` would read, by cgc's own discovery and ignore rules (issue 13: the
 cost stated before consent). Run by cgc's own interpreter; prints one JSON line:
-  {"files": N, "byExtension": {".py": n, ...}}
+  {"files": N, "bytes": B, "byExtension": {".py": n, ...}}  (B: the files' total size, what the time grows with)
 cgc writes a default .cgcignore into the workspace when it finds none; asked before the user agreed to any
 index, this must write nothing, so the default cgc would write is read from a temporary file instead.
 Any failure prints {"error": "..."} and exits 1: the confirmation then goes without a count.
@@ -54,10 +54,15 @@ def main(root: Path) -> int:
     builder: Any = ParseOnly(_NoDatabase(), JobManager(), None)
     files, _ = discover_files_to_index(root, ctx.cgcignore_path, supported_extensions=set(builder.parsers))
     by_extension: dict[str, int] = {}
+    total_bytes = 0
     for path in files:
+        try:
+            total_bytes += path.stat().st_size
+        except OSError:
+            pass  # gone since the walk: cgc would not read it either
         suffix = ".d.ts" if path.name.endswith(".d.ts") else path.suffix
         by_extension[suffix] = by_extension.get(suffix, 0) + 1
-    print(json.dumps({"files": len(files), "byExtension": dict(sorted(by_extension.items()))}))
+    print(json.dumps({"files": len(files), "bytes": total_bytes, "byExtension": dict(sorted(by_extension.items()))}))
     return 0
 
 

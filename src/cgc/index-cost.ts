@@ -1,6 +1,6 @@
 // What an index will cost, said before the user agrees to it and shown while it runs (issue 13): the files cgc
 // will read, counted by cgc's own discovery and ignore rules (engine/discover.py, run by cgc's Python, writes
-// nothing), times a per-file rate measured on each backend with cgc 0.6.13 on this project's machines
+// nothing), and their size, times a rate measured on each backend with cgc 0.6.13 on this project's machines
 // (bench/RESULTS.md, "cgc index cost by backend"). An estimate: it says so, and rounds.
 import { execFile } from "node:child_process";
 import { dirname, resolve } from "node:path";
@@ -9,25 +9,36 @@ import { formatElapsed } from "../state/elapsed.ts";
 
 export const DISCOVER_SCRIPT = resolve(dirname(fileURLToPath(import.meta.url)), "../../engine/discover.py");
 
-/** Start-up (interpreter, imports, opening the database) and seconds per file, by the backend cgc reports. */
-export const INDEX_RATES: Readonly<Record<string, { startMs: number; perFileMs: number }>> = {
-  kuzudb: { startMs: 4_000, perFileMs: 2_000 },
-  falkordb: { startMs: 4_000, perFileMs: 500 },
-  "falkordb-remote": { startMs: 3_000, perFileMs: 200 },
-  neo4j: { startMs: 4_000, perFileMs: 1_500 },
+/**
+ * Start-up (interpreter, imports, opening the database) and ms per KiB of source, by the backend cgc reports.
+ * The time grows with the bytes cgc parses, not the number of files (a KiB costs about the same at 10, 30 and
+ * 100 files, a file anything from 0.3 to 1 s on KùzuDB). Machines differ by about 3× (a loaded Intel machine
+ * against a quiet AMD one, both recorded in bench/RESULTS.md): each rate is the geometric middle of the two.
+ */
+export const INDEX_RATES: Readonly<Record<string, { startMs: number; perKiBMs: number }>> = {
+  kuzudb: { startMs: 5_000, perKiBMs: 76 },
+  falkordb: { startMs: 4_000, perKiBMs: 8 },
+  "falkordb-remote": { startMs: 2_000, perKiBMs: 6 },
+  neo4j: { startMs: 18_000, perKiBMs: 24 },
 };
 
-export interface IndexCost {
+/** What cgc's discovery found: its files and their total size. */
+export interface IndexFiles {
   files: number;
+  bytes: number;
+}
+
+export interface IndexCost extends IndexFiles {
   /** The backend whose rate was used, or undefined when none was measured for it (KùzuDB's rate then). */
   backend: string | undefined;
   estimateMs: number;
 }
 
-export function estimateIndex(files: number, backend: string | undefined): IndexCost {
+export function estimateIndex(found: IndexFiles, backend: string | undefined): IndexCost {
   const measured = backend !== undefined && backend in INDEX_RATES;
-  const rate = INDEX_RATES[measured ? (backend as string) : "kuzudb"] as { startMs: number; perFileMs: number };
-  return { files, backend: measured ? backend : undefined, estimateMs: rate.startMs + rate.perFileMs * files };
+  const rate = INDEX_RATES[measured ? (backend as string) : "kuzudb"] as { startMs: number; perKiBMs: number };
+  const estimateMs = Math.round(rate.startMs + (rate.perKiBMs * found.bytes) / 1024);
+  return { ...found, backend: measured ? backend : undefined, estimateMs };
 }
 
 /** "about 1m05s" — estimates are rounded to what a person would say. */
@@ -39,9 +50,9 @@ export function roughly(ms: number): string {
 /** One or two sentences for a confirmation. */
 export function describeIndexCost(cost: IndexCost): string {
   const rate = cost.backend ? `on ${cost.backend}` : "on this backend (its rate not measured: KùzuDB's used)";
-  let text = `cgc will read ${cost.files} file(s): ${roughly(cost.estimateMs)} ${rate}, at the rates pi-cgc measured (machines differ).`;
+  let text = `cgc will read ${cost.files} file(s), ${size(cost.bytes)}: ${roughly(cost.estimateMs)} ${rate}, at the rates pi-cgc measured (machines differ).`;
   if (cost.backend === "kuzudb" && cost.estimateMs > 5 * 60_000) {
-    const server = estimateIndex(cost.files, "falkordb-remote").estimateMs;
+    const server = estimateIndex(cost, "falkordb-remote").estimateMs;
     text +=
       ` A FalkorDB server indexes about ten times faster (${roughly(server)} here): cgc uses one when` +
       " DEFAULT_DATABASE=falkordb-remote and FALKORDB_HOST name it.";
@@ -49,13 +60,20 @@ export function describeIndexCost(cost: IndexCost): string {
   return text;
 }
 
-/** Counts the files cgc would index under `root`; undefined (and why) when the count cannot be had in time. */
+/** "48 KiB", "1.7 MiB". */
+function size(bytes: number): string {
+  return bytes < 1024 * 1024
+    ? `${Math.max(1, Math.round(bytes / 1024))} KiB`
+    : `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+/** Counts the files cgc would index under `root`, and their size; why not, when that cannot be had in time. */
 export function countIndexFiles(
   python: string,
   root: string,
   env: NodeJS.ProcessEnv,
   budgetMs = 15_000,
-): Promise<{ files: number } | { error: string }> {
+): Promise<IndexFiles | { error: string }> {
   return new Promise((settle) => {
     execFile(
       python,
@@ -64,8 +82,9 @@ export function countIndexFiles(
       (error, stdout) => {
         const line = stdout.trim().split("\n").at(-1) ?? "";
         try {
-          const parsed = JSON.parse(line) as { files?: unknown; error?: unknown };
-          if (typeof parsed.files === "number") return settle({ files: parsed.files });
+          const parsed = JSON.parse(line) as { files?: unknown; bytes?: unknown; error?: unknown };
+          if (typeof parsed.files === "number" && typeof parsed.bytes === "number")
+            return settle({ files: parsed.files, bytes: parsed.bytes });
           return settle({ error: String(parsed.error ?? error?.message ?? "no count") });
         } catch {
           return settle({ error: error?.killed ? `no count within ${budgetMs} ms` : (error?.message ?? "no count") });

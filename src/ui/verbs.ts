@@ -72,7 +72,7 @@ async function indexCost(session: CgcSession, backend: string | undefined): Prom
   const interpreter = cgcInterpreter(session.runner.executable, session.env);
   if (!interpreter.ok) return undefined;
   const counted = await countIndexFiles(interpreter.python, session.root, session.env);
-  return "files" in counted ? estimateIndex(counted.files, backend) : undefined;
+  return "files" in counted ? estimateIndex(counted, backend) : undefined;
 }
 
 const isTransient = (state: State) => state.readiness === "busy" || state.readiness === "unknown";

@@ -7,20 +7,28 @@ import { initialState, maintenanceStarted } from "../../src/state/model.ts";
 import { chipText } from "../../src/ui/chip.ts";
 
 describe("the index estimate", () => {
-  it("is start-up plus a per-file rate of the backend cgc reports; an unmeasured backend gets KùzuDB's, and says so", () => {
-    const kuzu = INDEX_RATES.kuzudb as { startMs: number; perFileMs: number };
-    expect(estimateIndex(29, "kuzudb")).toEqual({
+  it("is start-up plus a per-KiB rate of the backend cgc reports; an unmeasured backend gets KùzuDB's, and says so", () => {
+    const kuzu = INDEX_RATES.kuzudb as { startMs: number; perKiBMs: number };
+    const found = { files: 29, bytes: 300 * 1024 };
+    expect(estimateIndex(found, "kuzudb")).toEqual({
       files: 29,
+      bytes: 300 * 1024,
       backend: "kuzudb",
-      estimateMs: kuzu.startMs + 29 * kuzu.perFileMs,
+      estimateMs: kuzu.startMs + 300 * kuzu.perKiBMs,
     });
-    expect(estimateIndex(29, "ladybugdb")).toMatchObject({
+    expect(estimateIndex(found, "ladybugdb")).toMatchObject({
       backend: undefined,
-      estimateMs: kuzu.startMs + 29 * kuzu.perFileMs,
+      estimateMs: kuzu.startMs + 300 * kuzu.perKiBMs,
     });
-    expect(describeIndexCost(estimateIndex(29, undefined))).toMatch(/its rate not measured: KùzuDB's used/);
-    // FalkorDB is measured about ten times faster per file than KùzuDB (bench/RESULTS.md).
-    expect(kuzu.perFileMs / (INDEX_RATES["falkordb-remote"]?.perFileMs ?? 0)).toBeCloseTo(10, 0);
+    expect(describeIndexCost(estimateIndex(found, undefined))).toMatch(/its rate not measured: KùzuDB's used/);
+    // The same count of files, ten times the bytes: the time grows with what cgc parses.
+    expect(estimateIndex({ files: 29, bytes: 3000 * 1024 }, "kuzudb").estimateMs).toBeGreaterThan(
+      5 * estimateIndex(found, "kuzudb").estimateMs,
+    );
+    // A FalkorDB server is measured about ten times faster per KiB than KùzuDB (bench/RESULTS.md).
+    const ratio = kuzu.perKiBMs / (INDEX_RATES["falkordb-remote"]?.perKiBMs ?? 0);
+    expect(ratio).toBeGreaterThan(8);
+    expect(ratio).toBeLessThan(16);
   });
 
   it("is said rounded, as a person would", () => {
@@ -31,15 +39,17 @@ describe("the index estimate", () => {
   });
 
   it("names FalkorDB, and how to choose it, only where KùzuDB would take long", () => {
-    expect(describeIndexCost(estimateIndex(12, "kuzudb"))).toBe(
-      "cgc will read 12 file(s): about 30s on kuzudb, at the rates pi-cgc measured (machines differ).",
+    expect(describeIndexCost(estimateIndex({ files: 12, bytes: 300 * 1024 }, "kuzudb"))).toBe(
+      "cgc will read 12 file(s), 300 KiB: about 30s on kuzudb, at the rates pi-cgc measured (machines differ).",
     );
-    const large = describeIndexCost(estimateIndex(1_000, "kuzudb"));
-    expect(large).toMatch(/^cgc will read 1000 file\(s\): about 35m00s on kuzudb/);
+    const large = describeIndexCost(estimateIndex({ files: 1_000, bytes: 15 * 1024 * 1024 }, "kuzudb"));
+    expect(large).toMatch(/^cgc will read 1000 file\(s\), 15\.0 MiB: about 20m00s on kuzudb/);
     expect(large).toMatch(
-      /A FalkorDB server indexes about ten times faster \(about 3m30s here\): .*DEFAULT_DATABASE=falkordb-remote/,
+      /A FalkorDB server indexes about ten times faster \(about 1m30s here\): .*DEFAULT_DATABASE=falkordb-remote/,
     );
-    expect(describeIndexCost(estimateIndex(1_000, "falkordb"))).not.toMatch(/ten times/);
+    expect(describeIndexCost(estimateIndex({ files: 1_000, bytes: 15 * 1024 * 1024 }, "falkordb"))).not.toMatch(
+      /ten times/,
+    );
   });
 
   it("the chip shows the elapsed time against the estimate while an index runs", () => {
