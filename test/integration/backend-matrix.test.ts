@@ -13,11 +13,13 @@ import {
   type BackendName,
   falkordbLiteDaemons,
   startBackend,
+  stopFalkordbLiteDaemons,
   type TestBackend,
   useBackendInProcess,
 } from "../helpers/backends.ts";
 import { cgcExec } from "../helpers/cgc-env.ts";
 import { removeAgentDirs, restoreEnv, scratchAgentEnv, withEnv } from "../helpers/env.ts";
+import { compareWithFullIndex } from "../helpers/graph-parity.ts";
 import { type PiRpc, startPiRpc } from "../helpers/pi-rpc.ts";
 import { cgcStatus, type PiHarness, recordingUi, startPi, toolResults, waitFor } from "../helpers/pi-sdk.ts";
 import { indexedTinyRepo, tinyRepo } from "../helpers/repos.ts";
@@ -200,7 +202,7 @@ describe.each(BACKEND_NAMES)("readiness on %s", (name) => {
   // the two probes' cgc processes each started a daemon; one was left unreachable and its cgc answered from an
   // empty KùzuDB, so that pi said `cgc unindexed` (docs/cgc-compat.md, "two pi processes on one graph").
   it(
-    "two pi processes on one graph: an edit synced in one reaches the graph; the other follows; nothing corrupt",
+    "two pi processes on one graph: an edit synced in one reaches the graph; the other follows; nothing corrupt; what they leave equals a full index",
     async () => {
       const repo = await indexedForCase();
       // One user's two pi processes share pi's agent directory (each knows the other's writes for pi-cgc's).
@@ -280,6 +282,16 @@ describe.each(BACKEND_NAMES)("readiness on %s", (name) => {
       expect([...chips(a), ...chips(b)]).not.toContain("cgc corrupt");
       if (onServer) expect([...chips(a), ...chips(b)]).not.toContain("cgc busy");
       await Promise.all([quit(a), quit(b)]);
+      // What the two left is what a full index of the same tree holds.
+      if (name === "falkordb") expect(falkordbLiteDaemons(backend.home.home)).toEqual([]); // pi's, before the dump's
+      const full = await startBackend(name);
+      try {
+        const { missing, extra, keptIn } = await compareWithFullIndex(repo.path, backend, full);
+        expect({ missing, extra }, `both dumps in ${keptIn}`).toEqual({ missing: [], extra: [] });
+      } finally {
+        await full.stop();
+        if (name === "falkordb") await stopFalkordbLiteDaemons(backend.home.home); // the dump's own
+      }
     },
     CASE_BUDGET,
   );
