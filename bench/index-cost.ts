@@ -4,6 +4,7 @@
 // one cold `cgc index` into a fresh database per size and backend, backends alternated within a size.
 import { dirname, join } from "node:path";
 import { countIndexFiles, estimateIndex } from "../src/cgc/index-cost.ts";
+import { PINNED_ENV } from "../src/cgc/runner.ts";
 import { type BackendName, startBackend } from "../test/helpers/backends.ts";
 import { cgcExec } from "../test/helpers/cgc-env.ts";
 import { scaledRepo } from "../test/helpers/repos.ts";
@@ -31,7 +32,9 @@ export async function run(options: BenchOptions): Promise<BenchReport> {
         const started = performance.now();
         const indexed = await cgcExec(["index", repo.path], {
           cwd: repo.path,
-          env: backend.env,
+          // As pi-cgc runs cgc (src/cgc/runner.ts PINNED_ENV): the standard library's own folders at the top of
+          // these trees would otherwise take FalkorDB Lite's worker down and cgc to KùzuDB.
+          env: { ...backend.env, PYTHONSAFEPATH: PINNED_ENV.PYTHONSAFEPATH },
           cgc: backend.cgc,
           timeoutMs: 3_600_000,
         });

@@ -72,8 +72,20 @@ export interface LongLivedHandle {
   stop(): Promise<void>;
 }
 
-/** Environment pinned on every child: no auto-watch after an index, no 80-column wrapping. */
-export const PINNED_ENV = { ENABLE_AUTO_WATCH: "false", COLUMNS: "10000", NO_COLOR: "1", PYTHONUNBUFFERED: "1" };
+/**
+ * Environment pinned on every child: no auto-watch after an index, no 80-column wrapping; and no workspace
+ * folder on Python's import path: cgc starts FalkorDB Lite's worker as `python -m …` in the workspace, so a
+ * workspace with a top-level `asyncio/` (or `socket.py`, `queue.py` …) shadowed the standard library there, the
+ * worker failed, and cgc silently used KùzuDB instead (docs/cgc-compat.md). PYTHONSAFEPATH (Python 3.11+)
+ * keeps the current folder off the path of cgc and of every Python it starts.
+ */
+export const PINNED_ENV = {
+  ENABLE_AUTO_WATCH: "false",
+  COLUMNS: "10000",
+  NO_COLOR: "1",
+  PYTHONUNBUFFERED: "1",
+  PYTHONSAFEPATH: "1",
+};
 
 const DEFAULT_CAPTURE_BYTES = 256 * 1024;
 const DEFAULT_KILL_GRACE_MS = 2_000;

@@ -138,6 +138,18 @@ describe("FalkorDB Lite: a re-index that links nothing", () => {
     await expectEqualToFullIndex(repo.path, lite);
   }, 400_000);
 
+  it("a workspace whose top folder shadows the standard library (asyncio/) is still on FalkorDB Lite", async () => {
+    // cgc starts Lite's worker as `python -m` in the workspace: with the workspace on its import path, a partial
+    // asyncio package there failed the worker, and cgc went to an empty KùzuDB, saying so only in its banner.
+    await ownLite();
+    const repo = repos.tiny({ extraFiles: { "asyncio/__init__.py": "", "asyncio/events.py": "LOOP = None\n" } });
+    const ui = recordingUi();
+    const h = await startPi({ cwd: repo.path, ui });
+    harnesses.push(h);
+    await waitFor(() => ui.statuses.get("cgc") === "cgc unindexed", "unindexed", 150_000);
+    expect(await cgcStatus(h)).toMatch(/backend: {4}falkordb — from cgc's own report/);
+  }, 400_000);
+
   it("the engine's update is whole there: fresh, and equal to a full index of the same tree", async () => {
     const lite = await ownLite();
     const { repo, h, chip } = await session(lite, "cgc ready · fresh");
