@@ -108,7 +108,11 @@ export function piInTmux(options: { repo: string; scratch: string; width?: numbe
   const agent = join(options.scratch, "agent");
   mkdirSync(home, { recursive: true });
   mkdirSync(agent, { recursive: true });
-  const cli = join(PROJECT_ROOT, "node_modules", "@mariozechner", "pi-coding-agent", "dist", "cli.js");
+  // The pi line under test (test/helpers/pi-sdk.ts PI_LINE): 1.x from .cache/compat under `npm run test:pi1`.
+  const cli =
+    process.env.PI_CGC_TEST_PI === "1"
+      ? join(PROJECT_ROOT, ".cache", "compat", "node_modules", "@earendil-works", "pi-coding-agent", "dist", "cli.js")
+      : join(PROJECT_ROOT, "node_modules", "@mariozechner", "pi-coding-agent", "dist", "cli.js");
   return startTmux({
     command: [process.execPath, cli, "--no-session", "-e", join(PROJECT_ROOT, "src", "index.ts")],
     cwd: options.repo,
