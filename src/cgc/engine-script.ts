@@ -4,6 +4,7 @@ import { existsSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { cgcInterpreter } from "./interpreter.ts";
+import type { RunOptions } from "./runner.ts";
 
 export const ENGINE_SCRIPT = resolve(dirname(fileURLToPath(import.meta.url)), "../../engine/pi_cgc_engine.py");
 
@@ -27,7 +28,7 @@ export function wholeIndexProgram(facts: {
   engineOn: boolean;
   executable: string;
   env: NodeJS.ProcessEnv;
-}): { path: string; name: string; leading: string[] } | undefined {
+}): RunOptions["through"] {
   if (facts.backend !== "falkordb" || !facts.engineOn) return undefined;
   if (!facts.cgcVersion || !PROVEN_CGC_VERSIONS.includes(facts.cgcVersion) || !engineScriptPresent()) return undefined;
   const interpreter = cgcInterpreter(facts.executable, facts.env);
