@@ -53,7 +53,8 @@ export async function probeReadiness(input: ProbeInput): Promise<ProbeOutcome> {
     input.knownVersion === undefined && typeof runner.executable === "string"
       ? installedCgcVersion(runner.executable, input.env)
       : undefined;
-  const knownVersion = input.knownVersion ?? (installed && versionOf(`CodeGraphContext ${installed}`));
+  // A complete line, as cgc prints it: the reader takes only lines that ended.
+  const knownVersion = input.knownVersion ?? (installed && versionOf(`CodeGraphContext ${installed}\n`));
   const versionCall =
     knownVersion === undefined
       ? runner.run(["--version"], { kind: "probe", cwd, takesLock: false })

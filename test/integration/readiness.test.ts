@@ -75,9 +75,12 @@ describe("readiness at session start", () => {
   it("indexed: ready and fresh, one notice with the graph's counts", async () => {
     withEnv({});
     const repo = await indexedTinyRepo(home.env);
-    const { ui, chip } = await start(repo.path);
+    const { h, ui, chip } = await start(repo.path);
     await waitFor(() => chip() === "cgc ready · fresh", "chip ready");
     expect(noticeTexts(ui)).toEqual([expect.stringMatching(/cgc ready: .* — 6 files, \d+ functions/)]);
+    // One Python start: the graph query. The version comes from cgc's package metadata in its virtual
+    // environment, not from a second `cgc --version` beside it.
+    expect(await cgcStatus(h)).toMatch(/cgc: .*\(0\.6\.13\)[\s\S]*\(1 cgc spawns\)/);
     // The probe leaves the user's cgc config alone (cgc doctor would have written a default .env).
     expect(existsSync(join(home.home, ".codegraphcontext", ".env"))).toBe(false);
   });
