@@ -36,7 +36,7 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 180_000,
     maxWorkers: 2,
-    globalSetup: ["test/setup/scratch-dir.ts"],
+    globalSetup: ["test/setup/build-dist.ts", "test/setup/scratch-dir.ts"],
     sequence: { sequencer: LongestFirst },
   },
 });

@@ -1,7 +1,9 @@
 // pi-cgc's module graph loaded by pi, with nothing registered: for the memory bench, what pi's loader
 // keeps of the extension's modules alone, apart from anything a pi-cgc session holds.
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
-import piCgc from "../src/index.ts";
+
+// pi-cgc as pi loads it: the bundle the manifest names (scripts/build.mjs; `npm run bench` builds it first).
+const { default: piCgc } = (await import("../dist/index.js" as string)) as { default: (pi: ExtensionAPI) => void };
 
 export default function importOnly(_pi: ExtensionAPI): void {
   void piCgc;

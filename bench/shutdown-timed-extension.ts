@@ -4,7 +4,9 @@
 // print mode exits right after). The product code is untouched.
 import { writeSync } from "node:fs";
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
-import piCgc from "../src/index.ts";
+
+// pi-cgc as pi loads it: the bundle the manifest names (scripts/build.mjs; `npm run bench` builds it first).
+const { default: piCgc } = (await import("../dist/index.js" as string)) as { default: (pi: ExtensionAPI) => void };
 
 export const SHUTDOWN_LINE = "pi-cgc bench: session_shutdown handler ms ";
 

@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { cgcBinary, childEnv, makeCgcHome, PROJECT_ROOT } from "../test/helpers/cgc-env.ts";
+import { cgcBinary, childEnv, EXTENSION_ENTRY, makeCgcHome, PROJECT_ROOT } from "../test/helpers/cgc-env.ts";
 import { tinyRepo } from "../test/helpers/repos.ts";
 import {
   type BenchOptions,
@@ -25,7 +25,7 @@ import { SHUTDOWN_LINE } from "./shutdown-timed-extension.ts";
 const ROUNDS = 16;
 const CLI = join(PROJECT_ROOT, "node_modules", "@mariozechner", "pi-coding-agent", "dist", "cli.js");
 const FAUX = join(PROJECT_ROOT, "test", "fixtures", "pi", "faux-provider.ts");
-const EXTENSION = join(PROJECT_ROOT, "src", "index.ts");
+const EXTENSION = EXTENSION_ENTRY;
 const IMPORT_ONLY = join(PROJECT_ROOT, "bench", "import-only-extension.ts");
 const SHUTDOWN_TIMED = join(PROJECT_ROOT, "bench", "shutdown-timed-extension.ts");
 

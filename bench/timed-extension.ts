@@ -3,7 +3,9 @@
 // runs synchronously. The product code is untouched. pi loads extensions in their own module
 // instances, so the timings travel through globalThis.
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
-import piCgc from "../src/index.ts";
+
+// pi-cgc as pi loads it: the bundle the manifest names (scripts/build.mjs; `npm run bench` builds it first).
+const { default: piCgc } = (await import("../dist/index.js" as string)) as { default: (pi: ExtensionAPI) => void };
 
 export interface SessionStartTiming {
   /** performance.now() when the first pi-cgc session_start handler was entered. */

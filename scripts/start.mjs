@@ -12,7 +12,6 @@ import { fileURLToPath } from "node:url";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const PI_CLI = join(ROOT, "node_modules", "@mariozechner", "pi-coding-agent", "dist", "cli.js");
-const EXTENSION = join(ROOT, "src", "index.ts");
 const PROJECT_CGC = join(ROOT, ".venv", "bin", "cgc");
 
 function configuredExecutable(file) {
@@ -47,7 +46,8 @@ const userChoseCgc =
   configuredExecutable(join(target, ".pi", "cgc.json"));
 if (!userChoseCgc) env.CGC_EXECUTABLE = PROJECT_CGC;
 
-const child = spawn(process.execPath, [PI_CLI, "-e", EXTENSION, ...args], { cwd: target, env, stdio: "inherit" });
+// The package folder: pi loads what its manifest names (dist/, which setup built from src/).
+const child = spawn(process.execPath, [PI_CLI, "-e", ROOT, ...args], { cwd: target, env, stdio: "inherit" });
 
 const forwarded = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"];
 const forward = (signal) => child.kill(signal);

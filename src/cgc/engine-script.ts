@@ -1,12 +1,24 @@
 // pi-cgc's engine script (engine/pi_cgc_engine.py), run by cgc's own Python: the incremental engine
 // (src/freshness/engine.ts), and cgc's own index with FalkorDB Lite's fault written around.
 import { existsSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { cgcInterpreter } from "./interpreter.ts";
 import type { RunOptions } from "./runner.ts";
 
-export const ENGINE_SCRIPT = resolve(dirname(fileURLToPath(import.meta.url)), "../../engine/pi_cgc_engine.py");
+/**
+ * A file shipped in pi-cgc's engine/ folder. This module runs from src/cgc/ (tests, tsx) or bundled into
+ * dist/ (what pi loads): the package's folder is the nearest one above it that holds engine/.
+ */
+export function engineFile(name: string): string {
+  const here = dirname(fileURLToPath(import.meta.url));
+  for (let dir = here; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, "engine", name))) return join(dir, "engine", name);
+    if (dirname(dir) === dir) return join(here, "engine", name); // not found: the path named in errors
+  }
+}
+
+export const ENGINE_SCRIPT = engineFile("pi_cgc_engine.py");
 
 /** The cgc versions the engine was proven on (parity with a full index): any other falls back to full rebuilds. */
 export const PROVEN_CGC_VERSIONS = ["0.6.13"];

@@ -3,11 +3,10 @@
 // nothing), and their size, times a rate measured on each backend with cgc 0.6.13 on this project's machines
 // (bench/RESULTS.md, "cgc index cost by backend"). An estimate: it says so, and rounds.
 import { execFile } from "node:child_process";
-import { dirname, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import { formatElapsed } from "../state/elapsed.ts";
+import { engineFile } from "./engine-script.ts";
 
-export const DISCOVER_SCRIPT = resolve(dirname(fileURLToPath(import.meta.url)), "../../engine/discover.py");
+export const DISCOVER_SCRIPT = engineFile("discover.py");
 
 /**
  * Start-up (interpreter, imports, opening the database) and ms per KiB of source, by the backend cgc reports.

@@ -2,13 +2,20 @@
 // config, contexts and embedded databases under $HOME/.codegraphcontext, so a fresh temporary HOME
 // is a fresh CGC. Only tests and fixture scripts use this; the product spawns through src/cgc/runner.ts.
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { signalGroup } from "../../src/cgc/children.ts";
 
 export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+
+/** pi-cgc as pi loads it: the manifest's extension (the bundle scripts/build.mjs makes from src/). */
+export const EXTENSION_ENTRY = join(
+  PROJECT_ROOT,
+  (JSON.parse(readFileSync(join(PROJECT_ROOT, "package.json"), "utf8")) as { pi: { extensions: string[] } }).pi
+    .extensions[0] as string,
+);
 
 /** Pinned on every child: no watcher after an index, no 80-column wrapping by Rich. */
 export const PINNED_ENV: Readonly<Record<string, string>> = { COLUMNS: "10000", ENABLE_AUTO_WATCH: "false" };

@@ -21,9 +21,10 @@ import {
   SessionManager,
   SettingsManager,
 } from "@mariozechner/pi-coding-agent";
-import { PROJECT_ROOT } from "./cgc-env.ts";
+import { EXTENSION_ENTRY, PROJECT_ROOT } from "./cgc-env.ts";
 
-export const EXTENSION_PATH = join(PROJECT_ROOT, "src", "index.ts");
+/** pi-cgc as pi loads it (the manifest's entry). */
+export const EXTENSION_PATH = EXTENSION_ENTRY;
 
 export interface RecordingUi {
   notices: Array<{ message: string; level: string }>;

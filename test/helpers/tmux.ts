@@ -3,7 +3,7 @@
 import { execFileSync } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { cgcBinary, PROJECT_ROOT } from "./cgc-env.ts";
+import { cgcBinary, EXTENSION_ENTRY, PROJECT_ROOT } from "./cgc-env.ts";
 import { poll } from "./poll.ts";
 
 export interface TmuxOptions {
@@ -114,7 +114,7 @@ export function piInTmux(options: { repo: string; scratch: string; width?: numbe
       ? join(PROJECT_ROOT, ".cache", "compat", "node_modules", "@earendil-works", "pi-coding-agent", "dist", "cli.js")
       : join(PROJECT_ROOT, "node_modules", "@mariozechner", "pi-coding-agent", "dist", "cli.js");
   return startTmux({
-    command: [process.execPath, cli, "--no-session", "-e", join(PROJECT_ROOT, "src", "index.ts")],
+    command: [process.execPath, cli, "--no-session", "-e", EXTENSION_ENTRY],
     cwd: options.repo,
     env: { HOME: home, PI_CODING_AGENT_DIR: agent, PI_OFFLINE: "1", CGC_EXECUTABLE: cgcBinary() },
     width: options.width ?? 140,

@@ -1,5 +1,6 @@
 // pi-cgc must load on the pi it is developed against (0.73.1, Node 20) and on the newest pi line
-// (@earendil-works 1.6.0, which needs Node >= 22.19; scripts/setup.mjs installs both into .cache/compat).
+// (@earendil-works 1.6.0, which needs Node >= 22.19; scripts/setup.mjs installs both into .cache/compat),
+// given as a package folder: pi reads the manifest's `pi.extensions`, as for an installed package.
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -8,7 +9,6 @@ import { afterEach, describe, expect, it } from "vitest";
 import { type Frame, type PiRpc, startPiRpc } from "../helpers/pi-rpc.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
-const EXTENSION = join(ROOT, "src", "index.ts");
 const COMPAT = join(ROOT, ".cache", "compat", "node_modules");
 
 const runtimes = [
@@ -49,7 +49,7 @@ describe.each(runtimes)("pi-cgc loads in $pi", (runtime) => {
       cli: runtime.cli,
       cwd: temp("pi-cgc-compat-cwd-"),
       env: { PI_CODING_AGENT_DIR: temp("pi-cgc-compat-agent-"), PI_OFFLINE: "1", HOME: temp("pi-cgc-compat-home-") },
-      args: ["--no-session", "--no-extensions", "-e", EXTENSION],
+      args: ["--no-session", "--no-extensions", "-e", ROOT],
     });
 
     const commands = await pi.request({ type: "get_commands", id: "1" });
@@ -58,6 +58,11 @@ describe.each(runtimes)("pi-cgc loads in $pi", (runtime) => {
       .filter((c) => c.source === "extension")
       .map((c) => c.name);
     expect(names).toContain("cgc");
+    // From the bundle the manifest names (scripts/build.mjs), not from src/.
+    const cgc = (commands.data as { commands: { name: string; sourceInfo?: unknown }[] }).commands.find(
+      (c) => c.name === "cgc",
+    );
+    expect(JSON.stringify(cgc?.sourceInfo)).toContain(join(ROOT, "dist", "index.js"));
 
     // One more round trip, so that whatever session_start did synchronously has been reported.
     const state = await pi.request({ type: "get_state" });

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CARD_HEADING } from "../../src/agent/card.ts";
-import { type CgcHome, cgcBinary, makeCgcHome, PROJECT_ROOT } from "../helpers/cgc-env.ts";
+import { type CgcHome, cgcBinary, EXTENSION_ENTRY, makeCgcHome, PROJECT_ROOT } from "../helpers/cgc-env.ts";
 import { type Frame, type PiRpc, startPiRpc } from "../helpers/pi-rpc.ts";
 import { waitFor } from "../helpers/pi-sdk.ts";
 import { indexedTinyRepo, type TinyRepo } from "../helpers/repos.ts";
@@ -18,7 +18,7 @@ const NODE = join(COMPAT, "node", "bin", "node");
 const CLI = join(COMPAT, "@earendil-works", "pi-coding-agent", "dist", "cli.js");
 const ADAPTER = join(PROJECT_ROOT, "node_modules", "pi-mcp-adapter", "index.ts");
 const FAUX = join(PROJECT_ROOT, "test", "fixtures", "pi", "faux-provider.ts");
-const EXTENSION = join(PROJECT_ROOT, "src", "index.ts");
+const EXTENSION = EXTENSION_ENTRY;
 
 /** pi-cgc's own tools that answer what the CGC catalog answers; the adapter's versions must win. */
 const DUPLICATES = ["cgc_find", "cgc_relations", "cgc_dead_code", "cgc_complex_functions", "cgc_cypher", "cgc_stats"];

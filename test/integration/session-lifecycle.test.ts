@@ -5,13 +5,13 @@ import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type CgcHome, cgcBinary, makeCgcHome, PROJECT_ROOT } from "../helpers/cgc-env.ts";
+import { type CgcHome, cgcBinary, EXTENSION_ENTRY, makeCgcHome, PROJECT_ROOT } from "../helpers/cgc-env.ts";
 import { type Frame, startPiRpc } from "../helpers/pi-rpc.ts";
 import { waitFor } from "../helpers/pi-sdk.ts";
 import { indexedTinyRepo, type TinyRepo } from "../helpers/repos.ts";
 
 const PI_CLI = join(PROJECT_ROOT, "node_modules", "@mariozechner", "pi-coding-agent", "dist", "cli.js");
-const EXTENSION = join(PROJECT_ROOT, "src", "index.ts");
+const EXTENSION = EXTENSION_ENTRY;
 
 let home: CgcHome;
 let repo: TinyRepo;

@@ -8,7 +8,15 @@ import { join } from "node:path";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { signalGroup, totalSpawns } from "../../src/cgc/children.ts";
-import { type CgcHome, cgcBinary, cgcExec, cgcStart, makeCgcHome, PROJECT_ROOT } from "../helpers/cgc-env.ts";
+import {
+  type CgcHome,
+  cgcBinary,
+  cgcExec,
+  cgcStart,
+  EXTENSION_ENTRY,
+  makeCgcHome,
+  PROJECT_ROOT,
+} from "../helpers/cgc-env.ts";
 import { type FalkorServer, startFalkorDB } from "../helpers/falkordb.ts";
 import { compareWithFullIndex } from "../helpers/graph-parity.ts";
 import { type Frame, startPiRpc } from "../helpers/pi-rpc.ts";
@@ -17,7 +25,7 @@ import { indexedTinyRepo, type RepoOptions, type TinyRepo, tinyRepo } from "../h
 import { stopOwnCgc, writeSlowToIndexFile } from "../reliability/support.ts";
 
 const PI_CLI = join(PROJECT_ROOT, "node_modules", "@mariozechner", "pi-coding-agent", "dist", "cli.js");
-const EXTENSION = join(PROJECT_ROOT, "src", "index.ts");
+const EXTENSION = EXTENSION_ENTRY;
 const ENV_KEYS = [
   "CGC_FRESHNESS_WATCH",
   "CGC_FRESHNESS_WATCHER_LIVENESS_MS",

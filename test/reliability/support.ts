@@ -4,11 +4,11 @@
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { signalGroup } from "../../src/cgc/children.ts";
-import { cgcExec, type LongLivedCgc, PROJECT_ROOT } from "../helpers/cgc-env.ts";
+import { cgcExec, EXTENSION_ENTRY, type LongLivedCgc, PROJECT_ROOT } from "../helpers/cgc-env.ts";
 import { waitFor } from "../helpers/poll.ts";
 
 export const PI_CLI = join(PROJECT_ROOT, "node_modules", "@mariozechner", "pi-coding-agent", "dist", "cli.js");
-export const EXTENSION = join(PROJECT_ROOT, "src", "index.ts");
+export const EXTENSION = EXTENSION_ENTRY;
 export const FAKES = join(PROJECT_ROOT, "test", "fixtures", "fakes");
 
 /**
