@@ -9,26 +9,10 @@ import { Type } from "typebox";
 import type { RunResult } from "../cgc/runner.ts";
 import type { CgcSession } from "../lifecycle/session.ts";
 import { GAP_TOOL_NAMES } from "./catalog.ts";
-import { confinedPath, fail, failureOf, ToolFailure, toolResult } from "./results.ts";
+import { answered, confinedPath, failureOf, liveSession, ToolFailure } from "./results.ts";
 import type { GraphDeps } from "./tools.ts";
 
 const CONTEXT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-
-/** A live session (the graph need not be ready: diagnostics matter most when it is not). */
-function liveSession(deps: GraphDeps): CgcSession {
-  const session = deps.current();
-  if (!session) throw new ToolFailure("UNAVAILABLE", "pi-cgc is not active in this session", "use grep and read.");
-  return session;
-}
-
-async function run(session: CgcSession, body: () => Promise<string>) {
-  try {
-    return toolResult(session, await body());
-  } catch (error) {
-    if (error instanceof ToolFailure) fail(session, error);
-    throw error;
-  }
-}
 
 function checked(result: RunResult): RunResult {
   if (result.code !== "OK") throw failureOf(result.code, result.reason);
@@ -50,8 +34,8 @@ function doctorTool(deps: GraphDeps) {
       "Diagnose cgc itself (configuration, database backend and connection, parsers, permissions) with `cgc doctor`. Use it when a graph tool fails.",
     parameters: Type.Object({}),
     async execute(_id, _params, signal) {
-      const session = liveSession(deps);
-      return run(session, async () => {
+      const session = liveSession(deps.current);
+      return answered(session, async () => {
         await deps.lease(session).release("cgc doctor checks the database");
         const result = await session.runner.run(["doctor"], {
           kind: "query",
@@ -80,8 +64,8 @@ function contextsTool(deps: GraphDeps) {
       name: Type.Optional(Type.String({ description: "The context (required except for list)" })),
     }),
     async execute(_id, params, signal, _update, ctx) {
-      const session = liveSession(deps);
-      return run(session, async () => {
+      const session = liveSession(deps.current);
+      return answered(session, async () => {
         const runContext = async (args: string[]) =>
           checked(
             await session.runner.run(["context", ...args], {
@@ -156,8 +140,8 @@ function bundleTool(deps: GraphDeps) {
       output: Type.String({ description: "Bundle file to write, e.g. graph.cgc (a path inside the workspace)" }),
     }),
     async execute(_id, params, signal, _update, ctx) {
-      const session = liveSession(deps);
-      return run(session, async () => {
+      const session = liveSession(deps.current);
+      return answered(session, async () => {
         const roots = [session.root, ...(process.env.CGC_ALLOWED_ROOTS ?? "").split(":").filter(Boolean)];
         const path = confinedPath(ctx.cwd, params.output, roots);
         if (path instanceof ToolFailure) throw path;

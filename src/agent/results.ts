@@ -59,6 +59,26 @@ export function fail(session: AnsweringSession, failure: ToolFailure): never {
   throw error;
 }
 
+/** The live session, or the failure that says pi-cgc is not active (diagnostics need no ready graph). */
+export function liveSession<S>(current: () => S | undefined): S {
+  const session = current();
+  if (!session) throw new ToolFailure("UNAVAILABLE", "pi-cgc is not active in this session", "use grep and read.");
+  return session;
+}
+
+/** Runs a tool body for a session: its text as the answer, a ToolFailure as an error result with its remedy. */
+export async function answered(
+  session: AnsweringSession,
+  body: () => Promise<string>,
+): Promise<AgentToolResult<ToolDetails>> {
+  try {
+    return toolResult(session, await body());
+  } catch (error) {
+    if (error instanceof ToolFailure) fail(session, error);
+    throw error;
+  }
+}
+
 /** A path the agent can open: relative to the session's cwd when inside it, otherwise absolute. */
 export function displayPath(cwd: string, path: string): string {
   if (!isAbsolute(path)) return path;

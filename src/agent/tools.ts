@@ -17,7 +17,7 @@ import { isReady } from "../state/model.ts";
 import { GRAPH_TOOL_NAMES, type Intent } from "./catalog.ts";
 import { checkReadOnlyCypher } from "./cypher.ts";
 import type { McpLease } from "./mcp.ts";
-import { confinedPath, fail, failureOf, location, type ToolDetails, ToolFailure, toolResult } from "./results.ts";
+import { answered, confinedPath, failureOf, liveSession, location, type ToolDetails, ToolFailure } from "./results.ts";
 
 export interface GraphDeps {
   current(): CgcSession | undefined;
@@ -28,10 +28,8 @@ export interface GraphDeps {
 
 type Row = Record<string, unknown>;
 
-/** The live session, or the reason the graph cannot answer now. */
-export function readySession(deps: GraphDeps): CgcSession {
-  const session = deps.current();
-  if (!session) throw new ToolFailure("UNAVAILABLE", "pi-cgc is not active in this session", "use grep and read.");
+/** The session if its graph can answer now, or the reason it cannot. */
+function readySession(session: CgcSession): CgcSession {
   const state = session.store.get();
   if (state.readiness === "busy") throw failureOf("BUSY", state.reason);
   // pi-cgc's own index or sync holds the database; a query would only wait out cgc's lock retries.
@@ -94,17 +92,13 @@ async function answer(
   signal: AbortSignal | undefined,
   body: (session: CgcSession) => Promise<string>,
 ): Promise<AgentToolResult<ToolDetails>> {
-  const session = deps.current();
-  try {
+  const session = liveSession(deps.current);
+  return answered(session, async () => {
     // An edit the agent just made reaches the graph before the graph answers, or the answer says so.
-    const pending = session ? await deps.settle(signal) : [];
-    const ready = readySession(deps);
-    const text = await body(ready);
-    return toolResult(ready, pending.length > 0 ? `${text}\n\n${pendingNote(ready.root, pending)}` : text);
-  } catch (error) {
-    if (error instanceof ToolFailure && session) fail(session, error);
-    throw error;
-  }
+    const pending = await deps.settle(signal);
+    const text = await body(readySession(session));
+    return pending.length > 0 ? `${text}\n\n${pendingNote(session.root, pending)}` : text;
+  });
 }
 
 /** Names the files whose changes the answer cannot include yet. */
