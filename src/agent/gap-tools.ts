@@ -7,10 +7,9 @@ import { StringEnum } from "@mariozechner/pi-ai";
 import { defineTool, type ExtensionContext, type ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
 import type { RunResult } from "../cgc/runner.ts";
-import type { CgcSession } from "../lifecycle/session.ts";
 import { GAP_TOOL_NAMES } from "./catalog.ts";
 import { answered, confinedPath, failureOf, liveSession, ToolFailure } from "./results.ts";
-import type { GraphDeps } from "./tools.ts";
+import type { GraphDeps, GraphSession } from "./tools.ts";
 
 const CONTEXT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
@@ -114,7 +113,7 @@ function contextsTool(deps: GraphDeps) {
 }
 
 /** `cgc context delete` asks on stdin and has no --yes: the user already said yes, so the answer is piped. */
-async function deleteContext(session: CgcSession, name: string, signal: AbortSignal | undefined): Promise<string> {
+async function deleteContext(session: GraphSession, name: string, signal: AbortSignal | undefined): Promise<string> {
   const child = session.runner.startLongLived(["context", "delete", name], { cwd: session.root, stdin: true });
   const onAbort = () => void child.stop();
   signal?.addEventListener("abort", onAbort, { once: true });

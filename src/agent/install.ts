@@ -7,12 +7,12 @@
 // pi's start-up does not pay for loading it, and a print-mode run that ends first never does.
 import type { ExtensionAPI, ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { holdsExclusiveLock } from "../cgc/backend.ts";
-import type { CgcSession, CurrentSession } from "../lifecycle/session.ts";
+import type { CurrentSession } from "../lifecycle/session.ts";
 import { isReady, type State } from "../state/model.ts";
 import { buildCard, type CardTools } from "./card.ts";
 import { detectMcpTools, GAP_TOOL_NAMES, GRAPH_TOOL_NAMES, INTENT_CATALOG, INTENTS, type Intent } from "./catalog.ts";
 import type { McpLease } from "./mcp.ts";
-import type { GraphDeps } from "./tools.ts";
+import type { GraphDeps, GraphSession } from "./tools.ts";
 
 export const SKILL_NAME = "cgc-routing";
 /** The prompt section the card lives in on pi 1.x. */
@@ -26,10 +26,10 @@ interface Tools {
 }
 
 export function installAgentSurface(pi: ExtensionAPI, current: CurrentSession, settle: GraphDeps["settle"]) {
-  let lease: { session: CgcSession; lease: McpLease } | undefined;
+  let lease: { session: GraphSession; lease: McpLease } | undefined;
   let tools: Tools | undefined;
   let loading: Promise<Tools> | undefined;
-  const leaseFor = (session: CgcSession): McpLease => {
+  const leaseFor = (session: GraphSession): McpLease => {
     if (!tools) throw new Error("pi-cgc's graph tools are not loaded"); // a lease is asked for only by a tool
     if (lease?.session !== session) {
       void lease?.lease.release("the session changed");

@@ -19,9 +19,15 @@ import { checkReadOnlyCypher } from "./cypher.ts";
 import type { McpLease } from "./mcp.ts";
 import { answered, confinedPath, failureOf, liveSession, location, type ToolDetails, ToolFailure } from "./results.ts";
 
+/** What the graph tools use of a session. */
+export type GraphSession = Pick<
+  CgcSession,
+  "root" | "store" | "runner" | "worktree" | "config" | "present" | "maintenanceRunning" | "refresh"
+>;
+
 export interface GraphDeps {
-  current(): CgcSession | undefined;
-  lease(session: CgcSession): McpLease;
+  current(): GraphSession | undefined;
+  lease(session: GraphSession): McpLease;
   /** Waits (bounded) for a pending engine update; the changed paths the graph does not hold yet. */
   settle(signal?: AbortSignal): Promise<string[]>;
 }
@@ -29,7 +35,7 @@ export interface GraphDeps {
 type Row = Record<string, unknown>;
 
 /** The session if its graph can answer now, or the reason it cannot. */
-function readySession(session: CgcSession): CgcSession {
+function readySession(session: GraphSession): GraphSession {
   const state = session.store.get();
   if (state.readiness === "busy") throw failureOf("BUSY", state.reason);
   // pi-cgc's own index or sync holds the database; a query would only wait out cgc's lock retries.
@@ -49,7 +55,7 @@ function readySession(session: CgcSession): CgcSession {
 /** One catalog tool call; a transport or tool failure becomes a ToolFailure. */
 async function catalog(
   deps: GraphDeps,
-  session: CgcSession,
+  session: GraphSession,
   name: string,
   args: Record<string, unknown>,
   signal: AbortSignal | undefined,
@@ -73,7 +79,7 @@ async function catalog(
 /** Read-only Cypher with parameters; returns the rows. */
 export async function cypherRows(
   deps: GraphDeps,
-  session: CgcSession,
+  session: GraphSession,
   query: string,
   params: Record<string, unknown>,
   signal: AbortSignal | undefined,
@@ -90,7 +96,7 @@ export async function cypherRows(
 async function answer(
   deps: GraphDeps,
   signal: AbortSignal | undefined,
-  body: (session: CgcSession) => Promise<string>,
+  body: (session: GraphSession) => Promise<string>,
 ): Promise<AgentToolResult<ToolDetails>> {
   const session = liveSession(deps.current);
   return answered(session, async () => {
@@ -192,7 +198,7 @@ interface RelationParams {
 /** NOT_FOUND unless some function or class of that name is in this workspace's graph. */
 async function requireSymbol(
   deps: GraphDeps,
-  session: CgcSession,
+  session: GraphSession,
   name: string,
   file: string | undefined,
   signal: AbortSignal | undefined,
@@ -219,7 +225,7 @@ async function requireSymbol(
 
 async function directCalls(
   deps: GraphDeps,
-  session: CgcSession,
+  session: GraphSession,
   ctx: ExtensionContext,
   params: RelationParams,
   file: string | undefined,
@@ -266,7 +272,7 @@ async function directCalls(
 
 async function transitiveCalls(
   deps: GraphDeps,
-  session: CgcSession,
+  session: GraphSession,
   ctx: ExtensionContext,
   params: RelationParams,
   file: string | undefined,
@@ -299,7 +305,7 @@ async function transitiveCalls(
 
 async function callChain(
   deps: GraphDeps,
-  session: CgcSession,
+  session: GraphSession,
   ctx: ExtensionContext,
   params: RelationParams,
   signal: AbortSignal | undefined,
@@ -331,7 +337,7 @@ async function callChain(
 
 async function catalogRelation(
   deps: GraphDeps,
-  session: CgcSession,
+  session: GraphSession,
   ctx: ExtensionContext,
   params: RelationParams,
   file: string | undefined,
