@@ -10,12 +10,11 @@ import { signalGroup } from "../../src/cgc/children.ts";
 
 export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 
+const manifest = JSON.parse(readFileSync(join(PROJECT_ROOT, "package.json"), "utf8")) as {
+  pi: { extensions: [string] };
+};
 /** pi-cgc as pi loads it: the manifest's extension (the bundle scripts/build.mjs makes from src/). */
-export const EXTENSION_ENTRY = join(
-  PROJECT_ROOT,
-  (JSON.parse(readFileSync(join(PROJECT_ROOT, "package.json"), "utf8")) as { pi: { extensions: string[] } }).pi
-    .extensions[0] as string,
-);
+export const EXTENSION_ENTRY = join(PROJECT_ROOT, manifest.pi.extensions[0]);
 
 /** Pinned on every child: no watcher after an index, no 80-column wrapping by Rich. */
 export const PINNED_ENV: Readonly<Record<string, string>> = { COLUMNS: "10000", ENABLE_AUTO_WATCH: "false" };
