@@ -5,10 +5,13 @@
 // about half the time (bench/RESULTS.md, "pi start-up with and without pi-cgc"). pi's own packages and
 // pi-cgc's dependencies stay outside the bundle: pi and npm provide them.
 //
-//   node scripts/build.mjs      (scripts/setup.mjs, `npm test`'s vitest set-up and npm's `prepare` run it)
+//   node scripts/build.mjs      (scripts/setup.mjs and `npm test`'s vitest set-up run it)
 //
-// A stamp of the inputs' contents makes a run with nothing changed cost a few file reads; the new dist/ is
-// written beside the old one and swapped in, so a pi that is loading it never sees half a build.
+// dist/ is committed: pi installs a package from git with `npm install --omit=dev`, which leaves esbuild out,
+// so a clone must already hold the bundle (test/unit/bundle.test.ts checks that the committed bundle is the
+// committed source built). A stamp of the inputs' contents (dist/.inputs) makes a run with nothing changed
+// cost a few file reads; the new dist/ is written beside the old one and swapped in, so a pi that is loading
+// it never sees half a build.
 
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
@@ -56,6 +59,7 @@ export async function buildDist() {
   const next = `${DIST}.next-${process.pid}`;
   rmSync(next, { recursive: true, force: true });
   await build({
+    absWorkingDir: ROOT, // the paths in the bundle's comments are relative to it: the same on every machine
     entryPoints: { index: join(ROOT, "src", "index.ts") },
     outdir: next,
     bundle: true,
