@@ -1751,6 +1751,25 @@ function createChangeTracker(env) {
       return { paths: Number.isNaN(indexedMs) ? [] : touchedAfter(now, indexedMs), basis: "file times" };
     },
     check: look,
+    indexStarting(at) {
+      let before = [];
+      if (root === void 0) {
+        root = at;
+        baseline = snapshotTree(root, void 0, cgcIgnoredDirs(env));
+      } else {
+        before = look();
+      }
+      const start = baseline && new Map(baseline);
+      const tracked = root;
+      return {
+        before,
+        changedSince: () => {
+          if (root !== tracked || !start) return [];
+          look();
+          return baseline ? changedBetween(start, baseline) : [];
+        }
+      };
+    },
     walkedByCgc: () => root === void 0 ? () => false : walkedByCgc(root, cgcIgnoredDirs(env)),
     observed(paths) {
       if (!baseline) return;
@@ -2537,7 +2556,8 @@ function createCgcSession(ctx, options = {}) {
   }
   function runMaintenance(kind, args, what, estimate) {
     if (maintenance) return maintenance;
-    const before = kind === "syncing" ? [] : tracker.check();
+    const index = kind === "syncing" ? void 0 : tracker.indexStarting(root);
+    const before = index?.before ?? [];
     const cgcignore = join7(root, ".cgcignore");
     const hadCgcignore = existsSync6(cgcignore);
     if (before.length > 0) store.apply((state) => changesObserved(state, before));
@@ -2562,14 +2582,16 @@ function createCgcSession(ctx, options = {}) {
       const plain = result.code === "OK" && args[1] !== "--force";
       const skipped = plain && indexSkipped(result.stdout);
       const resumed = plain ? indexResumed(result.stdout) : void 0;
-      store.apply(
-        (state, now) => maintenanceSettled(
+      const during = result.code === "OK" && !skipped && index ? index.changedSince() : [];
+      store.apply((state, now) => {
+        const settled = maintenanceSettled(
           state,
           skipped ? "SKIPPED" : result.code,
           now,
           result.code === "OK" ? void 0 : `${what}: ${result.reason}`
-        )
-      );
+        );
+        return during.length > 0 ? changesObserved(settled, during, `changed while cgc's ${what} ran`) : settled;
+      });
       if (resumed)
         store.apply(
           (state) => graphWrittenOutside(

@@ -290,9 +290,10 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
   ): Promise<RunResult> {
     if (maintenance) return maintenance;
     // A full index reads the tree as it is now: what changed before this moment is in it, what changes from
-    // here on is drift for the follow-up probe. The paths are kept until it settles (a skip writes nothing).
+    // here on is looked at when it settles. The paths are kept until it settles (a skip writes nothing).
     // (A sync looked already, just before it read the paths it will verify.)
-    const before = kind === "syncing" ? [] : tracker.check();
+    const index = kind === "syncing" ? undefined : tracker.indexStarting(root);
+    const before = index?.before ?? [];
     // cgc writes a default .cgcignore into a root that has none and indexes by it: not a change after the run.
     const cgcignore = join(root, ".cgcignore");
     const hadCgcignore = existsSync(cgcignore);
@@ -326,14 +327,19 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
         // Resumed over a partial graph (an index stopped half-way, by a watcher or another cgc): what that one
         // wrote stays, so the graph is not what a full index builds.
         const resumed = plain ? indexResumed(result.stdout) : undefined;
-        store.apply((state, now) =>
-          maintenanceSettled(
+        // What changed while cgc read the tree: the graph may hold what is gone (a file deleted after cgc read
+        // it). Observed in the same step as the settle, so that the engine, told the graph was rebuilt, knows
+        // these paths may differ from the disk it reads.
+        const during = result.code === "OK" && !skipped && index ? index.changedSince() : [];
+        store.apply((state, now) => {
+          const settled = maintenanceSettled(
             state,
             skipped ? "SKIPPED" : result.code,
             now,
             result.code === "OK" ? undefined : `${what}: ${result.reason}`,
-          ),
-        );
+          );
+          return during.length > 0 ? changesObserved(settled, during, `changed while cgc's ${what} ran`) : settled;
+        });
         if (resumed)
           store.apply((state) =>
             graphWrittenOutside(

@@ -34,6 +34,12 @@ export interface ChangeTracker {
   startDrift(root: string, indexedMs: number): StartDrift;
   /** What changed since the last look; the next look starts from here. */
   check(): string[];
+  /**
+   * A full index is about to read the tree at root: what changed before it (as `check`), and a look for its
+   * end that reports every path changed since this moment, the ones the session observed itself included.
+   * Where nothing is tracked yet (the first index of a workspace no probe found indexed), tracking starts here.
+   */
+  indexStarting(root: string): { before: string[]; changedSince: () => string[] };
   /** The session saw these paths change itself (edit/write): reported now, so the next look skips them. */
   observed(paths: readonly string[]): void;
   /** The graph was verified to reflect the tree as last looked at: remember that tree for the next session. */
@@ -77,6 +83,26 @@ export function createChangeTracker(env: NodeJS.ProcessEnv): ChangeTracker {
       return { paths: Number.isNaN(indexedMs) ? [] : touchedAfter(now, indexedMs), basis: "file times" };
     },
     check: look,
+    indexStarting(at) {
+      let before: string[] = [];
+      if (root === undefined) {
+        root = at;
+        baseline = snapshotTree(root, undefined, cgcIgnoredDirs(env));
+      } else {
+        before = look();
+      }
+      // A copy: `observed` updates the baseline in place, and what it observes is part of the answer.
+      const start = baseline && new Map(baseline);
+      const tracked = root;
+      return {
+        before,
+        changedSince: () => {
+          if (root !== tracked || !start) return [];
+          look();
+          return baseline ? changedBetween(start, baseline) : [];
+        },
+      };
+    },
     walkedByCgc: () => (root === undefined ? () => false : walkedByCgc(root, cgcIgnoredDirs(env))),
     observed(paths) {
       if (!baseline) return;

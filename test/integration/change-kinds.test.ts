@@ -3,12 +3,14 @@
 // file in a new folder, files cgc indexes without parsing (also in hidden folders), a file pi-cgc's own /cgc report
 // writes, a deletion made outside pi between prompts, and one made while pi was away. Each
 // must turn the chip to possibly stale, and the graph called fresh afterwards must match the tree.
-// (Before the tracker compared stamps, the first three and the last two left the chip at fresh.)
-import { renameSync, rmSync } from "node:fs";
+// (Before the tracker compared stamps, the first three and the last two left the chip at fresh.) And a file
+// deleted while pi-cgc's own first index ran, after cgc had read it.
+import { chmodSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type CgcHome, cgcBinary, cgcExec, makeCgcHome } from "../helpers/cgc-env.ts";
+import { type CgcHome, cgcBinary, cgcExec, makeCgcHome, PROJECT_ROOT } from "../helpers/cgc-env.ts";
 import { type PiHarness, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
 import { caseRepos, type TinyRepo } from "../helpers/repos.ts";
 
@@ -189,5 +191,40 @@ describe("every kind of change reaches the graph before it is called fresh", () 
     expect(files.has("pkg/beta.py")).toBe(false);
     expect(files.has("pkg/alpha.py")).toBe(false);
     expect(files.has("pkg/first.py")).toBe(true);
+  });
+
+  it("a file deleted while pi-cgc's first index ran, after cgc read it: not fresh until the graph lets it go", async () => {
+    const repo = repos.tiny({ extraFiles: { "doomed.py": "def doomed():\n    return 1\n" } });
+    // Stands for someone deleting a file while the index runs, once cgc has read it (the soak met it with an
+    // index slowed by load): the real cgc indexes, then the file goes before pi-cgc sees the index end. A
+    // launcher in cgc's own Python, as pip writes them, so that pi-cgc finds cgc's interpreter and its engine.
+    const dir = mkdtempSync(join(tmpdir(), "pi-cgc-delete-after-index-"));
+    const launcher = join(dir, "cgc");
+    writeFileSync(
+      launcher,
+      `#!${join(PROJECT_ROOT, ".venv", "bin", "python")}\n` +
+        "import os, subprocess, sys\n" +
+        `status = subprocess.call([${JSON.stringify(cgcBinary())}, *sys.argv[1:]])\n` +
+        `if sys.argv[1:2] == ["index"]:\n    os.remove(${JSON.stringify(join(repo.path, "doomed.py"))})\n` +
+        "sys.exit(status)\n",
+    );
+    chmodSync(launcher, 0o755);
+    process.env.CGC_EXECUTABLE = launcher;
+    try {
+      const ui = recordingUi();
+      const h = await startPi({ cwd: repo.path, ui });
+      harnesses.push(h);
+      await waitFor(() => ui.statuses.get("cgc") === "cgc unindexed", "an unindexed workspace");
+      ui.confirmAnswer = true;
+      await h.session.prompt("/cgc index");
+      await waitFor(() => ui.statuses.get("cgc") === "cgc ready · fresh", "fresh once the deletion is in", 120_000);
+      expect(ui.statusHistory).toContain("cgc ready · possibly stale");
+      const files = await graphFiles(repo);
+      expect(files.has("doomed.py")).toBe(false);
+      expect(files.get("pkg/alpha.py")).toEqual(expect.arrayContaining(["alpha"]));
+    } finally {
+      process.env.CGC_EXECUTABLE = cgcBinary();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
