@@ -2582,7 +2582,7 @@ function createCgcSession(ctx, options = {}) {
       const plain = result.code === "OK" && args[1] !== "--force";
       const skipped = plain && indexSkipped(result.stdout);
       const resumed = plain ? indexResumed(result.stdout) : void 0;
-      const during = result.code === "OK" && !skipped && index ? index.changedSince() : [];
+      const during = result.code === "OK" && !skipped && index ? index.changedSince().filter((path) => hadCgcignore || path !== cgcignore) : [];
       store.apply((state, now) => {
         const settled = maintenanceSettled(
           state,

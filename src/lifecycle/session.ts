@@ -330,7 +330,11 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
         // What changed while cgc read the tree: the graph may hold what is gone (a file deleted after cgc read
         // it). Observed in the same step as the settle, so that the engine, told the graph was rebuilt, knows
         // these paths may differ from the disk it reads.
-        const during = result.code === "OK" && !skipped && index ? index.changedSince() : [];
+        // (cgc's own new .cgcignore is not such a change: the index read the tree by it.)
+        const during =
+          result.code === "OK" && !skipped && index
+            ? index.changedSince().filter((path) => hadCgcignore || path !== cgcignore)
+            : [];
         store.apply((state, now) => {
           const settled = maintenanceSettled(
             state,
