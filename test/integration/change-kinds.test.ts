@@ -4,8 +4,8 @@
 // writes, a deletion made outside pi between prompts, and one made while pi was away. Each
 // must turn the chip to possibly stale, and the graph called fresh afterwards must match the tree.
 // (Before the tracker compared stamps, the first three and the last two left the chip at fresh.) And a file
-// deleted while pi-cgc's own first index ran, after cgc had read it.
-import { chmodSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
+// deleted while pi-cgc's own first index ran, and one the agent edits while its rebuild runs, after cgc read them.
+import { chmodSync, existsSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
@@ -196,21 +196,8 @@ describe("every kind of change reaches the graph before it is called fresh", () 
   it("a file deleted while pi-cgc's first index ran, after cgc read it: not fresh until the graph lets it go", async () => {
     const repo = repos.tiny({ extraFiles: { "doomed.py": "def doomed():\n    return 1\n" } });
     // Stands for someone deleting a file while the index runs, once cgc has read it (the soak met it with an
-    // index slowed by load): the real cgc indexes, then the file goes before pi-cgc sees the index end. A
-    // launcher in cgc's own Python, as pip writes them, so that pi-cgc finds cgc's interpreter and its engine.
-    const dir = mkdtempSync(join(tmpdir(), "pi-cgc-delete-after-index-"));
-    const launcher = join(dir, "cgc");
-    writeFileSync(
-      launcher,
-      `#!${join(PROJECT_ROOT, ".venv", "bin", "python")}\n` +
-        "import os, subprocess, sys\n" +
-        `status = subprocess.call([${JSON.stringify(cgcBinary())}, *sys.argv[1:]])\n` +
-        `if sys.argv[1:2] == ["index"]:\n    os.remove(${JSON.stringify(join(repo.path, "doomed.py"))})\n` +
-        "sys.exit(status)\n",
-    );
-    chmodSync(launcher, 0o755);
-    process.env.CGC_EXECUTABLE = launcher;
-    try {
+    // index slowed by load): the real cgc indexes, then the file goes before pi-cgc sees the index end.
+    await withIndexLauncher(`os.remove(${JSON.stringify(join(repo.path, "doomed.py"))})`, async () => {
       const ui = recordingUi();
       const h = await startPi({ cwd: repo.path, ui });
       harnesses.push(h);
@@ -222,9 +209,65 @@ describe("every kind of change reaches the graph before it is called fresh", () 
       const files = await graphFiles(repo);
       expect(files.has("doomed.py")).toBe(false);
       expect(files.get("pkg/alpha.py")).toEqual(expect.arrayContaining(["alpha"]));
-    } finally {
-      process.env.CGC_EXECUTABLE = cgcBinary();
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
+  });
+
+  it("a file the agent edits while pi-cgc's rebuild runs, after cgc read it: the edit reaches the graph", async () => {
+    const repo = await repos.indexed(home.env);
+    const indexed = join(repo.path, "..", `${repo.name}-indexed`);
+    const go = join(repo.path, "..", `${repo.name}-go`);
+    // Stands for an agent that edits a file while a rebuild runs, once cgc has read it: the real cgc
+    // rebuilds, then holds its exit until the test's edit is in.
+    const wait = `open(${JSON.stringify(indexed)}, "w").close()\nwhile not os.path.exists(${JSON.stringify(go)}): time.sleep(0.05)`;
+    await withIndexLauncher(wait, async () => {
+      const session = await readySession(repo);
+      session.ui.confirmAnswer = true;
+      const rebuild = session.h.session.prompt("/cgc index --force");
+      await waitFor(() => existsSync(indexed), "cgc's rebuild done, its exit held", 120_000);
+      session.h.faux.setResponses([
+        fauxAssistantMessage(
+          fauxToolCall("edit", {
+            path: "pkg/text.py",
+            edits: [{ oldText: "def orphan(", newText: "def adopted(" }],
+          }),
+          { stopReason: "toolUse" },
+        ),
+        fauxAssistantMessage("done"),
+      ]);
+      await session.h.session.prompt("rename orphan");
+      writeFileSync(go, "");
+      await rebuild;
+      await waitFor(() => session.chip() === "cgc ready · fresh", "fresh once the edit is in", 120_000);
+      expect((await graphFiles(repo)).get("pkg/text.py")).toEqual(["<module>", "adopted", "normalize"]);
+    });
   });
 });
+
+/**
+ * Runs body with CGC_EXECUTABLE set to a launcher in cgc's own Python (as pip writes them, so that pi-cgc
+ * finds cgc's interpreter and its engine) that runs the real cgc and, after an `index`, the Python in `after`
+ * before it exits.
+ */
+async function withIndexLauncher(after: string, body: () => Promise<void>): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "pi-cgc-index-launcher-"));
+  const launcher = join(dir, "cgc");
+  writeFileSync(
+    launcher,
+    `#!${join(PROJECT_ROOT, ".venv", "bin", "python")}\n` +
+      "import os, subprocess, sys, time\n" +
+      `status = subprocess.call([${JSON.stringify(cgcBinary())}, *sys.argv[1:]])\n` +
+      `if sys.argv[1:2] == ["index"]:\n${after
+        .split("\n")
+        .map((line) => `    ${line}\n`)
+        .join("")}` +
+      "sys.exit(status)\n",
+  );
+  chmodSync(launcher, 0o755);
+  process.env.CGC_EXECUTABLE = launcher;
+  try {
+    await body();
+  } finally {
+    process.env.CGC_EXECUTABLE = cgcBinary();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
