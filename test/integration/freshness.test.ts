@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { noteRunStarted } from "../../src/lifecycle/interrupted.ts";
-import { type CgcHome, cgcBinary, cgcExec, makeCgcHome } from "../helpers/cgc-env.ts";
+import { type CgcHome, cgcBinary, cgcExec, makeCgcHome, PROJECT_ROOT } from "../helpers/cgc-env.ts";
 import { cgcStatus, type PiHarness, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
 import { indexedTinyRepo, type TinyRepo } from "../helpers/repos.ts";
 
@@ -24,6 +24,8 @@ afterEach(async () => {
   delete process.env.CGC_LIFECYCLE_AUTO_CREATE;
   delete process.env.CGC_LIFECYCLE_SYNC_ON_START;
   delete process.env.CGC_FRESHNESS_ENGINE;
+  delete process.env.FAKE_CGC_HANG;
+  process.env.CGC_EXECUTABLE = cgcBinary();
 });
 afterAll(() => home.cleanup());
 
@@ -135,8 +137,10 @@ describe("a sync that runs out of its time budget", () => {
   it("is not started again automatically; with a larger budget the next session rebuilds the graph", async () => {
     const repo = await indexedTinyRepo(home.env);
     process.env.CGC_FRESHNESS_ENGINE = "false"; // a full rebuild stopped by its budget, the engine's fallback
-    // One second is less than cgc needs to rebuild even this tiny repository here (bench/RESULTS.md:
-    // 1.06 s for `cgc --version` alone), so the real `cgc index --force` is stopped by the budget.
+    // A rebuild longer than its budget, whatever the machine's speed: the real cgc but for `index`, which hangs
+    // (test/fixtures/fakes/cgc-hang) until the budget stops it.
+    process.env.CGC_EXECUTABLE = join(PROJECT_ROOT, "test", "fixtures", "fakes", "cgc-hang");
+    process.env.FAKE_CGC_HANG = "index";
     process.env.CGC_TIMEOUTS_MAINTENANCE_MS = "1000";
     const { h, ui, chip } = await readySession(repo);
     h.faux.setResponses(twoRunsWritingNewFiles());
@@ -167,6 +171,7 @@ describe("a sync that runs out of its time budget", () => {
     // The default budget (30 min) is larger than the one that ran out: the next session rebuilds — a
     // start-time sync of an intact graph, or the index lifecycle.autoCreate allows — and both edits are in.
     delete process.env.CGC_TIMEOUTS_MAINTENANCE_MS;
+    process.env.CGC_EXECUTABLE = cgcBinary();
     process.env.CGC_LIFECYCLE_AUTO_CREATE = "true";
     const next = recordingUi();
     harnesses.push(await startPi({ cwd: repo.path, ui: next }));
