@@ -19,7 +19,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-export const DIST = join(ROOT, "dist");
+const DIST = join(ROOT, "dist");
 const STAMP = join(DIST, ".inputs");
 
 function sourceFiles(dir) {
