@@ -42,17 +42,16 @@ function inputsDigest() {
   return hash.digest("hex");
 }
 
+const stampSays = (digest) => existsSync(STAMP) && readFileSync(STAMP, "utf8") === digest;
+
 export function distCurrent() {
-  try {
-    return readFileSync(STAMP, "utf8") === inputsDigest();
-  } catch {
-    return false;
-  }
+  return stampSays(inputsDigest());
 }
 
+/** Builds dist/ unless it is current; true when it built. */
 export async function buildDist() {
   const digest = inputsDigest();
-  if (existsSync(STAMP) && readFileSync(STAMP, "utf8") === digest) return false;
+  if (stampSays(digest)) return false;
   const { build } = await import("esbuild");
   const manifest = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
   const external = Object.keys({ ...manifest.dependencies, ...manifest.peerDependencies });

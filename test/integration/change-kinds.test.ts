@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type CgcHome, cgcBinary, cgcExec, makeCgcHome, PROJECT_ROOT } from "../helpers/cgc-env.ts";
+import { compareWithFullIndex } from "../helpers/graph-parity.ts";
 import { type PiHarness, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
 import { caseRepos, type TinyRepo } from "../helpers/repos.ts";
 
@@ -209,6 +210,7 @@ describe("every kind of change reaches the graph before it is called fresh", () 
       const files = await graphFiles(repo);
       expect(files.has("doomed.py")).toBe(false);
       expect(files.get("pkg/alpha.py")).toEqual(expect.arrayContaining(["alpha"]));
+      await expectEqualToFullIndex(repo);
     });
   });
 
@@ -239,9 +241,25 @@ describe("every kind of change reaches the graph before it is called fresh", () 
       await rebuild;
       await waitFor(() => session.chip() === "cgc ready · fresh", "fresh once the edit is in", 120_000);
       expect((await graphFiles(repo)).get("pkg/text.py")).toEqual(["<module>", "adopted", "normalize"]);
+      await expectEqualToFullIndex(repo);
     });
   });
 });
+
+/** The graph called fresh, line for line against a full index of a copy of the same tree in a new home. */
+async function expectEqualToFullIndex(repo: TinyRepo): Promise<void> {
+  const fresh = makeCgcHome();
+  try {
+    const parity = await compareWithFullIndex(
+      repo.path,
+      { cgc: cgcBinary(), env: home.env },
+      { cgc: cgcBinary(), env: fresh.env },
+    );
+    expect({ missing: parity.missing, extra: parity.extra }).toEqual({ missing: [], extra: [] });
+  } finally {
+    fresh.cleanup();
+  }
+}
 
 /**
  * Runs body with CGC_EXECUTABLE set to a launcher in cgc's own Python (as pip writes them, so that pi-cgc
