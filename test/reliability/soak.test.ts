@@ -15,7 +15,10 @@ interface FailedSeed {
   found: string;
   /** The backends of the run that failed (run i on backends[i % n]); KùzuDB when absent. */
   backends?: BackendName[];
-  /** False where no graph may honestly be called fresh (cgc's index on FalkorDB Lite). */
+  /**
+   * False where a run on FalkorDB Lite makes no fresh claim for certain: cgc's own index there is never
+   * called fresh, and whether the engine takes over within the run's steps depends on the machine's load.
+   */
   freshClaims?: boolean;
 }
 
