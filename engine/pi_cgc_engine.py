@@ -666,11 +666,39 @@ class _NoDatabase:
         return "none"
 
 
+# A fault for tests, in cgc's own parse of a file named parse_gated.py (inside the try with which cgc turns a
+# parser's exception into the file's parse error): with <gate>.fail present, the parse raises once, as reading a
+# file mid-write can; otherwise, until <gate> exists, it waits (having written <gate>.waiting), so that a stop
+# can arrive while cgc parses.
+PARSE_GATE = os.environ.get("PI_CGC_ENGINE_PARSE_GATE")
+
+
+def _gate_parses() -> None:
+    from codegraphcontext.tools.tree_sitter_parser import TreeSitterParser
+
+    parse = TreeSitterParser.parse
+
+    def gated(self: Any, path: Path, *args: Any, **kwargs: Any) -> Any:
+        if PARSE_GATE and Path(path).name == "parse_gated.py":
+            fail = Path(PARSE_GATE + ".fail")
+            if fail.exists():
+                fail.unlink()
+                raise RuntimeError("a parse that failed once (the test's parse gate)")
+            Path(PARSE_GATE + ".waiting").write_text("", encoding="utf-8")
+            while not Path(PARSE_GATE).exists():
+                time.sleep(0.05)
+        return parse(self, path, *args, **kwargs)
+
+    TreeSitterParser.parse = gated
+
+
 def parse_only_builder() -> Any:
     class ParseOnlyBuilder(GraphBuilder):  # type: ignore[misc, valid-type]
         def create_schema(self, graph_name: Optional[str] = None) -> None:
             return None
 
+    if PARSE_GATE:
+        _gate_parses()
     return ParseOnlyBuilder(_NoDatabase(), JobManager(), None)
 
 
@@ -761,6 +789,14 @@ class Tree:
             # Its names come in the parser's order too; each maps to this file alone.
             imports = dict(sorted(imports.items()))
         return FileEntry(known[0], known[1], known[2], data, imports)
+
+    def parse_in_doubt(self, path: str, entry: FileEntry) -> bool:
+        """Whether another parse of the same content may give more than this entry: a parser that raised
+        (cgc's `parse_failed`: a file read mid-write, say), or a file whose extension has a parser held as
+        having none (the parser failed to start)."""
+        data = entry.data
+        return bool(data.get("parse_failed")) or (
+            bool(data.get("unsupported")) and file_ext(Path(path)) in self.builder.parsers)
 
     def merge_imports(self, files: Dict[str, FileEntry]) -> Dict[str, List[str]]:
         """pre_scan_for_imports over the whole tree: extension groups in order of first appearance
@@ -2783,6 +2819,8 @@ class Engine:
             self.state = self.resolve(cached_state, cached_state.files, cached_state.imports_map, set(), False, only=set())[0]
             for entry in self.state.files.values():
                 call_facts(entry)
+            # What a parse may give more of now goes with the next update (the graph has the failed parse).
+            self.pending.update(p for p, e in self.state.files.items() if self.tree.parse_in_doubt(p, e))
             self.trusted = True
             return {"files": len(self.state.files), "startMs": ms_since(start), "warm": True,
                     "cached": len(self.state.files), "trusted": True, "diverged": self.diverged}
@@ -2791,7 +2829,7 @@ class Engine:
         for path in self.tree.discover():
             known = digest_of(path)
             hit = cached.get(path.as_posix())
-            if hit is not None and (hit.size, hit.mtime_ns, hit.digest) == known:
+            if hit is not None and (hit.size, hit.mtime_ns, hit.digest) == known and not self.tree.parse_in_doubt(path.as_posix(), hit):
                 files[path.as_posix()] = hit
                 hits += 1
             else:
@@ -3009,9 +3047,11 @@ class Engine:
                 if not self.trusted or path in self.unknown:
                     modified.add(path)
                     unsure.add(path)
-                if known[2] != entry.digest:
-                    modified.add(path)
-                    files[path] = self.tree.parse(current[path], known)
+                if known[2] != entry.digest or self.tree.parse_in_doubt(path, entry):
+                    parsed = self.tree.parse(current[path], known)
+                    if known[2] != entry.digest or parsed.data != entry.data:
+                        modified.add(path)
+                    files[path] = parsed
                     continue
                 if known[:2] != (entry.size, entry.mtime_ns):
                     files[path] = FileEntry(known[0], known[1], known[2], entry.data, entry.imports)
@@ -3325,6 +3365,11 @@ class Engine:
         reflected, unreflected = [], []
         for path in (norm(p) for p in paths):
             entry = self.state.files.get(path)
+            if entry is not None and Path(path).is_file() and self.tree.parse_in_doubt(path, entry):
+                again = self.tree.parse(Path(path), digest_of(Path(path)))
+                if again.data != entry.data:
+                    unreflected.append(path)  # the graph has the failed parse; the file parses now
+                    continue
             indexable = entry is not None and not entry.data.get("unsupported") and Path(path).is_file()
             exists = bool(self.db.read("MATCH (f:File {path: $p}) RETURN f.path AS p", p=path))
             ok = exists == indexable
@@ -3409,8 +3454,10 @@ def write_dump(db: Database, root: Path, out: Optional[str]) -> int:
 # serve: the JSON-lines loop, letting go of the database when idle.
 
 
-class Stop(Exception):
-    pass
+class Stop(BaseException):
+    """A stop signal. Not an Exception: cgc's library catches Exception around each file's parse (and a parser's
+    start), so a stop raised there was once taken for the file's parse error, the update went on without the
+    file, and the cache saved at exit kept it as unparseable (docs/reliability.md, seed 20261332)."""
 
 
 def serve(args: argparse.Namespace, version: str) -> int:

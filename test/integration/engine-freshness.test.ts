@@ -3,7 +3,7 @@
 // it, and the chip goes possibly stale → fresh without a full rebuild. Where the engine cannot be trusted
 // (another cgc version, a crash mid-update) the full rebuild takes over, with one notice, and nothing is
 // called fresh that is not.
-import { appendFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -361,6 +361,85 @@ describe("the incremental engine", () => {
       expect(again.ok && again.value.written, JSON.stringify(again)).toEqual([]);
     } finally {
       await next.stop();
+    }
+  }, 300_000);
+  /** An engine of the indexed `repo` on its own cache, with cgc's parse of pkg/parse_gated.py behind `gate`. */
+  function gatedEngines(repo: TinyRepo, name: string) {
+    const root = realpathSync(repo.path);
+    const runner = createRunner({
+      executable: cgcBinary(),
+      env: { ...process.env, ...home.env },
+      budgets: { probe: 60_000, query: 60_000, maintenance: 120_000, longLived: 0 },
+    });
+    const gate = join(home.home, `${name}-parse-gate`);
+    const launch = (extra: Record<string, string> = {}) =>
+      startEngine({
+        runner,
+        python: venvPython(),
+        root,
+        cacheDir: join(home.home, `${name}-cache`),
+        startBudgetMs: 120_000,
+        holdMs: 200,
+        env: { ...process.env, ...home.env, ...extra } as Record<string, string>,
+      });
+    return { gated: join(root, "pkg", "parse_gated.py"), gate, launch, gatedEnv: { PI_CGC_ENGINE_PARSE_GATE: gate } };
+  }
+
+  it("a stop that reaches the engine while cgc parses a file ends it, and the next engine writes that file whole", async () => {
+    const repo = await repos.indexed(home.env);
+    const { gated, gate, launch, gatedEnv } = gatedEngines(repo, "stop-in-parse");
+    const first = launch(gatedEnv);
+    try {
+      expect((await first.started).phase).toBe("ready");
+      expect((await first.rebuilt([], 120_000)).ok).toBe(true);
+      writeFileSync(gated, "def gated_function(value):\n    return value\n");
+      // pi-cgc stops its engine while cgc parses the file (the session ends, another writer appears): cgc's
+      // parse catches every Exception, and once took the stop for the file's parse error.
+      const updating = first.update([gated], 120_000);
+      await waitFor(() => existsSync(`${gate}.waiting`), "cgc parsing the file");
+      await first.stop();
+      const answered = await updating;
+      expect(answered.ok, JSON.stringify(answered)).toBe(false);
+    } finally {
+      await first.stop();
+    }
+    const next = launch();
+    try {
+      expect((await next.started).phase).toBe("ready");
+      expect((await next.update([gated], 120_000)).ok).toBe(true);
+      const checked = await next.verify([gated], 60_000);
+      expect(checked).toMatchObject({ ok: true, value: { reflected: [gated], unreflected: [] } });
+      expect(await functionNames(repo, "pkg/parse_gated.py")).toEqual(["<module>", "gated_function"]);
+    } finally {
+      await next.stop();
+    }
+  }, 300_000);
+
+  it("a file cgc failed to parse once (read mid-write, say) is not read back as reflected; the next update writes it whole", async () => {
+    const repo = await repos.indexed(home.env);
+    const { gated, gate, launch, gatedEnv } = gatedEngines(repo, "failed-parse");
+    writeFileSync(gate, ""); // parses go through at once; the one below fails
+    const engine = launch(gatedEnv);
+    try {
+      expect((await engine.started).phase).toBe("ready");
+      expect((await engine.rebuilt([], 120_000)).ok).toBe(true);
+      writeFileSync(gated, "def gated_function(value):\n    return value\n");
+      writeFileSync(`${gate}.fail`, "");
+      expect((await engine.update([gated], 120_000)).ok).toBe(true);
+      expect(existsSync(`${gate}.fail`)).toBe(false); // the failed parse happened
+      // What the graph has is the failed parse (a file node without its function), which a parse now does not give.
+      expect(await engine.verify([gated], 60_000)).toMatchObject({
+        ok: true,
+        value: { reflected: [], unreflected: [gated] },
+      });
+      expect((await engine.update([gated], 120_000)).ok).toBe(true);
+      expect(await engine.verify([gated], 60_000)).toMatchObject({
+        ok: true,
+        value: { reflected: [gated], unreflected: [] },
+      });
+      expect(await functionNames(repo, "pkg/parse_gated.py")).toEqual(["<module>", "gated_function"]);
+    } finally {
+      await engine.stop();
     }
   }, 300_000);
 });

@@ -9,7 +9,7 @@ import { appendFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { uncontainedQuery } from "../../src/cgc/graph-checks.ts";
-import { startBackend, type TestBackend, useBackendInProcess } from "../helpers/backends.ts";
+import { falkordbLiteDaemons, startBackend, type TestBackend, useBackendInProcess } from "../helpers/backends.ts";
 import { cgcExec } from "../helpers/cgc-env.ts";
 import { compareWithFullIndex } from "../helpers/graph-parity.ts";
 import { cgcStatus, type PiHarness, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
@@ -77,6 +77,16 @@ async function piOnUnlinkedGraph(lite: TestBackend) {
   harnesses.push(h);
   await waitFor(() => ui.statuses.get("cgc") === "cgc ready · possibly stale", "possibly stale", 150_000);
   return { repo, h, ui };
+}
+
+/** The names of the functions the graph of `root` holds on `lite`. */
+async function graphFunctionNames(root: string, lite: TestBackend): Promise<string[]> {
+  const query = `MATCH (f:File)-[:CONTAINS]->(fn:Function) WHERE f.path STARTS WITH '${root}/' RETURN fn.name AS name`;
+  const result = await cgcExec(["query", query], { cwd: root, env: lite.env, cgc: lite.cgc });
+  expect(result.code, result.stderr).toBe(0);
+  return (JSON.parse(result.stdout.slice(result.stdout.indexOf("["))) as Array<{ name: string }>).map(
+    (row) => row.name,
+  );
 }
 
 /** The graph of `root` on `lite` against a fresh Lite's full index of the same tree: no line differs. */
@@ -148,6 +158,28 @@ describe("FalkorDB Lite: a re-index that links nothing", () => {
     harnesses.push(h);
     await waitFor(() => ui.statuses.get("cgc") === "cgc unindexed", "unindexed", 150_000);
     expect(await cgcStatus(h)).toMatch(/backend: {4}falkordb — from cgc's own report/);
+  }, 400_000);
+
+  it("a daemon killed after the engine's update (what it wrote since its last save lost): fresh again only once the graph holds that update", async () => {
+    const lite = await ownLite();
+    const { repo, h, chip } = await session(lite, "cgc ready · fresh");
+    appendFileSync(join(repo.path, "pkg", "alpha.py"), "\n\ndef lost_with_the_daemon(value):\n    return value\n");
+    await h.session.prompt("/cgc sync");
+    expect(chip()).toBe("cgc ready · fresh");
+    // The fault: the daemon SIGKILLed (the kernel's OOM killer, a user's kill): redis keeps its writes in memory
+    // and saves them only at its save points and at SHUTDOWN SAVE, so the engine's update goes with it; the
+    // next cgc call finds its socket dead and starts a daemon from the older save on disk.
+    const servers = falkordbLiteDaemons(lite.home.home).filter((daemon) => daemon.kind === "redis-server");
+    expect(servers).toHaveLength(1);
+    process.kill(servers[0]?.pid as number, "SIGKILL");
+    appendFileSync(join(repo.path, "pkg", "beta.py"), "\n\ndef after_the_restart(value):\n    return value\n");
+    await h.session.prompt("/cgc sync");
+    await waitFor(() => !/^cgc (updating|rebuilding|syncing)/.test(chip() ?? ""), "settled", 240_000);
+    expect(chip()).toBe("cgc ready · fresh");
+    expect(await graphFunctionNames(repo.path, lite)).toEqual(
+      expect.arrayContaining(["lost_with_the_daemon", "after_the_restart"]),
+    );
+    await expectEqualToFullIndex(repo.path, lite);
   }, 400_000);
 
   it("the engine's update is whole there: fresh, and equal to a full index of the same tree", async () => {

@@ -681,7 +681,11 @@ async function checkFreshClaim(run: Run, when: string): Promise<void> {
     const expected = [
       ...new Set(["<module>", ...[...content.matchAll(/^\s*def (\w+)\(/gm)].map((m) => m[1] as string)]),
     ].sort();
-    const actual = [...new Set(inGraph ?? [])].sort();
+    if (inGraph === undefined) {
+      run.violations.push(`fresh ${when}, yet the graph lacks ${path}, which holds [${expected}]`);
+      continue;
+    }
+    const actual = [...new Set(inGraph)].sort();
     if (expected.join(",") !== actual.join(",")) {
       run.violations.push(`fresh ${when}, yet ${path} holds [${expected}] and the graph [${actual}]`);
     }
