@@ -481,11 +481,11 @@ function noteRunStarted(env, root, what) {
   } catch {
   }
   const settle = (outcome, ranForMs) => {
-    closeWindow(outcome !== "BUSY" && outcome !== "UNAVAILABLE");
+    const wroteNothing = outcome === "BUSY" || outcome === "UNAVAILABLE" || outcome === "SKIPPED";
+    closeWindow(!wroteNothing);
     try {
-      if (outcome === "OK" || (outcome === "BUSY" || outcome === "UNAVAILABLE") && !before)
-        rmSync(path, { force: true });
-      else if (outcome === "BUSY" || outcome === "UNAVAILABLE") writeFileSync(path, `${JSON.stringify(before)}
+      if (outcome === "OK" || wroteNothing && !before) rmSync(path, { force: true });
+      else if (wroteNothing) writeFileSync(path, `${JSON.stringify(before)}
 `);
       else if (outcome === "TIMEOUT")
         writeFileSync(path, `${JSON.stringify({ ...note, timedOutAfterMs: ranForMs })}
@@ -2576,11 +2576,11 @@ function createCgcSession(ctx, options = {}) {
         }
       })
     ).then(async (result) => {
-      settleNote(result.code, result.durationMs);
-      if (disposed) return result;
-      if (result.code === "OK" && !hadCgcignore) tracker.observed([cgcignore]);
       const plain = result.code === "OK" && args[1] !== "--force";
       const skipped = plain && indexSkipped(result.stdout);
+      settleNote(skipped ? "SKIPPED" : result.code, result.durationMs);
+      if (disposed) return result;
+      if (result.code === "OK" && !hadCgcignore) tracker.observed([cgcignore]);
       const resumed = plain ? indexResumed(result.stdout) : void 0;
       const during = result.code === "OK" && !skipped && index ? index.changedSince().filter((path) => hadCgcignore || path !== cgcignore) : [];
       store.apply((state, now) => {

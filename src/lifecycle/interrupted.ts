@@ -40,8 +40,8 @@ export function abandonedRunNote(env: NodeJS.ProcessEnv, root: string): RunNote 
 
 /**
  * Notes a run as started; the returned function settles it with the run's code (and, for TIMEOUT, how
- * long it ran). Only OK removes the note; a run that never opened the database (BUSY, UNAVAILABLE) puts
- * back what was there before it.
+ * long it ran). Only OK removes the note; a run that wrote nothing (BUSY, UNAVAILABLE: it never opened the
+ * database; SKIPPED: cgc found the graph there and skipped) puts back what was there before it.
  */
 export function noteRunStarted(
   env: NodeJS.ProcessEnv,
@@ -59,12 +59,13 @@ export function noteRunStarted(
     // An agent directory we cannot write: the in-session state still says possibly stale on a failure.
   }
   const settle = (outcome: string, ranForMs?: number) => {
-    // A run that met the lock never opened the database: a stamp in its time is another writer's.
-    closeWindow(outcome !== "BUSY" && outcome !== "UNAVAILABLE");
+    // A run that met the lock never opened the database, and an index cgc skipped wrote nothing: a stamp in
+    // its time is another writer's.
+    const wroteNothing = outcome === "BUSY" || outcome === "UNAVAILABLE" || outcome === "SKIPPED";
+    closeWindow(!wroteNothing);
     try {
-      if (outcome === "OK" || ((outcome === "BUSY" || outcome === "UNAVAILABLE") && !before))
-        rmSync(path, { force: true });
-      else if (outcome === "BUSY" || outcome === "UNAVAILABLE") writeFileSync(path, `${JSON.stringify(before)}\n`);
+      if (outcome === "OK" || (wroteNothing && !before)) rmSync(path, { force: true });
+      else if (wroteNothing) writeFileSync(path, `${JSON.stringify(before)}\n`);
       else if (outcome === "TIMEOUT")
         writeFileSync(path, `${JSON.stringify({ ...note, timedOutAfterMs: ranForMs })}\n`);
     } catch {

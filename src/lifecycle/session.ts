@@ -318,12 +318,13 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
           }),
       )
       .then(async (result) => {
-        settleNote(result.code, result.durationMs);
-        if (disposed) return result;
-        if (result.code === "OK" && !hadCgcignore) tracker.observed([cgcignore]);
-        // cgc skips a plain index when it finds the repository's graph already there: nothing was rebuilt.
+        // cgc skips a plain index when it finds the repository's graph already there: nothing was written, so
+        // the graph's stamp, however close to this run, is another writer's.
         const plain = result.code === "OK" && args[1] !== "--force";
         const skipped = plain && indexSkipped(result.stdout);
+        settleNote(skipped ? "SKIPPED" : result.code, result.durationMs);
+        if (disposed) return result;
+        if (result.code === "OK" && !hadCgcignore) tracker.observed([cgcignore]);
         // Resumed over a partial graph (an index stopped half-way, by a watcher or another cgc): what that one
         // wrote stays, so the graph is not what a full index builds.
         const resumed = plain ? indexResumed(result.stdout) : undefined;

@@ -12,7 +12,7 @@ import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type CgcHome, cgcBinary, cgcExec, makeCgcHome, PROJECT_ROOT } from "../helpers/cgc-env.ts";
 import { compareWithFullIndex } from "../helpers/graph-parity.ts";
-import { type PiHarness, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
+import { cgcStatus, type PiHarness, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
 import { caseRepos, type TinyRepo } from "../helpers/repos.ts";
 
 let home: CgcHome;
@@ -214,6 +214,32 @@ describe("every kind of change reaches the graph before it is called fresh", () 
     });
   });
 
+  it("another cgc that indexed the workspace as pi-cgc's /cgc index began: cgc skips, and that graph is not called fresh", async () => {
+    const repo = repos.tiny();
+    // Stands for another writer indexing at the moment pi-cgc's index starts (the soak's cgc watch, seed 20261407,
+    // whose first scan stamped the graph just before /cgc index): the real cgc indexes for it, then pi-cgc's own
+    // real `cgc index` finds that graph and skips. Its stamp falls inside pi-cgc's run, which wrote nothing.
+    const other = `subprocess.call([${JSON.stringify(cgcBinary())}, "index", sys.argv[-1]], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)`;
+    await withIndexLauncher(
+      "",
+      async () => {
+        const ui = recordingUi();
+        const h = await startPi({ cwd: repo.path, ui });
+        harnesses.push(h);
+        await waitFor(() => ui.statuses.get("cgc") === "cgc unindexed", "an unindexed workspace");
+        ui.confirmAnswer = true;
+        await h.session.prompt("/cgc index");
+        expect(ui.notices.map((notice) => notice.message)).toContainEqual(
+          expect.stringMatching(/^cgc did not index .*which pi-cgc did not build, and skipped/),
+        );
+        expect(ui.statuses.get("cgc")).toBe("cgc ready · possibly stale");
+        expect(ui.statusHistory).not.toContain("cgc ready · fresh");
+        expect(await cgcStatus(h)).toMatch(/freshness: {2}possibly-stale/);
+      },
+      other,
+    );
+  });
+
   it("a file the agent edits while pi-cgc's rebuild runs, after cgc read it: the edit reaches the graph", async () => {
     const repo = await repos.indexed(home.env);
     const indexed = join(repo.path, "..", `${repo.name}-indexed`);
@@ -263,21 +289,24 @@ async function expectEqualToFullIndex(repo: TinyRepo): Promise<void> {
 
 /**
  * Runs body with CGC_EXECUTABLE set to a launcher in cgc's own Python (as pip writes them, so that pi-cgc
- * finds cgc's interpreter and its engine) that runs the real cgc and, after an `index`, the Python in `after`
- * before it exits.
+ * finds cgc's interpreter and its engine) that runs the real cgc, with the Python in `before` ahead of an
+ * `index` and the Python in `after` once it is done.
  */
-async function withIndexLauncher(after: string, body: () => Promise<void>): Promise<void> {
+async function withIndexLauncher(after: string, body: () => Promise<void>, before = ""): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "pi-cgc-index-launcher-"));
   const launcher = join(dir, "cgc");
+  const indented = (code: string) =>
+    code
+      .split("\n")
+      .map((line) => `    ${line}\n`)
+      .join("");
   writeFileSync(
     launcher,
     `#!${join(PROJECT_ROOT, ".venv", "bin", "python")}\n` +
       "import os, subprocess, sys, time\n" +
+      (before ? `if sys.argv[1:2] == ["index"]:\n${indented(before)}` : "") +
       `status = subprocess.call([${JSON.stringify(cgcBinary())}, *sys.argv[1:]])\n` +
-      `if sys.argv[1:2] == ["index"]:\n${after
-        .split("\n")
-        .map((line) => `    ${line}\n`)
-        .join("")}` +
+      (after ? `if sys.argv[1:2] == ["index"]:\n${indented(after)}` : "") +
       "sys.exit(status)\n",
   );
   chmodSync(launcher, 0o755);

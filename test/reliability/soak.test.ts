@@ -16,8 +16,8 @@ interface FailedSeed {
   /** The backends of the run that failed (run i on backends[i % n]); KùzuDB when absent. */
   backends?: BackendName[];
   /**
-   * False where a run on FalkorDB Lite makes no fresh claim for certain: cgc's own index there is never
-   * called fresh, and whether the engine takes over within the run's steps depends on the machine's load.
+   * False where a run makes no fresh claim for certain: cgc's own index on FalkorDB Lite is never called fresh,
+   * and whether a verified update or rebuild comes within the run's steps depends on the machine's load.
    */
   freshClaims?: boolean;
 }

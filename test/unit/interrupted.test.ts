@@ -6,6 +6,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { abandonedRunNote, noteRunStarted, readRunNote } from "../../src/lifecycle/interrupted.ts";
+import { writtenByPiCgc } from "../../src/lifecycle/provenance.ts";
 import { graphRecordPath } from "../../src/state/records.ts";
 import { removeAgentDirs, scratchAgentEnv } from "../helpers/env.ts";
 
@@ -34,6 +35,24 @@ describe("the unfinished-run note", () => {
     noteRunStarted(env, ROOT, "index")("TIMEOUT", 5_000);
     noteRunStarted(env, ROOT, "sync")("BUSY");
     expect(readRunNote(env, ROOT)).toMatchObject({ what: "index", timedOutAfterMs: 5_000 });
+  });
+
+  it("an index cgc skipped wrote nothing: a stamp in its time is another writer's, and the note before it comes back", () => {
+    // Seen in the soak (seed 20261407): a user's cgc watch indexed the workspace just before /cgc index, whose cgc
+    // found that graph and skipped; taken for pi-cgc's own, the watcher's graph was called fresh.
+    const env = scratchAgentEnv();
+    const skipped = noteRunStarted(env, ROOT, "index");
+    const stampedMeanwhile = Date.now();
+    skipped("SKIPPED");
+    expect(writtenByPiCgc(env, ROOT, stampedMeanwhile)).toBe(false);
+    const wrote = noteRunStarted(env, ROOT, "index");
+    const stampedByIt = Date.now();
+    wrote("OK");
+    expect(writtenByPiCgc(env, ROOT, stampedByIt)).toBe(true);
+    const other = scratchAgentEnv();
+    noteRunStarted(other, ROOT, "index")("TIMEOUT", 5_000);
+    noteRunStarted(other, ROOT, "index")("SKIPPED");
+    expect(readRunNote(other, ROOT)).toMatchObject({ what: "index", timedOutAfterMs: 5_000 });
   });
 
   it("a failed run stays noted without a budget, so nothing is held back for it", () => {
