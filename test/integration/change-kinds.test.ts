@@ -198,13 +198,8 @@ describe("every kind of change reaches the graph before it is called fresh", () 
     const repo = repos.tiny({ extraFiles: { "doomed.py": "def doomed():\n    return 1\n" } });
     // Stands for someone deleting a file while the index runs, once cgc has read it (the soak met it with an
     // index slowed by load): the real cgc indexes, then the file goes before pi-cgc sees the index end.
-    await withIndexLauncher(`os.remove(${JSON.stringify(join(repo.path, "doomed.py"))})`, async () => {
-      const ui = recordingUi();
-      const h = await startPi({ cwd: repo.path, ui });
-      harnesses.push(h);
-      await waitFor(() => ui.statuses.get("cgc") === "cgc unindexed", "an unindexed workspace");
-      ui.confirmAnswer = true;
-      await h.session.prompt("/cgc index");
+    await withIndexLauncher({ after: `os.remove(${JSON.stringify(join(repo.path, "doomed.py"))})` }, async () => {
+      const { ui } = await firstIndexByPiCgc(repo);
       await waitFor(() => ui.statuses.get("cgc") === "cgc ready · fresh", "fresh once the deletion is in", 120_000);
       expect(ui.statusHistory).toContain("cgc ready · possibly stale");
       const files = await graphFiles(repo);
@@ -220,24 +215,15 @@ describe("every kind of change reaches the graph before it is called fresh", () 
     // whose first scan stamped the graph just before /cgc index): the real cgc indexes for it, then pi-cgc's own
     // real `cgc index` finds that graph and skips. Its stamp falls inside pi-cgc's run, which wrote nothing.
     const other = `subprocess.call([${JSON.stringify(cgcBinary())}, "index", sys.argv[-1]], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)`;
-    await withIndexLauncher(
-      "",
-      async () => {
-        const ui = recordingUi();
-        const h = await startPi({ cwd: repo.path, ui });
-        harnesses.push(h);
-        await waitFor(() => ui.statuses.get("cgc") === "cgc unindexed", "an unindexed workspace");
-        ui.confirmAnswer = true;
-        await h.session.prompt("/cgc index");
-        expect(ui.notices.map((notice) => notice.message)).toContainEqual(
-          expect.stringMatching(/^cgc did not index .*which pi-cgc did not build, and skipped/),
-        );
-        expect(ui.statuses.get("cgc")).toBe("cgc ready · possibly stale");
-        expect(ui.statusHistory).not.toContain("cgc ready · fresh");
-        expect(await cgcStatus(h)).toMatch(/freshness: {2}possibly-stale/);
-      },
-      other,
-    );
+    await withIndexLauncher({ before: other }, async () => {
+      const { ui, h } = await firstIndexByPiCgc(repo);
+      expect(ui.notices.map((notice) => notice.message)).toContainEqual(
+        expect.stringMatching(/^cgc did not index .*which pi-cgc did not build, and skipped/),
+      );
+      expect(ui.statuses.get("cgc")).toBe("cgc ready · possibly stale");
+      expect(ui.statusHistory).not.toContain("cgc ready · fresh");
+      expect(await cgcStatus(h)).toMatch(/freshness: {2}possibly-stale/);
+    });
   });
 
   it("a file the agent edits while pi-cgc's rebuild runs, after cgc read it: the edit reaches the graph", async () => {
@@ -247,7 +233,7 @@ describe("every kind of change reaches the graph before it is called fresh", () 
     // Stands for an agent that edits a file while a rebuild runs, once cgc has read it: the real cgc
     // rebuilds, then holds its exit until the test's edit is in.
     const wait = `open(${JSON.stringify(indexed)}, "w").close()\nwhile not os.path.exists(${JSON.stringify(go)}): time.sleep(0.05)`;
-    await withIndexLauncher(wait, async () => {
+    await withIndexLauncher({ after: wait }, async () => {
       const session = await readySession(repo);
       session.ui.confirmAnswer = true;
       const rebuild = session.h.session.prompt("/cgc index --force");
@@ -287,12 +273,26 @@ async function expectEqualToFullIndex(repo: TinyRepo): Promise<void> {
   }
 }
 
+/** pi on an unindexed `repo`, once `/cgc index` (confirmed) has returned. */
+async function firstIndexByPiCgc(repo: TinyRepo) {
+  const ui = recordingUi();
+  const h = await startPi({ cwd: repo.path, ui });
+  harnesses.push(h);
+  await waitFor(() => ui.statuses.get("cgc") === "cgc unindexed", "an unindexed workspace");
+  ui.confirmAnswer = true;
+  await h.session.prompt("/cgc index");
+  return { ui, h };
+}
+
 /**
  * Runs body with CGC_EXECUTABLE set to a launcher in cgc's own Python (as pip writes them, so that pi-cgc
  * finds cgc's interpreter and its engine) that runs the real cgc, with the Python in `before` ahead of an
  * `index` and the Python in `after` once it is done.
  */
-async function withIndexLauncher(after: string, body: () => Promise<void>, before = ""): Promise<void> {
+async function withIndexLauncher(
+  { before = "", after = "" }: { before?: string; after?: string },
+  body: () => Promise<void>,
+): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "pi-cgc-index-launcher-"));
   const launcher = join(dir, "cgc");
   const indented = (code: string) =>
