@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { ENGINE_SCRIPT } from "../../src/cgc/engine-script.ts";
-import { cgcExec, childEnv } from "./cgc-env.ts";
+import { cgcBinary, cgcExec, childEnv, makeCgcHome } from "./cgc-env.ts";
 
 const execFile = promisify(execFileCallback);
 
@@ -72,5 +72,15 @@ export async function compareWithFullIndex(
     return { missing, extra, keptIn };
   } finally {
     rmSync(copy, { recursive: true, force: true });
+  }
+}
+
+/** `root`'s graph in the CGC home of `env` (the default backend) against a full index of the same tree in a new home. */
+export async function compareWithFullIndexInNewHome(root: string, env: Record<string, string>): Promise<ParityResult> {
+  const fresh = makeCgcHome();
+  try {
+    return await compareWithFullIndex(root, { cgc: cgcBinary(), env }, { cgc: cgcBinary(), env: fresh.env });
+  } finally {
+    fresh.cleanup();
   }
 }

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type CgcHome, cgcBinary, cgcExec, makeCgcHome, PROJECT_ROOT } from "../helpers/cgc-env.ts";
-import { compareWithFullIndex } from "../helpers/graph-parity.ts";
+import { compareWithFullIndexInNewHome } from "../helpers/graph-parity.ts";
 import { cgcStatus, type PiHarness, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
 import { caseRepos, type TinyRepo } from "../helpers/repos.ts";
 
@@ -260,17 +260,8 @@ describe("every kind of change reaches the graph before it is called fresh", () 
 
 /** The graph called fresh, line for line against a full index of a copy of the same tree in a new home. */
 async function expectEqualToFullIndex(repo: TinyRepo): Promise<void> {
-  const fresh = makeCgcHome();
-  try {
-    const parity = await compareWithFullIndex(
-      repo.path,
-      { cgc: cgcBinary(), env: home.env },
-      { cgc: cgcBinary(), env: fresh.env },
-    );
-    expect({ missing: parity.missing, extra: parity.extra }).toEqual({ missing: [], extra: [] });
-  } finally {
-    fresh.cleanup();
-  }
+  const { missing, extra } = await compareWithFullIndexInNewHome(repo.path, home.env);
+  expect({ missing, extra }).toEqual({ missing: [], extra: [] });
 }
 
 /** pi on an unindexed `repo`, once `/cgc index` (confirmed) has returned. */

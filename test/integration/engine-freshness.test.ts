@@ -11,7 +11,7 @@ import { createRunner } from "../../src/cgc/runner.ts";
 import { startEngine } from "../../src/freshness/engine.ts";
 import { type CgcHome, cgcBinary, cgcExec, cgcStart, makeCgcHome } from "../helpers/cgc-env.ts";
 import { venvPython } from "../helpers/engine.ts";
-import { compareWithFullIndex } from "../helpers/graph-parity.ts";
+import { compareWithFullIndexInNewHome } from "../helpers/graph-parity.ts";
 import { cgcStatus, type PiHarness, recordingUi, startPi, toolResults, waitFor } from "../helpers/pi-sdk.ts";
 import { caseRepos, type TinyRepo } from "../helpers/repos.ts";
 import { FAKES, processesOf, stopOwnCgc, writeSlowToIndexFile } from "../reliability/support.ts";
@@ -204,17 +204,8 @@ describe("the incremental engine", () => {
     await waitFor(() => /^cgc ready/.test(s.chip() ?? ""), "ready after the re-check", 60_000);
     await s.h.session.prompt("/cgc sync");
     await waitFor(() => s.chip() === "cgc ready · fresh", "fresh after the update", 120_000);
-    const fresh = makeCgcHome();
-    try {
-      const parity = await compareWithFullIndex(
-        repo.path,
-        { cgc: cgcBinary(), env: home.env },
-        { cgc: cgcBinary(), env: fresh.env },
-      );
-      expect({ missing: parity.missing, extra: parity.extra }).toEqual({ missing: [], extra: [] });
-    } finally {
-      fresh.cleanup();
-    }
+    const { missing, extra } = await compareWithFullIndexInNewHome(repo.path, home.env);
+    expect({ missing, extra }).toEqual({ missing: [], extra: [] });
     expect(await s.status()).toMatch(/last update: .*links of [1-9]\d* other file\(s\) rewritten/);
   }, 300_000);
 
