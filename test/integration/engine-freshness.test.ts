@@ -75,6 +75,28 @@ async function engineUp(s: Awaited<ReturnType<typeof readySession>>): Promise<vo
   await waitFor(() => s.chip() === "cgc ready · fresh", "fresh after the first update", 60_000);
 }
 
+/** Engines of the indexed `repo` started by hand (no pi), on the cache folder `cacheName` of the test's home. */
+function engines(repo: TinyRepo, cacheName: string) {
+  const root = realpathSync(repo.path);
+  const cacheDir = join(home.home, cacheName);
+  const runner = createRunner({
+    executable: cgcBinary(),
+    env: { ...process.env, ...home.env },
+    budgets: { probe: 60_000, query: 60_000, maintenance: 120_000, longLived: 0 },
+  });
+  const launch = (extra: Record<string, string> = {}) =>
+    startEngine({
+      runner,
+      python: venvPython(),
+      root,
+      cacheDir,
+      startBudgetMs: 120_000,
+      holdMs: 200,
+      env: { ...process.env, ...home.env, ...extra } as Record<string, string>,
+    });
+  return { root, cacheDir, launch };
+}
+
 describe("the incremental engine", () => {
   it("an edit, then a graph tool in the same run: the answer has the edit; fresh without a full rebuild", async () => {
     const repo = await repos.indexed(home.env);
@@ -297,25 +319,9 @@ describe("the incremental engine", () => {
 
   it("saves its warm-start cache aside when idle: an update meanwhile is answered, and only a save of what it then holds is kept", async () => {
     const repo = await repos.indexed(home.env);
-    const root = realpathSync(repo.path);
-    const cacheDir = join(home.home, "engine-cache-aside");
+    const { root, cacheDir, launch } = engines(repo, "engine-cache-aside");
     // A save of a large state takes seconds (10 s at 5 000 files): here each save waits for this file, and takes it.
     const gate = join(home.home, "engine-save-gate");
-    const runner = createRunner({
-      executable: cgcBinary(),
-      env: { ...process.env, ...home.env },
-      budgets: { probe: 60_000, query: 60_000, maintenance: 120_000, longLived: 0 },
-    });
-    const launch = (extra: Record<string, string>) =>
-      startEngine({
-        runner,
-        python: venvPython(),
-        root,
-        cacheDir,
-        startBudgetMs: 120_000,
-        holdMs: 200,
-        env: { ...process.env, ...home.env, ...extra } as Record<string, string>,
-      });
     const savesWaiting = () => readdirSync(cacheDir).filter((name) => name.endsWith(".saving"));
     const untrusted = () => readdirSync(cacheDir).some((name) => name.endsWith(".untrusted"));
     const text = join(root, "pkg", "text.py");
@@ -354,25 +360,11 @@ describe("the incremental engine", () => {
       await next.stop();
     }
   }, 300_000);
-  /** An engine of the indexed `repo` on its own cache, with cgc's parse of pkg/parse_gated.py behind `gate`. */
+
+  /** Engines of the indexed `repo` on one cache, with cgc's parse of pkg/parse_gated.py behind a gate. */
   function gatedEngines(repo: TinyRepo, name: string) {
-    const root = realpathSync(repo.path);
-    const runner = createRunner({
-      executable: cgcBinary(),
-      env: { ...process.env, ...home.env },
-      budgets: { probe: 60_000, query: 60_000, maintenance: 120_000, longLived: 0 },
-    });
+    const { root, launch } = engines(repo, `${name}-cache`);
     const gate = join(home.home, `${name}-parse-gate`);
-    const launch = (extra: Record<string, string> = {}) =>
-      startEngine({
-        runner,
-        python: venvPython(),
-        root,
-        cacheDir: join(home.home, `${name}-cache`),
-        startBudgetMs: 120_000,
-        holdMs: 200,
-        env: { ...process.env, ...home.env, ...extra } as Record<string, string>,
-      });
     return { gated: join(root, "pkg", "parse_gated.py"), gate, launch, gatedEnv: { PI_CGC_ENGINE_PARSE_GATE: gate } };
   }
 
@@ -401,6 +393,8 @@ describe("the incremental engine", () => {
       const checked = await next.verify([gated], 60_000);
       expect(checked).toMatchObject({ ok: true, value: { reflected: [gated], unreflected: [] } });
       expect(await functionNames(repo, "pkg/parse_gated.py")).toEqual(["<module>", "gated_function"]);
+      const { missing, extra } = await compareWithFullIndexInNewHome(repo.path, home.env);
+      expect({ missing, extra }).toEqual({ missing: [], extra: [] });
     } finally {
       await next.stop();
     }
@@ -429,6 +423,8 @@ describe("the incremental engine", () => {
         value: { reflected: [gated], unreflected: [] },
       });
       expect(await functionNames(repo, "pkg/parse_gated.py")).toEqual(["<module>", "gated_function"]);
+      const { missing, extra } = await compareWithFullIndexInNewHome(repo.path, home.env);
+      expect({ missing, extra }).toEqual({ missing: [], extra: [] });
     } finally {
       await engine.stop();
     }
