@@ -60,7 +60,11 @@ export async function compareWithFullIndex(
     const tree = join(copy, basename(root));
     cpSync(root, tree, { recursive: true }); // .git too: the Repository node records HEAD
     const indexed = await cgcExec(["index", tree], { cwd: tree, env: fresh.env, cgc: fresh.cgc });
-    if (indexed.code !== 0) throw new Error(`the full index of the copy failed: ${indexed.stderr}`);
+    // cgc prints its errors on stdout (rich), its banner on stderr.
+    if (indexed.code !== 0)
+      throw new Error(
+        `the full index of the copy failed (exit ${indexed.code}): ${indexed.stderr.slice(-1000)}${indexed.stdout.slice(-3000)}`,
+      );
     const ours = await graphDump(root, graph);
     const theirs = (await graphDump(tree, fresh)).map((line) => line.split(tree).join(root));
     const missing = theirs.filter((line) => !ours.includes(line));
