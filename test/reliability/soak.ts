@@ -650,7 +650,10 @@ async function firstWriter(run: Run, timeoutMs: number): Promise<{ pid: number; 
   }, timeoutMs);
 }
 
-/** When the chip says fresh, the graph must hold each Python file's functions exactly, and no deleted file. */
+/**
+ * When the chip says fresh, the graph must hold each Python file's functions exactly, and no file that is not
+ * on disk.
+ */
 async function checkFreshClaim(run: Run, when: string): Promise<void> {
   if (chip(run) !== "cgc ready · fresh") return;
   run.report.freshChecks++;
@@ -661,6 +664,12 @@ async function checkFreshClaim(run: Run, when: string): Promise<void> {
   if (lastWord?.includes("is possibly stale"))
     run.violations.push(`fresh ${when}, yet the last notice says: ${lastWord}`);
   const graph = await graphFunctions(run);
+  // Files the run does not track (the faults' slow file, removed while an index may be reading it) count too.
+  for (const path of graph.keys()) {
+    const inRepo = relative(run.repo.path, path);
+    if (!run.files.has(inRepo) && !existsSync(path))
+      run.violations.push(`fresh ${when}, yet the graph holds ${inRepo}, which is not on disk`);
+  }
   for (const [path, content] of run.files) {
     if (UNPARSED.test(path) && !run.original.has(path)) {
       const inGraph = graph.has(join(run.repo.path, path));
