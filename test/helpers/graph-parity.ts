@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { ENGINE_SCRIPT } from "../../src/cgc/engine-script.ts";
-import { cgcBinary, cgcExec, childEnv, makeCgcHome } from "./cgc-env.ts";
+import { cgcBinary, cgcExec, cgcStart, childEnv, type LongLivedCgc, makeCgcHome } from "./cgc-env.ts";
 
 const execFile = promisify(execFileCallback);
 
@@ -15,7 +15,12 @@ const execFile = promisify(execFileCallback);
 export interface GraphAccess {
   cgc: string;
   env: Record<string, string>;
+  /** The backend's name (test/helpers/backends.ts); "falkordb" is FalkorDB Lite. */
+  name?: string;
 }
+
+/** A dump that has not ended by then is stuck (below); no dump of these graphs takes more than seconds. */
+const DUMP_TIMEOUT_MS = 180_000;
 
 export interface ParityResult {
   /** Lines a full index has and the graph lacks. */
@@ -34,8 +39,11 @@ export async function graphDump(root: string, graph: GraphAccess): Promise<strin
       const result = await execFile(
         join(dirname(graph.cgc), "python"),
         [ENGINE_SCRIPT, "dump", "--root", root, "--out", out],
-        { cwd: root, env: childEnv(graph.env) },
-      ).catch((error: { stderr?: string }) => ({ stderr: error.stderr ?? String(error), failed: true }));
+        { cwd: root, env: childEnv(graph.env), timeout: DUMP_TIMEOUT_MS, killSignal: "SIGKILL" },
+      ).catch((error: { stderr?: string; killed?: boolean }) => ({
+        stderr: error.killed ? `no answer in ${DUMP_TIMEOUT_MS / 1000} s` : (error.stderr ?? String(error)),
+        failed: true,
+      }));
       if (!("failed" in result)) return readFileSync(out, "utf8").split("\n").filter(Boolean);
       // Retried while another process holds the embedded database (a session's lease letting go).
       if (attempt >= 3) throw new Error(`the graph dump failed: ${result.stderr.slice(-2000)}`);
@@ -48,6 +56,10 @@ export async function graphDump(root: string, graph: GraphAccess): Promise<strin
 /**
  * Compares the graph of `root` with a full index of a copy of its tree written into `fresh` — a graph of its
  * own (on a shared one, Module nodes, shared by name, would mix the two).
+ *
+ * On FalkorDB Lite a `cgc mcp start` owns the fresh graph's daemon from before the index to after the dump, so
+ * the index and the dump connect to one daemon and no daemon loads the saved graph: FalkorDB 4.16.2 (falkordblite
+ * 0.9.0) can hang for good while loading it (docs/cgc-compat.md, "A daemon stuck loading its graph").
  */
 export async function compareWithFullIndex(
   root: string,
@@ -55,9 +67,12 @@ export async function compareWithFullIndex(
   fresh: GraphAccess,
 ): Promise<ParityResult> {
   const copy = mkdtempSync(join(tmpdir(), "pi-cgc-parity-"));
+  // The same tree under the same folder name (the Repository node's name); the dump's paths are relative.
+  const tree = join(copy, basename(root));
+  const owner =
+    fresh.name === "falkordb" ? cgcStart(["mcp", "start"], { cwd: copy, env: fresh.env, cgc: fresh.cgc }) : undefined;
   try {
-    // The same tree under the same folder name (the Repository node's name); the dump's paths are relative.
-    const tree = join(copy, basename(root));
+    await owner?.waitForLine("stderr", /MCP Server is running/);
     cpSync(root, tree, { recursive: true }); // .git too: the Repository node records HEAD
     const indexed = await cgcExec(["index", tree], { cwd: tree, env: fresh.env, cgc: fresh.cgc });
     // cgc prints its errors on stdout (rich), its banner on stderr.
@@ -75,7 +90,24 @@ export async function compareWithFullIndex(
     writeFileSync(join(keptIn, "full-index.txt"), `${theirs.join("\n")}\n`);
     return { missing, extra, keptIn };
   } finally {
+    if (owner) await stopEscalating(owner);
     rmSync(copy, { recursive: true, force: true });
+  }
+}
+
+/**
+ * SIGINT (cgc's exit handler saves and stops the daemon it started), then SIGTERM and SIGKILL: `cgc mcp start`
+ * has stayed alive after SIGINT here, its daemon already stopped, as the product's own stops allow for.
+ */
+async function stopEscalating(cgc: LongLivedCgc): Promise<void> {
+  for (const signal of ["SIGINT", "SIGTERM", "SIGKILL"] as const) {
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<"alive">((resolve) => {
+      timer = setTimeout(() => resolve("alive"), 10_000);
+    });
+    const outcome = await Promise.race([cgc.stop(signal), grace]);
+    clearTimeout(timer);
+    if (outcome !== "alive") return;
   }
 }
 
