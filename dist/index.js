@@ -1188,7 +1188,7 @@ import { PassThrough } from "node:stream";
 
 // src/cgc/lite-gate.ts
 import { createHash } from "node:crypto";
-import { existsSync as existsSync2, unlinkSync } from "node:fs";
+import { existsSync as existsSync2, readFileSync as readFileSync3, unlinkSync } from "node:fs";
 import { connect, createServer } from "node:net";
 import { homedir, tmpdir as tmpdir2 } from "node:os";
 import { dirname as dirname3, join as join4 } from "node:path";
@@ -1277,6 +1277,35 @@ function liteSocketPath(env, argv) {
   const at = argv.indexOf("--context");
   const context = at >= 0 ? argv[at + 1] : void 0;
   return context ? join4(cgcDir, "contexts", context, "db", "falkordb.sock") : join4(cgcDir, "global", "db", "falkordb.sock");
+}
+async function liteServerSilence(socket, timeoutMs = 3e3) {
+  if (!existsSync2(socket)) return void 0;
+  const silent = await new Promise((resolve5) => {
+    const connection = connect(socket);
+    const done = (answer) => {
+      clearTimeout(timer);
+      connection.destroy();
+      resolve5(answer);
+    };
+    const timer = setTimeout(() => done(true), timeoutMs);
+    connection.once("connect", () => connection.write("*1\r\n$4\r\nPING\r\n"));
+    connection.once("data", () => done(false));
+    connection.once("error", () => done(false));
+  });
+  if (!silent) return void 0;
+  const pid = liteServerPid(dirname3(socket));
+  const end = pid === void 0 ? "ending its redis-server" : `ending it (kill -9 ${pid})`;
+  return `FalkorDB Lite's server${pid === void 0 ? "" : ` (redis-server, pid ${pid})`} accepts connections on ${socket} but did not answer a PING within ${timeoutMs / 1e3} s: it is stuck (FalkorDB can hang for good while loading a saved graph), and every cgc of this HOME waits on it; ${end} lets the next cgc start a new one (it loses only what the stuck server held unsaved)`;
+}
+function liteServerPid(dbDir) {
+  try {
+    const settings = JSON.parse(readFileSync3(join4(dbDir, "falkordb.settings"), "utf8"));
+    if (typeof settings.pidfile !== "string") return void 0;
+    const pid = Number.parseInt(readFileSync3(settings.pidfile, "utf8").trim(), 10);
+    return Number.isInteger(pid) && pid > 0 ? pid : void 0;
+  } catch {
+    return void 0;
+  }
 }
 
 // src/cgc/runner.ts
@@ -1442,7 +1471,10 @@ function createRunner(options) {
     const hold = await liteTurn(argv, env, budgetMs > 0 ? budgetMs : LITE_LONG_LIVED_WAIT_MS, signal);
     if (!("release" in hold)) return hold;
     try {
-      return await work();
+      const result = await work();
+      if (result.code !== "TIMEOUT") return result;
+      const silence = await liteServerSilence(liteSocketPath(env, argv));
+      return silence ? { ...result, reason: `${result.reason}. ${silence}` } : result;
     } finally {
       hold.release();
     }
@@ -1722,7 +1754,7 @@ function createStore(initial = initialState(), clock = Date.now) {
 }
 
 // src/workspace/tracker.ts
-import { mkdirSync as mkdirSync3, readFileSync as readFileSync3, renameSync, writeFileSync as writeFileSync3 } from "node:fs";
+import { mkdirSync as mkdirSync3, readFileSync as readFileSync4, renameSync, writeFileSync as writeFileSync3 } from "node:fs";
 import { dirname as dirname4, relative, sep } from "node:path";
 function createChangeTracker(env) {
   let root;
@@ -1797,7 +1829,7 @@ function trackedBefore(root, path) {
 }
 function readSnapshot(path) {
   try {
-    const record = JSON.parse(readFileSync3(path, "utf8"));
+    const record = JSON.parse(readFileSync4(path, "utf8"));
     if (!Array.isArray(record.files)) return void 0;
     const tracked = typeof record.tracked === "number" ? record.tracked : record.ignoreFiles === true ? 1 : 0;
     return { files: new Map(record.files), tracked };
@@ -1807,7 +1839,7 @@ function readSnapshot(path) {
 }
 
 // src/workspace/git.ts
-import { readFileSync as readFileSync4, statSync } from "node:fs";
+import { readFileSync as readFileSync5, statSync } from "node:fs";
 import { isAbsolute, join as join5, resolve as resolve4 } from "node:path";
 function readGitDirs(root) {
   const dotGit = join5(root, ".git");
@@ -1853,7 +1885,7 @@ function readHeadCommit(root) {
 }
 function readText(path) {
   try {
-    return readFileSync4(path, "utf8");
+    return readFileSync5(path, "utf8");
   } catch {
     return void 0;
   }
@@ -1990,7 +2022,7 @@ import { dirname as dirname5 } from "node:path";
 
 // src/workspace/worktree.ts
 import { createHash as createHash2 } from "node:crypto";
-import { existsSync as existsSync4, linkSync, mkdirSync as mkdirSync4, readdirSync as readdirSync2, readFileSync as readFileSync5, renameSync as renameSync2, rmSync as rmSync3, writeFileSync as writeFileSync4 } from "node:fs";
+import { existsSync as existsSync4, linkSync, mkdirSync as mkdirSync4, readdirSync as readdirSync2, readFileSync as readFileSync6, renameSync as renameSync2, rmSync as rmSync3, writeFileSync as writeFileSync4 } from "node:fs";
 import { join as join6 } from "node:path";
 function detectWorktree(cwd) {
   const root = gitToplevel(cwd);
@@ -2019,7 +2051,7 @@ function readRecord(dir, name) {
   const path = join6(dir, `${name}.json`);
   let text;
   try {
-    text = readFileSync5(path, "utf8");
+    text = readFileSync6(path, "utf8");
   } catch (error) {
     if (error.code === "ENOENT") return { ok: true };
     return { ok: false, error: `${path} cannot be read: ${error.message}` };
@@ -2084,7 +2116,7 @@ function claimPath(aside, path) {
   } catch (error) {
     const code = error.code;
     if (code !== "EPERM" && code !== "ENOTSUP" && code !== "ENOSYS") throw error;
-    writeFileSync4(path, readFileSync5(aside), { flag: "wx", mode: 384 });
+    writeFileSync4(path, readFileSync6(aside), { flag: "wx", mode: 384 });
   }
 }
 function removeRecord(dir, name) {

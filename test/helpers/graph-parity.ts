@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { ENGINE_SCRIPT } from "../../src/cgc/engine-script.ts";
-import { cgcBinary, cgcExec, cgcStart, childEnv, type LongLivedCgc, makeCgcHome } from "./cgc-env.ts";
+import { cgcBinary, cgcExec, cgcStart, childEnv, makeCgcHome, stopEscalating } from "./cgc-env.ts";
 
 const execFile = promisify(execFileCallback);
 
@@ -92,22 +92,6 @@ export async function compareWithFullIndex(
   } finally {
     if (owner) await stopEscalating(owner);
     rmSync(copy, { recursive: true, force: true });
-  }
-}
-
-/**
- * SIGINT (cgc's exit handler saves and stops the daemon it started), then SIGTERM and SIGKILL: `cgc mcp start`
- * has stayed alive after SIGINT here, its daemon already stopped, as the product's own stops allow for.
- */
-async function stopEscalating(cgc: LongLivedCgc): Promise<void> {
-  for (const signal of ["SIGINT", "SIGTERM", "SIGKILL"] as const) {
-    let timer: NodeJS.Timeout | undefined;
-    const grace = new Promise<"alive">((resolve) => {
-      timer = setTimeout(() => resolve("alive"), 10_000);
-    });
-    const outcome = await Promise.race([cgc.stop(signal), grace]);
-    clearTimeout(timer);
-    if (outcome !== "alive") return;
   }
 }
 

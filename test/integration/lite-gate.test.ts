@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { acquireLiteGate } from "../../src/cgc/lite-gate.ts";
 import { createRunner } from "../../src/cgc/runner.ts";
 import { falkordbLiteDaemons, startBackend, type TestBackend } from "../helpers/backends.ts";
-import { PROJECT_ROOT } from "../helpers/cgc-env.ts";
+import { cgcStart, PROJECT_ROOT, stopEscalating } from "../helpers/cgc-env.ts";
 import { waitFor } from "../helpers/pi-sdk.ts";
 
 const budgets = { probe: 120_000, query: 120_000, maintenance: 120_000, longLived: 0 };
@@ -120,4 +120,41 @@ describe("FalkorDB Lite gate", () => {
       holder.kill("SIGKILL");
     }
   }, 60_000);
+
+  it("a call that runs out of time on a daemon that no longer answers names that daemon and how to end it; a healthy one is not blamed", async () => {
+    const backend = await startBackend("falkordb");
+    backends.push(backend);
+    const cwd = join(backend.home.home, "work");
+    mkdirSync(cwd);
+    // A long-lived cgc brings the daemon up and keeps it for the calls below.
+    const owner = cgcStart(["mcp", "start"], { cwd, env: backend.env, cgc: backend.cgc });
+    await owner.waitForLine("stderr", /MCP Server is running/);
+    const server = falkordbLiteDaemons(backend.home.home).find((daemon) => daemon.kind === "redis-server");
+    if (!server) throw new Error("no redis-server of the HOME is up");
+    const runner = (queryMs: number) =>
+      createRunner({
+        executable: backend.cgc,
+        budgets: { ...budgets, query: queryMs },
+        env: { ...process.env, ...backend.env },
+        sharedDaemon: () => true,
+      });
+    const query = ["query", "MATCH (n) RETURN count(n) AS n"];
+    try {
+      // Out of time before cgc is even up, beside a daemon that answers: the daemon is not named.
+      const early = await runner(200).run(query, { kind: "query", cwd });
+      expect(early.code).toBe("TIMEOUT");
+      expect(early.reason).not.toContain("did not answer");
+      // SIGSTOP stands for FalkorDB's hang while loading a saved graph (docs/cgc-compat.md), which cannot be
+      // produced on demand: a redis-server that accepts connections and never answers.
+      process.kill(server.pid, "SIGSTOP");
+      const stuck = await runner(15_000).run(query, { kind: "query", cwd });
+      expect(stuck.code).toBe("TIMEOUT");
+      expect(stuck.reason).toContain(`(redis-server, pid ${server.pid}) accepts connections`);
+      expect(stuck.reason).toContain(`did not answer a PING within 3 s: it is stuck`);
+      expect(stuck.reason).toContain(`kill -9 ${server.pid}`);
+    } finally {
+      process.kill(server.pid, "SIGCONT");
+      await stopEscalating(owner);
+    }
+  }, 180_000);
 });
