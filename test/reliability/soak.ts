@@ -379,7 +379,15 @@ async function quiet(run: Run, afterAgentRun: boolean): Promise<void> {
     },
     "no work running",
     180_000,
-  );
+  ).catch((error: Error) => {
+    // What still ran, for whoever replays it: the chip, the last notices and every process of the run's HOME.
+    const running = processesOf(run.home.home, /./).map((process_) => `${process_.pid} ${process_.args.slice(0, 200)}`);
+    const notices = run.ui.notices.slice(-3).map((notice) => notice.message.slice(0, 300));
+    throw new Error(
+      `${error.message}; chip ${JSON.stringify(chip(run))}, pi-cgc's groups [${working()}], last notices ` +
+        `${JSON.stringify(notices)}, processes of the run's HOME:\n${running.join("\n")}`,
+    );
+  });
 }
 
 async function prompt(run: Run, replies: ReturnType<typeof fauxAssistantMessage>[], text: string): Promise<void> {
