@@ -1209,19 +1209,28 @@ function listen(address) {
     });
   });
 }
-function socketAnswers(path, timeoutMs = 1e3) {
-  if (!existsSync2(path)) return Promise.resolve(false);
+function probeSocket(path, timeoutMs, send) {
+  if (!existsSync2(path)) return Promise.resolve("none");
   return new Promise((resolve5) => {
     const socket = connect(path);
-    const done = (answer) => {
+    let connected = false;
+    const done = (outcome) => {
       clearTimeout(timer);
       socket.destroy();
-      resolve5(answer);
+      resolve5(outcome);
     };
-    const timer = setTimeout(() => done(false), timeoutMs);
-    socket.once("connect", () => done(true));
-    socket.once("error", () => done(false));
+    const timer = setTimeout(() => done(connected ? "silent" : "none"), timeoutMs);
+    socket.once("connect", () => {
+      connected = true;
+      if (send === void 0) done("answers");
+      else socket.write(send);
+    });
+    socket.once("data", () => done("answers"));
+    socket.once("error", () => done("none"));
   });
+}
+async function socketAnswers(path, timeoutMs = 1e3) {
+  return await probeSocket(path, timeoutMs) === "answers";
 }
 var abstractWorks;
 async function tryTake(home) {
@@ -1279,19 +1288,7 @@ function liteSocketPath(env, argv) {
   return context ? join4(cgcDir, "contexts", context, "db", "falkordb.sock") : join4(cgcDir, "global", "db", "falkordb.sock");
 }
 async function liteServerSilence(socket, timeoutMs = 3e3) {
-  if (!existsSync2(socket)) return void 0;
-  const silent = await new Promise((resolve5) => {
-    const connection = connect(socket);
-    const done = (answer) => {
-      clearTimeout(timer);
-      connection.destroy();
-      resolve5(answer);
-    };
-    const timer = setTimeout(() => done(true), timeoutMs);
-    connection.once("connect", () => connection.write("*1\r\n$4\r\nPING\r\n"));
-    connection.once("data", () => done(false));
-    connection.once("error", () => done(false));
-  });
+  const silent = await probeSocket(socket, timeoutMs, "*1\r\n$4\r\nPING\r\n") === "silent";
   if (!silent) return void 0;
   const pid = liteServerPid(dirname3(socket));
   const end = pid === void 0 ? "ending its redis-server" : `ending it (kill -9 ${pid})`;

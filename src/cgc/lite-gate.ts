@@ -43,20 +43,34 @@ function listen(address: string): Promise<Server | NodeJS.ErrnoException> {
   });
 }
 
-/** True when something accepts connections at the unix socket `path`. */
-export function socketAnswers(path: string, timeoutMs = 1_000): Promise<boolean> {
-  if (!existsSync(path)) return Promise.resolve(false);
+/**
+ * What the unix socket `path` does within `timeoutMs`: "none" (nothing accepts, or the connection fails),
+ * "answers" (it accepts; with `send`, it answers that), "silent" (it accepts and does not answer `send`).
+ */
+function probeSocket(path: string, timeoutMs: number, send?: string): Promise<"none" | "answers" | "silent"> {
+  if (!existsSync(path)) return Promise.resolve("none");
   return new Promise((resolve) => {
     const socket = connect(path);
-    const done = (answer: boolean) => {
+    let connected = false;
+    const done = (outcome: "none" | "answers" | "silent") => {
       clearTimeout(timer);
       socket.destroy();
-      resolve(answer);
+      resolve(outcome);
     };
-    const timer = setTimeout(() => done(false), timeoutMs);
-    socket.once("connect", () => done(true));
-    socket.once("error", () => done(false));
+    const timer = setTimeout(() => done(connected ? "silent" : "none"), timeoutMs);
+    socket.once("connect", () => {
+      connected = true;
+      if (send === undefined) done("answers");
+      else socket.write(send);
+    });
+    socket.once("data", () => done("answers"));
+    socket.once("error", () => done("none"));
   });
+}
+
+/** True when something accepts connections at the unix socket `path`. */
+export async function socketAnswers(path: string, timeoutMs = 1_000): Promise<boolean> {
+  return (await probeSocket(path, timeoutMs)) === "answers";
 }
 
 let abstractWorks: boolean | undefined;
@@ -147,19 +161,7 @@ export function liteSocketPath(env: NodeJS.ProcessEnv, argv: readonly string[]):
  * of the HOME then waits on it. Undefined when the server answers or nothing listens.
  */
 export async function liteServerSilence(socket: string, timeoutMs = 3_000): Promise<string | undefined> {
-  if (!existsSync(socket)) return undefined;
-  const silent = await new Promise<boolean>((resolve) => {
-    const connection = connect(socket);
-    const done = (answer: boolean) => {
-      clearTimeout(timer);
-      connection.destroy();
-      resolve(answer);
-    };
-    const timer = setTimeout(() => done(true), timeoutMs);
-    connection.once("connect", () => connection.write("*1\r\n$4\r\nPING\r\n"));
-    connection.once("data", () => done(false));
-    connection.once("error", () => done(false));
-  });
+  const silent = (await probeSocket(socket, timeoutMs, "*1\r\n$4\r\nPING\r\n")) === "silent";
   if (!silent) return undefined;
   const pid = liteServerPid(dirname(socket));
   const end = pid === undefined ? "ending its redis-server" : `ending it (kill -9 ${pid})`;
