@@ -1292,7 +1292,7 @@ async function liteServerSilence(socket, timeoutMs = 3e3) {
   if (!silent) return void 0;
   const pid = liteServerPid(dirname3(socket));
   const end = pid === void 0 ? "ending its redis-server" : `ending it (kill -9 ${pid})`;
-  return `FalkorDB Lite's server${pid === void 0 ? "" : ` (redis-server, pid ${pid})`} accepts connections on ${socket} but did not answer a PING within ${timeoutMs / 1e3} s: it is stuck (FalkorDB can hang for good while loading a saved graph), and every cgc of this HOME waits on it; ${end} lets the next cgc start a new one (it loses only what the stuck server held unsaved)`;
+  return `FalkorDB Lite's server${pid === void 0 ? "" : ` (redis-server, pid ${pid})`} accepts connections on ${socket} but did not answer a PING within ${timeoutMs / 1e3} s: it may be stuck (FalkorDB can hang for good while loading a saved graph, and every cgc of this HOME then waits on it); if it stays silent, ${end} lets the next cgc start a new one (it loses only what the stuck server held unsaved)`;
 }
 function liteServerPid(dbDir) {
   try {

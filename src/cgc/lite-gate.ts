@@ -156,9 +156,9 @@ export function liteSocketPath(env: NodeJS.ProcessEnv, argv: readonly string[]):
 /**
  * Why a call on FalkorDB Lite ran out of time, when the daemon is the reason: its redis-server accepts a
  * connection on `socket` but does not answer a PING within `timeoutMs`. Redis answers PING even while it loads a
- * graph (-LOADING) and while FalkorDB's threads run queries, so such a server is stuck — FalkorDB 4.16.2 can hang
- * for good while loading a saved graph (docs/cgc-compat.md, "A daemon stuck loading its graph"), and every cgc
- * of the HOME then waits on it. Undefined when the server answers or nothing listens.
+ * graph (-LOADING), so such a server is stuck — FalkorDB 4.16.2 can hang for good while loading a saved graph
+ * (docs/cgc-compat.md, "A daemon stuck loading its graph"), and every cgc of the HOME then waits on it — or held
+ * for that long by a write. Undefined when the server answers or nothing listens.
  */
 export async function liteServerSilence(socket: string, timeoutMs = 3_000): Promise<string | undefined> {
   const silent = (await probeSocket(socket, timeoutMs, "*1\r\n$4\r\nPING\r\n")) === "silent";
@@ -167,9 +167,9 @@ export async function liteServerSilence(socket: string, timeoutMs = 3_000): Prom
   const end = pid === undefined ? "ending its redis-server" : `ending it (kill -9 ${pid})`;
   return (
     `FalkorDB Lite's server${pid === undefined ? "" : ` (redis-server, pid ${pid})`} accepts connections on ${socket} ` +
-    `but did not answer a PING within ${timeoutMs / 1000} s: it is stuck (FalkorDB can hang for good while loading a ` +
-    `saved graph), and every cgc of this HOME waits on it; ${end} lets the next cgc start a new one (it loses only ` +
-    "what the stuck server held unsaved)"
+    `but did not answer a PING within ${timeoutMs / 1000} s: it may be stuck (FalkorDB can hang for good while ` +
+    `loading a saved graph, and every cgc of this HOME then waits on it); if it stays silent, ${end} lets the next ` +
+    "cgc start a new one (it loses only what the stuck server held unsaved)"
   );
 }
 
