@@ -42,11 +42,13 @@ export async function graphDump(root: string, graph: GraphAccess): Promise<strin
         { cwd: root, env: childEnv(graph.env), timeout: DUMP_TIMEOUT_MS, killSignal: "SIGKILL" },
       ).catch((error: { stderr?: string; killed?: boolean }) => ({
         stderr: error.killed ? `no answer in ${DUMP_TIMEOUT_MS / 1000} s` : (error.stderr ?? String(error)),
+        stuck: error.killed === true,
         failed: true,
       }));
       if (!("failed" in result)) return readFileSync(out, "utf8").split("\n").filter(Boolean);
-      // Retried while another process holds the embedded database (a session's lease letting go).
-      if (attempt >= 3) throw new Error(`the graph dump failed: ${result.stderr.slice(-2000)}`);
+      // Retried while another process holds the embedded database (a session's lease letting go); not after a
+      // dump that got no answer (what it waited on, a stuck Lite daemon, stays stuck).
+      if (attempt >= 3 || result.stuck) throw new Error(`the graph dump failed: ${result.stderr.slice(-2000)}`);
     }
   } finally {
     rmSync(dirname(out), { recursive: true, force: true });
