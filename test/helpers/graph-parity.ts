@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { ENGINE_SCRIPT } from "../../src/cgc/engine-script.ts";
+import type { BackendName } from "./backends.ts";
 import { cgcBinary, cgcExec, cgcStart, childEnv, makeCgcHome, stopEscalating } from "./cgc-env.ts";
 
 const execFile = promisify(execFileCallback);
@@ -15,8 +16,8 @@ const execFile = promisify(execFileCallback);
 export interface GraphAccess {
   cgc: string;
   env: Record<string, string>;
-  /** The backend's name (test/helpers/backends.ts); "falkordb" is FalkorDB Lite. */
-  name?: string;
+  /** The backend, when it matters ("falkordb" is FalkorDB Lite). */
+  name?: BackendName;
 }
 
 /** A dump that has not ended by then is stuck (below); no dump of these graphs takes more than seconds. */
