@@ -18,7 +18,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { cgcInterpreter } from "../src/cgc/interpreter.ts";
 import { type Engine, startEngine } from "../src/freshness/engine.ts";
@@ -352,6 +352,13 @@ async function measureSize(size: number, rounds: number, backend: Backend, varia
             ...Object.fromEntries(Object.entries(updated.value.phases ?? {}).filter(([name]) => name !== "linkRows")),
             "read-back": performance.now() - updatedAt,
           };
+          // Each edit's figures as it goes (the table keeps medians only): where a slow one spent its time.
+          log(
+            `edit-to-fresh: ${size} files — ${basename(paths[0] as string)}: ${ms(elapsed)}, database held ${ms(updated.value.lockMs)}, ` +
+              Object.entries(steps)
+                .map(([name, value]) => `${name} ${Math.round(value)}`)
+                .join(", "),
+          );
           return { elapsed, lockMs: updated.value.lockMs, steps, ...(await check()) };
         };
         const results: Array<Awaited<ReturnType<typeof one>>> = [];

@@ -407,7 +407,7 @@ def run_sequence(engine: Any, root: Path, base: Any, variant: str, check: Any) -
                             names.update(row["name"] for row in engine.module_import_rows(entry.data))
                 engine.module_metadata(new.files, names, row_by_row=False)
                 clock.lap("module metadata")
-                engine.choose_links(new, {engine.norm(p) for p in changed | rewritten}, changed)
+                engine.choose_links(new, {engine.norm(p) for p in changed | rewritten}, changed, changed | rewritten)
                 clock.lap("choose links")
             finally:
                 CURRENT.pop()

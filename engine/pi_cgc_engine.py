@@ -639,6 +639,8 @@ class TreeState:
     row_positions: Dict[Tuple[str, str, int], Tuple[List[Dict[str, Any]], Dict[Any, List[int]]]] = field(default_factory=dict)
     # Where an update finds the few files it must look at by name (see CandidateIndex; not cached).
     candidates: Optional[Dict[str, "CandidateIndex"]] = None
+    # The files' extensions (what the repo-wide passes of apply_update look for), once known.
+    suffixes: Optional[FrozenSet[str]] = None
 
     def __getstate__(self) -> Dict[str, Any]:
         state = dict(self.__dict__)
@@ -1021,13 +1023,21 @@ def write_links(writer: Any, chosen: Dict[str, Any], imports_map: Dict[str, Any]
     return sum(len(v) for k, v in chosen.items() if k != "calls") + sum(len(g) for g in groups)
 
 
-def choose_links(state: "TreeState", owners: Set[str], changed: Set[str]) -> Dict[str, Any]:
-    """The rows to write, in the pipeline's order: every row of a file in `owners` (normalized paths),
-    and every other row that points into a changed file (its edge was detached by the delete). The
-    same rows, in the same order, as filtering the full lists: those are the files' rows in path order."""
+def choose_links(state: "TreeState", owners: Set[str], changed: Set[str],
+                 owner_keys: Optional[Set[str]] = None) -> Dict[str, Any]:
+    """The rows to write, in the pipeline's order: every row of a file in `owners` (normalized paths;
+    `owner_keys`, when given, are the same files by their keys), and every other row that points into a
+    changed file (its edge was detached by the delete). The same rows, in the same order, as filtering the
+    full lists: those are the files' rows in path order."""
     chosen: Dict[str, Any] = {kind: [] for kind in LINK_KEYS if kind != "calls"}
     groups: List[List[Dict[str, Any]]] = [[] for _ in range(CALL_GROUPS)]
-    for key in sorted(state.rows):
+    targeters = (state.candidates or {}).get("targeters")
+    if owner_keys is not None and targeters is not None:
+        # Only these files can have a row to write: the owners, and the files with a row into a changed one.
+        keys = sorted(key for key in owner_keys | targeters.files_with(changed) if key in state.rows)
+    else:
+        keys = sorted(state.rows)
+    for key in keys:
         own = state.rows[key]
         if norm(key) in owners:
             for index in range(CALL_GROUPS):
@@ -2251,7 +2261,9 @@ class _Keeper:
         if not reordered or name not in ALWAYS_ORDERED and not order_at_once():
             # Reordered or not, the last dict with the touched keys set again or removed has the right keys
             # and values; a new key is at its end, so when the keys changed the order is owed (settle).
-            full = KeptDict(prev_full)
+            # Untouched, it is the last one itself: an index is never changed in place but by settle, whose
+            # order is then the right one for both (no file's keys in it changed, so neither did cgc's order).
+            full = KeptDict(prev_full) if touched or type(prev_full) is not KeptDict else prev_full
             full.update(values)
             removed = [item for item in touched if item not in values and item in full]
             for item in removed:
@@ -2783,6 +2795,16 @@ def resolve_tree(
     contrib = keeper.kept_contrib() if keeper is not None else None
     if keeper is not None and contrib is not None:
         candidates["testers"] = keeper.testers(contrib)
+    # name -> files: the files whose rows point into a file (choose_links).
+    targeters = (prev.candidates or {}).get("targeters") if prev is not None else None
+    if targeters is None:
+        targeters = CandidateIndex()
+        for key in keys:
+            targeters.add(key, targets[key] if key in chosen else prev.targets[key])  # type: ignore[union-attr]
+    else:
+        for key in chosen:
+            targeters.add(key, targets[key])
+    candidates["targeters"] = targeters
     state = TreeState(
         files=files,
         imports_map=imports_map,
@@ -3296,6 +3318,9 @@ class Engine:
             for entry in (self.state.files.get(path), new.files.get(path)):
                 if entry is not None and "error" not in entry.data:
                     names.update(row["name"] for row in module_import_rows(entry.data))
+        # The same files as the last state's but for those added and removed (plan): their extensions too.
+        new.suffixes = self.state.suffixes if self.state.suffixes is not None and not added and not removed \
+            else frozenset(os.path.splitext(p)[1] for p in new.files)
         # FalkorDB evaluates an UNWIND batch against the graph before it; Kùzu's adapter and Neo4j go row by row.
         row_by_row = self.db.backend not in ("falkordb", "falkordb-remote")
         metadata = module_metadata(new.files, names, row_by_row=row_by_row)
@@ -3353,7 +3378,7 @@ class Engine:
             lap("addFiles")
             self.delete_outgoing_links(writer, sorted(rewritten), not self.db.embedded)
             lap("deleteLinks")
-            chosen = choose_links(new, {norm(p) for p in changed | rewritten}, changed)
+            chosen = choose_links(new, {norm(p) for p in changed | rewritten}, changed, changed | rewritten)
             lap("chooseLinks")
             phases["linkRows"] = write_links(writer, chosen, new.imports_map)
             lap("writeLinks")
@@ -3363,7 +3388,7 @@ class Engine:
             # edge to them: they run again whenever the tree has what they link (MERGE, idempotent).
             # (os.path's suffix where Path's would cost 50 ms at 5 000 files; the two differ only for
             # names ending in a dot, never one of these.)
-            suffixes = {os.path.splitext(p)[1] for p in new.files}
+            suffixes = new.suffixes
             if suffixes & CPP_SOURCES:
                 writer.write_cpp_class_function_links(root_str)
             if ".java" in suffixes:
