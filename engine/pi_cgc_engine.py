@@ -48,6 +48,7 @@ that the check catches it.
 from __future__ import annotations
 
 import argparse
+import bisect
 import collections
 import dataclasses
 import functools
@@ -641,11 +642,13 @@ class TreeState:
     candidates: Optional[Dict[str, "CandidateIndex"]] = None
     # The files' extensions (what the repo-wide passes of apply_update look for), once known.
     suffixes: Optional[FrozenSet[str]] = None
+    # The parsed files (their parse did not fail), in path order: the files resolution sees (not cached).
+    keys: Optional[List[str]] = None
 
     def __getstate__(self) -> Dict[str, Any]:
         state = dict(self.__dict__)
         for name in ("indices", "lang_views", "contrib", "contributors", "index_check", "import_owners", "import_groups",
-                     "candidates"):
+                     "candidates", "keys"):
             state[name] = None
         state["row_positions"] = {}
         state["order_owed"] = state["views_owed"] = frozenset()
@@ -954,12 +957,16 @@ def _resolved(path: str) -> str:
     return Path(path).resolve().as_posix()
 
 
-# cgc's _purge_dangling_pathless_nodes, query for query, but for the Parameter pass: a Parameter node
-# carries its file's path and loses its HAS_PARAMETER edge only when that file's function is deleted, so
-# on a graph with none dangling before (what a full index leaves) only the changed files' can be after.
-# cgc's own pass scans every Parameter of the graph: most of an update's time at 1 000 files.
+# cgc's _purge_dangling_pathless_nodes, query for query, but for the Module and Parameter passes, which look
+# only where a node can have lost its last referrer. On a graph with none dangling before (what a full index
+# leaves), a Module loses its last IMPORTS or INCLUDES edge only when the file (or a class of the file) that
+# had it is deleted, so only the modules those files pointed to can be dangling after (the engine asks the
+# graph which, before the delete); a Parameter node carries its file's path and loses its HAS_PARAMETER edge
+# only when that file's function is deleted, so only the changed files' can be. cgc's own passes scan every
+# Module and every Parameter of the graph: most of an update's time at 1 000 files, and growing with it.
 PURGE_QUERIES = (
-    "MATCH (m:Module) WHERE NOT ()-[:IMPORTS|INCLUDES]->(m) WITH m LIMIT 5000 DETACH DELETE m RETURN count(m) AS deleted",
+    "UNWIND $modules AS name MATCH (m:Module {name: name}) WHERE NOT ()-[:IMPORTS|INCLUDES]->(m) "
+    "WITH m LIMIT 5000 DETACH DELETE m RETURN count(m) AS deleted",
     "MATCH (n:ExternalClass) WHERE NOT ()-[]->(n) WITH n LIMIT 5000 DETACH DELETE n RETURN count(n) AS deleted",
     "MATCH (n:ExternalFunction) WHERE NOT ()-[]->(n) WITH n LIMIT 5000 DETACH DELETE n RETURN count(n) AS deleted",
     "MATCH (p:Parameter) WHERE p.path IN $paths AND NOT ()-[:HAS_PARAMETER]->(p) "
@@ -970,8 +977,8 @@ PURGE_QUERIES = (
 # candidate's own edges (1.3 ms). Both FalkorDB Lite and the server have it (4.16); a FalkorDB without it
 # gets the queries above.
 PURGE_QUERIES_FALKORDB = (
-    "MATCH (m:Module) WHERE indegree(m, 'IMPORTS', 'INCLUDES') = 0 WITH m LIMIT 5000 DETACH DELETE m "
-    "RETURN count(m) AS deleted",
+    "UNWIND $modules AS name MATCH (m:Module {name: name}) WHERE indegree(m, 'IMPORTS', 'INCLUDES') = 0 "
+    "WITH m LIMIT 5000 DETACH DELETE m RETURN count(m) AS deleted",
     "MATCH (n:ExternalClass) WHERE indegree(n) = 0 WITH n LIMIT 5000 DETACH DELETE n RETURN count(n) AS deleted",
     "MATCH (n:ExternalFunction) WHERE indegree(n) = 0 WITH n LIMIT 5000 DETACH DELETE n RETURN count(n) AS deleted",
     "MATCH (p:Parameter) WHERE p.path IN $paths AND indegree(p, 'HAS_PARAMETER') = 0 "
@@ -980,22 +987,26 @@ PURGE_QUERIES_FALKORDB = (
 _DEGREE_FUNCTION = [True]  # cleared when a FalkorDB answers that it has no indegree()
 
 
-def purge_dangling(writer: Any, paths: List[str], backend: str) -> None:
+def purge_dangling(writer: Any, paths: List[str], modules: List[str], backend: str) -> None:
+    """The dangling nodes an update can leave: `paths`' Parameters, `modules`' Module nodes, any External*."""
     from codegraphcontext.tools.indexing.persistence.writer import _is_binder_exception
 
     falkordb = backend in ("falkordb", "falkordb-remote") and _DEGREE_FUNCTION[0]
     for query in PURGE_QUERIES_FALKORDB if falkordb else PURGE_QUERIES:
+        if "$modules" in query and not modules:
+            continue
+        params = {name: value for name, value in (("paths", paths), ("modules", modules)) if f"${name}" in query}
         try:
             while True:
                 with writer.driver.session() as session:
-                    result = (session.run(query, paths=paths) if "$paths" in query else session.run(query)).single()
+                    result = session.run(query, **params).single()
                 if not result or not result["deleted"]:
                     break
         except Exception as error:  # noqa: BLE001 - as cgc: a label this backend never made
             if falkordb and "indegree" in str(error).lower() and _DEGREE_FUNCTION[0]:
                 _DEGREE_FUNCTION[0] = False
                 log(f"this FalkorDB has no indegree(): {error}")
-                return purge_dangling(writer, paths, backend)  # again from the first pass: each is idempotent
+                return purge_dangling(writer, paths, modules, backend)  # again from the first pass: each is idempotent
             if not _is_binder_exception(error):
                 raise
 
@@ -2585,6 +2596,43 @@ def _target_paths(kind: str, rows: Iterable[Dict[str, Any]]) -> Set[str]:
     return {norm(raw) for raw in {row.get(target_key) for row in rows}}
 
 
+def carried(last: Optional[Dict[str, Any]], resolved: Dict[str, Any], keys: List[str], chosen: Set[str],
+            changed: Set[str], keys_kept: bool) -> Dict[str, Any]:
+    """Per parsed file: the resolved files' new value, every other file's last one. With the last state's keys
+    (keys_kept: `keys` is theirs but for the changed files) the last dict is copied and only the changed and
+    resolved files are set (a pass over 5 000 files otherwise); its order is not kept (nothing reads it)."""
+    if last is not None and keys_kept:
+        found = dict(last)
+        for key in changed:
+            found.pop(key, None)
+        for key in chosen:
+            found[key] = resolved[key]
+        if len(found) == len(keys):
+            return found
+    return {key: resolved[key] if key in chosen else last[key] for key in keys}  # type: ignore[index]
+
+
+def parsed_keys(prev: Optional[TreeState], files: Dict[str, FileEntry], changed: Set[str]) -> List[str]:
+    """The keys of the files whose parse did not fail, in path order: the last state's with the changed files
+    put in or taken out (only they can differ), or, without them, from every file (5 000: 4 ms). A list the
+    last state has is never changed: it is copied first."""
+    kept = prev.keys if prev is not None else None
+    if kept is None:
+        return [p for p in sorted(files) if "error" not in files[p].data]
+    keys = kept
+    for path in sorted(changed):
+        wanted = path in files and "error" not in files[path].data
+        at = bisect.bisect_left(keys, path)
+        if wanted != (at < len(keys) and keys[at] == path):
+            if keys is kept:
+                keys = list(kept)
+            if wanted:
+                keys.insert(at, path)
+            else:
+                del keys[at]
+    return keys
+
+
 def resolve_tree(
     prev: Optional[TreeState],
     files: Dict[str, FileEntry],
@@ -2600,7 +2648,7 @@ def resolve_tree(
     file (see "Kept indices") where that is possible; without it they are built from every file."""
     global _RUN, _SINK
     debug = DebugClock()
-    keys = [p for p in sorted(files) if "error" not in files[p].data]
+    keys = parsed_keys(prev, files, changed)
     data: List[_Parsed] = _FileList()
     for key in keys:
         entry = files[key]
@@ -2631,11 +2679,24 @@ def resolve_tree(
     if fast and not has_kotlin:
         keeper = _Keeper(prev, data, changed, flipped)
     candidates = call_candidates(prev, files, keys, changed)
-    labels = {
-        key: prev.labels[key] if prev is not None and key in prev.labels and key not in changed and prev.files.get(key) is files[key]
-        else node_labels_of(files[key].data)
-        for key in keys
-    }
+    if prev is not None and prev.keys is not None:
+        # Only a changed file's entry can differ (an entry is a function of the file's parse, and the parse of
+        # an unchanged file is the last state's); an entry whose file is not parsed any more goes.
+        labels = dict(prev.labels)
+        for key in changed:
+            labels.pop(key, None)
+        for key in changed:
+            entry = files.get(key)
+            if entry is not None and "error" not in entry.data:
+                labels[key] = node_labels_of(entry.data)
+        if len(labels) != len(keys):
+            raise NarrowingFailed(f"{len(labels)} node label entries for {len(keys)} parsed files")
+    else:
+        labels = {
+            key: prev.labels[key] if prev is not None and key in prev.labels and key not in changed and prev.files.get(key) is files[key]
+            else node_labels_of(files[key].data)
+            for key in keys
+        }
     new_label_index = label_index(labels, keys)
 
     def decide(info: Dict[str, Any]) -> Set[str]:
@@ -2664,7 +2725,8 @@ def resolve_tree(
                       order_known=not imports_owed(prev.imports_map) and not imports_owed(imports_map))
             # The label index's keys are the files' paths in path order, each with its file's entry: only a
             # changed file's entry can differ, and the keys (so their order) only when a file came or went.
-            came_or_went = len(prev.labels) != len(labels) or any(k not in prev.labels for k in keys)
+            came_or_went = keys is not prev.keys if prev.keys is not None \
+                else len(prev.labels) != len(labels) or any(k not in prev.labels for k in keys)
             before = dict(prev.labels[k] for k in changed if k in prev.labels)
             after = dict(labels[k] for k in changed if k in labels)
             moved = {path for path in before.keys() | after.keys() if before.get(path, _MISSING) != after.get(path, _MISSING)}
@@ -2808,11 +2870,12 @@ def resolve_tree(
     state = TreeState(
         files=files,
         imports_map=imports_map,
-        rows={key: rows[key] if key in chosen else prev.rows[key] for key in keys},  # type: ignore[union-attr]
+        rows=carried(prev.rows if prev is not None else None, rows, keys, chosen, changed, prev is not None and prev.keys is not None),
         whole=whole,
-        deps={key: deps[key] if key in chosen else prev.deps[key] for key in keys},  # type: ignore[union-attr]
+        deps=carried(prev.deps if prev is not None else None, deps, keys, chosen, changed, prev is not None and prev.keys is not None),
         labels=labels,
-        targets={key: targets[key] if key in chosen else prev.targets[key] for key in keys},  # type: ignore[union-attr]
+        targets=carried(prev.targets if prev is not None else None, targets, keys, chosen, changed,
+                        prev is not None and prev.keys is not None),
         indices=run.indices,
         skip_external=run.skip_external,
         lang_views=run.views,
@@ -2823,6 +2886,7 @@ def resolve_tree(
         row_positions={slot: kept for slot, kept in prev.row_positions.items() if slot[0] in files and slot[0] not in chosen}
         if prev is not None else {},
         candidates=candidates,
+        keys=keys,
     )
     if CHECK and keeper is not None:
         settled = {name: keeper.settled(name) if name in keeper.full else index for name, index in run.indices.items()}
@@ -3340,6 +3404,8 @@ class Engine:
         phases: Dict[str, int] = {}
         # Files the graph holds that the tree no longer has and the engine never held (see work).
         stale: Set[str] = set()
+        # The modules the deleted files pointed to: the only ones the update can leave unreferenced (purge).
+        orphan_candidates: Set[str] = set()
 
         def work(writer: Any) -> None:
             phases.clear()
@@ -3375,7 +3441,10 @@ class Engine:
             # cgc purges after every file it deletes, scanning every Parameter of the graph each time
             # (1.3 s at 1 000 files on FalkorDB); the one scoped purge after the update does that work.
             writer._purge_dangling_pathless_nodes = lambda: None
-            for path in sorted(changed & (set(self.state.files) | removed) | stale):
+            doomed = sorted(changed & (set(self.state.files) | removed) | stale)
+            orphan_candidates.clear()
+            orphan_candidates.update(self.modules_linked_from(writer, doomed))
+            for path in doomed:
                 writer.delete_file_from_graph(path)
             lap("deleteFiles")
             for path in present_changed:
@@ -3405,7 +3474,8 @@ class Engine:
             lap("repoPasses")
 
         def purge(writer: Any) -> None:
-            purge_dangling(writer, sorted(norm(p) for p in changed | removed | stale), self.db.backend)
+            purge_dangling(writer, sorted(norm(p) for p in changed | removed | stale), sorted(orphan_candidates),
+                           self.db.backend)
 
         try:
             open_ms = self.db.open()
@@ -3498,6 +3568,29 @@ class Engine:
                 paths=paths,
             )
             return {row["name"] for row in rows if row["name"] is not None}
+
+    @staticmethod
+    def modules_linked_from(writer: Any, paths: List[str]) -> Set[str]:
+        """The modules the graph's files at `paths` import, or a class of theirs includes."""
+        if not paths:
+            return set()
+        from codegraphcontext.tools.indexing.persistence.writer import _is_binder_exception
+
+        found: Set[str] = set()
+        for query in (
+            "UNWIND $paths AS p MATCH (f:File {path: p})-[:IMPORTS]->(m:Module) RETURN DISTINCT m.name AS name",
+            "UNWIND $paths AS p MATCH (f:File {path: p})-[:CONTAINS]->(c:Class)-[:INCLUDES]->(m:Module) "
+            "RETURN DISTINCT m.name AS name",
+        ):
+            try:
+                with writer.driver.session() as session:
+                    found.update(row["name"] for row in session.run(query, paths=paths) if row["name"] is not None)
+            except TransactionLost:
+                raise  # the transaction runs again, this statement known (TxnConnection)
+            except Exception as error:  # noqa: BLE001 - as cgc: a label or edge this backend never made
+                if not _is_binder_exception(error):
+                    raise
+        return found
 
     @staticmethod
     def delete_outgoing_links(writer: Any, paths: List[str], per_label: bool) -> None:
