@@ -840,8 +840,16 @@ class Tree:
         order); when the files, or a changed file's names in order, changed, the map's key order (first
         appearance, file after file) is owed (settle_imports). Returns (the map, each name's files, the
         extension groups)."""
-        merge_order, rank = merge_order_of(files)
-        groups = list(rank)
+        if prev is not None and prev.import_owners is not None and prev.import_groups is not None \
+                and all((path in prev.files) == (path in files) for path in changed):
+            # The same files (only changed ones can have come or gone): the same extension groups, in the same
+            # order (a pass over every file otherwise, 2-3 ms at 5 000).
+            groups = prev.import_groups
+            rank = {ext: index for index, ext in enumerate(groups)}
+            merge_order: List[str] = []  # read only when the last merge is not usable
+        else:
+            merge_order, rank = merge_order_of(files)
+            groups = list(rank)
         usable = (prev is not None and prev.import_owners is not None and prev.import_groups == groups)
         if not usable:
             merged: Dict[str, List[str]] = _ImportsMap()
