@@ -317,6 +317,48 @@ describe("the incremental engine", () => {
     }
   }, 300_000);
 
+  it("a deleted file held the only import of a module: its Module node goes with it, one another file imports stays", async () => {
+    const repo = await repos.indexed(home.env);
+    const { root, launch } = engines(repo, "engine-module-purge");
+    const modules = async () => {
+      const result = await cgcExec(["query", "MATCH (m:Module) RETURN m.name AS name"], {
+        cwd: repo.path,
+        env: home.env,
+      });
+      return [...result.stdout.matchAll(/"name": "([^"]+)"/g)].map((match) => match[1] as string);
+    };
+    const lonely = join(root, "pkg", "lonely.py");
+    const other = join(root, "pkg", "other_importer.py");
+    const first = launch();
+    try {
+      expect((await first.started).phase).toBe("ready");
+      expect((await first.rebuilt([], 120_000)).ok).toBe(true);
+      writeFileSync(
+        lonely,
+        "import only_lonely_imports_this\nimport imported_by_two\n\n\ndef lonely():\n    return 1\n",
+      );
+      writeFileSync(other, "import imported_by_two\n");
+      expect((await first.update([lonely, other], 120_000)).ok).toBe(true);
+    } finally {
+      await first.stop(); // KùzuDB's lock, for the queries
+    }
+    expect(await modules()).toEqual(expect.arrayContaining(["only_lonely_imports_this", "imported_by_two"]));
+    // The engine purges only the modules a deleted file pointed to (cgc's own purge scans every Module).
+    const second = launch();
+    try {
+      expect((await second.started).phase).toBe("ready");
+      rmSync(lonely);
+      expect((await second.update([lonely], 120_000)).ok).toBe(true);
+    } finally {
+      await second.stop();
+    }
+    const left = await modules();
+    expect(left).not.toContain("only_lonely_imports_this");
+    expect(left).toContain("imported_by_two");
+    const { missing, extra } = await compareWithFullIndexInNewHome(repo.path, home.env);
+    expect({ missing, extra }).toEqual({ missing: [], extra: [] });
+  }, 300_000);
+
   it("saves its warm-start cache aside when idle: an update meanwhile is answered, and only a save of what it then holds is kept", async () => {
     const repo = await repos.indexed(home.env);
     const { root, cacheDir, launch } = engines(repo, "engine-cache-aside");
