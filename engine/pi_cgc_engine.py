@@ -1473,6 +1473,10 @@ class _Parsed(dict):
         return dict.get(self, name, default)
 
 
+def _parsed_key(fd: "_Parsed") -> str:
+    return fd.key
+
+
 def _enumerate_hook(iterable: Any, start: int = 0) -> Any:
     """Installed as `enumerate` in cgc's calls module; only the loop over the engine's list differs."""
     run = _RUN
@@ -1687,20 +1691,18 @@ class _CallRun:
             raise NarrowingFailed("cgc's callback pre-pass has no _functions_by_name")
         self.chosen = self.decide({"indices": self.indices, "skip_external": self.skip_external,
                                    "defined": functions_by_name.keys(), "keeper": keeper})
-        self.names = {
-            fn.get("name") for fd in self.data if fd.key in self.chosen for fn in dict.get(fd, "functions") or []
-        }
+        chosen_data = self.chosen_data()
+        self.names = {fn.get("name") for _, fd in chosen_data for fn in dict.get(fd, "functions") or []}
         self.defined = functions_by_name
         # The parameter lists of the chosen files' functions, as the pre-pass reads them from the
         # index entries (shallow copies of the parsed functions: the same list objects).
         chosen_paths = set()
-        for fd in self.data:
-            if fd.key in self.chosen:
-                chosen_paths.add(_calls_module._resolved_posix(dict.__getitem__(fd, "path")))
-                for fn in dict.get(fd, "functions") or []:
-                    params = fn.get("args") or fn.get("parameters")
-                    if params:
-                        self.param_lists.add(id(params))
+        for _, fd in chosen_data:
+            chosen_paths.add(_calls_module._resolved_posix(dict.__getitem__(fd, "path")))
+            for fn in dict.get(fd, "functions") or []:
+                params = fn.get("args") or fn.get("parameters")
+                if params:
+                    self.param_lists.add(id(params))
         narrowed = _FunctionsByName(functions_by_name)
         narrowed.settle = keeper.settler("_functions_by_name") if keeper is not None else None
         narrowed.run = self
@@ -1803,7 +1805,7 @@ class _CallRun:
                     mine = self.settled_view(lang, view)
                     if mine != whole or list(mine) != list(whole):
                         self.view_check.append(f"the {lang} view of the imports map differs from cgc's")
-        langs = {dict.get(fd, "lang") for fd in self.data if fd.key in self.chosen}
+        langs = {dict.get(fd, "lang") for _, fd in self.chosen_data()}
         for lang in sorted(filter(None, langs)):
             if lang not in cache:
                 settle_imports(loc["imports_map"], self.files)  # cgc builds this view from the map
@@ -1857,15 +1859,23 @@ class _CallRun:
 
     def _iterate(self, start: int) -> Iterator[Tuple[int, Any]]:
         global _SINK
-        chosen = self.chosen or set()
         try:
-            for index, fd in enumerate(self.data, start):
-                if fd.key in chosen:
-                    _SINK = self.deps.setdefault(fd.key, set())
-                    yield index, fd
-                    _SINK = None
+            for at, fd in self.chosen_data():
+                _SINK = self.deps.setdefault(fd.key, set())
+                yield start + at, fd
+                _SINK = None
         finally:
             _SINK = None
+
+    def chosen_data(self) -> List[Tuple[int, "_Parsed"]]:
+        """The chosen files' entries of the list with their positions, in its order, found by key (the list is
+        in key order): not a pass over every file."""
+        data, found = self.data, []
+        for key in sorted(self.chosen or ()):
+            at = bisect.bisect_left(data, key, key=_parsed_key)
+            if at < len(data) and data[at].key == key:
+                found.append((at, data[at]))
+        return found
 
 
 # ---------------------------------------------------------------------------------------------
