@@ -906,7 +906,7 @@ class Tree:
             values[name] = bucket
         # The last map with the touched names set again or removed has the right names and paths; a new name
         # is at its end, so when the order may have changed it is owed, and settled (settle_imports) only
-        # where something can see it (as the kept indices' order: the copies given to cgc, the views).
+        # where something can see it (as the kept indices' order: the indices lent to cgc, the views).
         merged = _ImportsMap(prev.imports_map)
         dict.update(merged, values)
         removed = [name for name in touched if name not in values and dict.__contains__(merged, name)]
@@ -1161,7 +1161,8 @@ def rewritten_owners(old: "TreeState", new: "TreeState", resolved: Set[str], cha
 # (it writes no index; RecordingDict refuses writes). The engine keeps those indices per file between
 # updates (see "Kept indices" below: what cgc would build from every file, proven so by the check), and
 #   - records, per file, every key the loop body reads from each index while resolving that file (the
-#     indices, once built, are swapped in cgc's frame for read-only copies that note each read);
+#     indices, once built, are swapped in cgc's frame for read-only dicts that note each read: the indices
+#     themselves, lent as RecordingDicts for the loop (`lend`), or copies of those the engine did not build);
 #   - at the next update diffs the indices of then against the ones before (the keys the changed files
 #     touched: nothing else can differ), and re-resolves
 #     the changed files plus every file that read a key whose value differs (R). A file outside R read
@@ -1833,7 +1834,7 @@ class _CallRun:
         _locals_to_fast(frame)
         after = frame.f_locals
         if any(after.get(name) is not value for name, value in swapped.items()):
-            raise NarrowingFailed("the recording copies of cgc's indices did not take")
+            raise NarrowingFailed("the recording dicts of cgc's indices did not take")
         self.swapped = True
         if self.debug is not None:
             self.debug.lap("loop setup")
@@ -1902,8 +1903,8 @@ class _CallRun:
 # keys no file has any more removed, new keys at the end. When a file's keys (in order) changed, cgc's key
 # order (first insertion, file after file) is then owed: putting it right costs a pass over every file's
 # share (about 10 ms an index at 5 000 files), and only what iterates an index can see it. So an owed order
-# is settled when something does: cgc, through the copies it is given (_OwedOrderDict: iterating one
-# settles the kept index and the copy), or the engine (interface_implementors, the check); the diff takes
+# is settled when something does: cgc, through the recording dicts it is given (_OwedOrderDict: iterating one
+# settles the kept index, and a copy of it), or the engine (interface_implementors, the check); the diff takes
 # an owed order as changed. A file that came or went counts only by its keys (none in an index: no
 # change). interface_implementors is cgc's own loop over global_class_bases, run again only when that
 # changed; _functions_by_name is function_index's entries by name, kept like the others.
