@@ -13,7 +13,10 @@ PI_CGC_ENGINE_DEBUG=1 is set here). The edits are undone at the end, so the cach
 
   .venv/bin/python bench/engine-profile.py --sizes 100,1000,5000 [--work /tmp/pi-cgc-profile]
       [--rounds 1] [--variants incremental,full] [--check indices|all] [--json OUT] [--sequence kinds|bench]
-      [--cprofile EDIT,...]
+      [--cprofile EDIT,...] [--engine OTHER_COPY.py]
+
+--engine profiles another copy of the engine (say `git show REV:engine/pi_cgc_engine.py > /tmp/x/engine.py`):
+run it and this one one after the other, alternating, for a before/after on the same cached trees.
 
 --variants runs each edit sequence once per variant, in one process, alternating: "incremental" is the
 engine as it is, "full" sets PI_CGC_ENGINE_FULL_INDICES=1 (cgc builds its tree-wide indices from every
@@ -32,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import inspect
 import json
 import os
 import pickle
@@ -407,7 +411,11 @@ def run_sequence(engine: Any, root: Path, base: Any, variant: str, check: Any) -
                             names.update(row["name"] for row in engine.module_import_rows(entry.data))
                 engine.module_metadata(new.files, names, row_by_row=False)
                 clock.lap("module metadata")
-                engine.choose_links(new, {engine.norm(p) for p in changed | rewritten}, changed, changed | rewritten)
+                owners = {engine.norm(p) for p in changed | rewritten}
+                if len(inspect.signature(engine.choose_links).parameters) >= 4:  # an engine of 2026-12-03 on
+                    engine.choose_links(new, owners, changed, changed | rewritten)
+                else:
+                    engine.choose_links(new, owners, changed)
                 clock.lap("choose links")
             finally:
                 CURRENT.pop()
@@ -454,6 +462,7 @@ def main() -> None:
     parser.add_argument("--check", choices=("indices", "all"))
     parser.add_argument("--build-only", action="store_true")
     parser.add_argument("--json")
+    parser.add_argument("--engine", help="profile this copy of the engine (another version, for a before/after)")
     parser.add_argument("--sequence", choices=("kinds", "bench"), default="kinds")
     parser.add_argument("--cprofile", default="", help="run the edits whose name contains one of these (comma-separated) under cProfile")
     args = parser.parse_args()
@@ -462,6 +471,9 @@ def main() -> None:
     SEQUENCE = args.sequence
     if args.check:
         os.environ["PI_CGC_ENGINE_CHECK"] = "1"
+    if args.engine:
+        global ENGINE
+        ENGINE = Path(args.engine).resolve()
     engine = load_engine()
     instrument(engine)
     work = Path(args.work)
