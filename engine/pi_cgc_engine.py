@@ -2306,8 +2306,8 @@ class _Keeper:
             for item in removed:
                 del full[item]
             if removed:
-                # Without the holes deletions leave: a dict with holes is copied key by key (every copy
-                # given to cgc, every later update's), a dict without them as one block.
+                # Without the holes deletions leave: a dict with holes is copied key by key (every later
+                # update's copy), a dict without them as one block.
                 full = KeptDict(full)
             if reordered:
                 self.owed.add(name)
@@ -2877,8 +2877,7 @@ def resolve_tree(
         for kind in PER_FILE_KINDS:
             found_targets |= _target_paths(kind, rows[key][kind])
         targets[key] = frozenset(found_targets)
-    kept = [key for key in keys if key not in chosen]
-    if kept and prev is None:
+    if prev is None and any(key not in chosen for key in keys):
         raise NarrowingFailed("files left unresolved without a previous state")
     contrib = keeper.kept_contrib() if keeper is not None else None
     if keeper is not None and contrib is not None:
