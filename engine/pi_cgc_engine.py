@@ -3594,27 +3594,27 @@ class Engine:
             )
             return {row["name"] for row in rows if row["name"] is not None}
 
-    @staticmethod
-    def modules_linked_from(writer: Any, paths: List[str]) -> Set[str]:
+    @classmethod
+    def modules_linked_from(cls, writer: Any, paths: List[str]) -> Set[str]:
         """The modules the graph's files at `paths` import, or a class of theirs includes."""
         if not paths:
             return set()
         from codegraphcontext.tools.indexing.persistence.writer import _is_binder_exception
 
-        found: Set[str] = set()
-        for query in (
-            "UNWIND $paths AS p MATCH (f:File {path: p})-[:IMPORTS]->(m:Module) RETURN DISTINCT m.name AS name",
-            "UNWIND $paths AS p MATCH (f:File {path: p})-[:CONTAINS]->(c:Class)-[:INCLUDES]->(m:Module) "
-            "RETURN DISTINCT m.name AS name",
-        ):
-            try:
-                with writer.driver.session() as session:
-                    found.update(row["name"] for row in session.run(query, paths=paths) if row["name"] is not None)
-            except TransactionLost:
-                raise  # the transaction runs again, this statement known (TxnConnection)
-            except Exception as error:  # noqa: BLE001 - as cgc: a label or edge this backend never made
-                if not _is_binder_exception(error):
-                    raise
+        found = cls.modules_imported_by(writer, paths)
+        try:
+            with writer.driver.session() as session:
+                rows = session.run(
+                    "UNWIND $paths AS p MATCH (f:File {path: p})-[:CONTAINS]->(c:Class)-[:INCLUDES]->(m:Module) "
+                    "RETURN DISTINCT m.name AS name",
+                    paths=paths,
+                )
+                found.update(row["name"] for row in rows if row["name"] is not None)
+        except TransactionLost:
+            raise  # the transaction runs again, this statement known (TxnConnection)
+        except Exception as error:  # noqa: BLE001 - as cgc: a label or edge this backend never made
+            if not _is_binder_exception(error):
+                raise
         return found
 
     @staticmethod
