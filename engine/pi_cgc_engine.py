@@ -2892,15 +2892,15 @@ def resolve_tree(
         for key in chosen:
             targeters.add(key, targets[key])
     candidates["targeters"] = targeters
+    keys_kept = prev is not None and prev.keys is not None  # `keys` is the last state's but for the changed files
     state = TreeState(
         files=files,
         imports_map=imports_map,
-        rows=carried(prev.rows if prev is not None else None, rows, keys, chosen, changed, prev is not None and prev.keys is not None),
+        rows=carried(prev.rows if prev is not None else None, rows, keys, chosen, changed, keys_kept),
         whole=whole,
-        deps=carried(prev.deps if prev is not None else None, deps, keys, chosen, changed, prev is not None and prev.keys is not None),
+        deps=carried(prev.deps if prev is not None else None, deps, keys, chosen, changed, keys_kept),
         labels=labels,
-        targets=carried(prev.targets if prev is not None else None, targets, keys, chosen, changed,
-                        prev is not None and prev.keys is not None),
+        targets=carried(prev.targets if prev is not None else None, targets, keys, chosen, changed, keys_kept),
         indices=run.indices,
         skip_external=run.skip_external,
         lang_views=run.views,

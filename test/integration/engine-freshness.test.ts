@@ -50,12 +50,14 @@ const WATCH_WITH_LOG = [
   "sys.exit(app())",
 ].join("\n");
 
-async function functionNames(repo: TinyRepo, file: string): Promise<string[]> {
-  const result = await cgcExec(
-    ["query", `MATCH (f:Function) WHERE f.path = '${join(repo.path, file)}' RETURN f.name AS name`],
-    { cwd: repo.path, env: home.env },
-  );
+/** The `name` column of a Cypher query on the repo's graph, sorted. */
+async function names(repo: TinyRepo, cypher: string): Promise<string[]> {
+  const result = await cgcExec(["query", cypher], { cwd: repo.path, env: home.env });
   return [...result.stdout.matchAll(/"name": "([^"]+)"/g)].map((match) => match[1] as string).sort();
+}
+
+function functionNames(repo: TinyRepo, file: string): Promise<string[]> {
+  return names(repo, `MATCH (f:Function) WHERE f.path = '${join(repo.path, file)}' RETURN f.name AS name`);
 }
 
 const addCaller = fauxToolCall("edit", {
@@ -320,13 +322,7 @@ describe("the incremental engine", () => {
   it("a deleted file held the only import of a module: its Module node goes with it, one another file imports stays", async () => {
     const repo = await repos.indexed(home.env);
     const { root, launch } = engines(repo, "engine-module-purge");
-    const modules = async () => {
-      const result = await cgcExec(["query", "MATCH (m:Module) RETURN m.name AS name"], {
-        cwd: repo.path,
-        env: home.env,
-      });
-      return [...result.stdout.matchAll(/"name": "([^"]+)"/g)].map((match) => match[1] as string);
-    };
+    const modules = () => names(repo, "MATCH (m:Module) RETURN m.name AS name");
     const lonely = join(root, "pkg", "lonely.py");
     const other = join(root, "pkg", "other_importer.py");
     const first = launch();
