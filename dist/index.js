@@ -24,7 +24,7 @@ import {
   touchedAfter,
   uncontainedCount,
   walkedByCgc
-} from "./chunks/chunk-2BF5XBZP.js";
+} from "./chunks/chunk-AJKZVND7.js";
 import {
   CHIP_KEY,
   ENGINE_SCRIPT,
@@ -948,7 +948,7 @@ function installFreshness(pi, current) {
       const { otherWriter } = session.store.get();
       if (otherWriter) return `Not synced: ${otherWriter}.`;
       if (automatic) session.store.apply(autoSyncCounted);
-      const { syncAndVerify } = await import("./chunks/sync-UIAI5RTE.js");
+      const { syncAndVerify } = await import("./chunks/sync-OHWHO57P.js");
       const outcome = await syncAndVerify(session);
       if (outcome.result.code !== "OK") return `Sync ended ${outcome.result.code}: ${outcome.result.reason}`;
       if (outcome.unverified) {
@@ -2565,8 +2565,9 @@ function createCgcSession(ctx, options = {}) {
     if (verdict.readiness !== "ready" || verdict.facts?.reportedBackend?.name !== "falkordb") return 0;
     if (indexedAt !== void 0 && indexedAt === wholeOnLite) return 0;
     const unlinked = await uncontainedCount(runner, root);
-    if (unlinked === 0) wholeOnLite = indexedAt;
-    return unlinked ?? 0;
+    if (unlinked.kind !== "ok") return 0;
+    if (unlinked.value === 0) wholeOnLite = indexedAt;
+    return unlinked.value;
   }
   function stoppedByBudget() {
     const note = readRunNote(env, root);
@@ -2636,11 +2637,13 @@ function createCgcSession(ctx, options = {}) {
       }
       if (result.code === "OK" && !skipped && kind !== "syncing") {
         const unlinked = await uncontainedCount(runner, root);
-        if (unlinked !== 0) {
-          const reason = unlinked === void 0 ? `the graph's structure could not be read back after the ${what}` : UNCONTAINED_REASON(unlinked);
+        if (unlinked.kind !== "ok") {
+          const reason = `the graph's structure could not be read back after the ${what} (${unlinked.reason})`;
           store.apply((state) => freshnessNotVerified(state, `${what}: ${reason}`));
-          if (unlinked !== void 0)
-            notices.once("index-unverified", `The graph after cgc ${what} is possibly stale: ${reason}.`, "warning");
+        } else if (unlinked.value > 0) {
+          const reason = UNCONTAINED_REASON(unlinked.value);
+          store.apply((state) => freshnessNotVerified(state, `${what}: ${reason}`));
+          notices.once("index-unverified", `The graph after cgc ${what} is possibly stale: ${reason}.`, "warning");
         }
       }
       await refresh();

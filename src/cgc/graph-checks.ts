@@ -1,5 +1,5 @@
 // Read-back queries that check what a cgc run left in the graph, beyond what cgc itself reports.
-import { parseQueryJson } from "./parse.ts";
+import { type Parsed, parseQueryJson } from "./parse.ts";
 import type { Runner } from "./runner.ts";
 
 export function cypherString(value: string): string {
@@ -22,20 +22,23 @@ export function uncontainedQuery(root: string): string {
 export const UNCONTAINED_REASON = (count: number) =>
   `cgc left ${count} function(s) and class(es) that no file contains, which a full index does not (on FalkorDB Lite this is a known fault of cgc 0.6.13's index after the first: see pi-cgc's docs/cgc-compat.md)`;
 
-/** One read-back query's rows, or undefined when cgc did not answer it. */
+/** One read-back query's rows, or why cgc did not answer it (the call's code and reason, for the user). */
 export async function readBack(
   runner: Pick<Runner, "run">,
   root: string,
   query: string,
-): Promise<Record<string, unknown>[] | undefined> {
+): Promise<Parsed<Record<string, unknown>[]>> {
   const check = await runner.run(["query", query], { kind: "query", cwd: root });
-  const rows = check.code === "OK" ? parseQueryJson(check.stdout) : undefined;
-  return rows?.kind === "ok" ? (rows.value as Record<string, unknown>[]) : undefined;
+  if (check.code !== "OK") return { kind: "unknown", reason: `${check.code}: ${check.reason}` };
+  const rows = parseQueryJson(check.stdout);
+  if (rows.kind !== "ok") return { kind: "unknown", reason: `cgc's answer could not be read: ${rows.reason}` };
+  return { kind: "ok", value: rows.value as Record<string, unknown>[] };
 }
 
-/** How many functions and classes under the root nothing contains; undefined when the graph could not be read. */
-export async function uncontainedCount(runner: Pick<Runner, "run">, root: string): Promise<number | undefined> {
+/** How many functions and classes under the root nothing contains. */
+export async function uncontainedCount(runner: Pick<Runner, "run">, root: string): Promise<Parsed<number>> {
   const rows = await readBack(runner, root, uncontainedQuery(root));
-  if (rows === undefined) return undefined;
-  return rows.reduce((sum: number, row) => sum + Number((row as { functions?: unknown }).functions ?? 0), 0);
+  if (rows.kind !== "ok") return rows;
+  const count = rows.value.reduce((sum: number, row) => sum + Number(row.functions ?? 0), 0);
+  return { kind: "ok", value: count };
 }

@@ -4,7 +4,7 @@
 // read-back query: the graph is called fresh only for the changed files it verifiably reflects.
 import { existsSync, statSync } from "node:fs";
 import { cypherString, readBack, UNCONTAINED_REASON, uncontainedCount } from "../cgc/graph-checks.ts";
-import { parseQueryJson, richPrinted } from "../cgc/parse.ts";
+import { type Parsed, richPrinted } from "../cgc/parse.ts";
 import type { RunResult } from "../cgc/runner.ts";
 import type { CgcSession } from "../lifecycle/session.ts";
 import { changesObserved, freshnessVerified, graphNeedsRebuild } from "../state/model.ts";
@@ -48,13 +48,10 @@ export async function syncAndVerify(session: SyncingSession): Promise<SyncOutcom
   const result = await session.runMaintenance("syncing", ["index", "--force", session.root], "sync");
   if (result.code !== "OK" || session.disposed) return { result, verified: [], unverified: result.reason };
 
-  const check = await session.runner.run(["query", verificationQuery(session.root, paths)], {
-    kind: "query",
-    cwd: session.root,
-  });
-  const rows = check.code === "OK" ? parseQueryJson(check.stdout) : undefined;
-  if (rows?.kind !== "ok" || rows.value.length === 0) {
-    return { result, verified: [], unverified: `the graph could not be read back (${check.code}: ${check.reason})` };
+  const rows = await readBack(session.runner, session.root, verificationQuery(session.root, paths));
+  if (rows.kind !== "ok" || rows.value.length === 0) {
+    const why = rows.kind === "ok" ? "no row" : rows.reason;
+    return { result, verified: [], unverified: `the graph could not be read back (${why})` };
   }
   const row = rows.value[0] as { indexed_at?: unknown; present?: unknown };
   const indexedAt = typeof row.indexed_at === "string" ? Date.parse(row.indexed_at) : Number.NaN;
@@ -64,28 +61,28 @@ export async function syncAndVerify(session: SyncingSession): Promise<SyncOutcom
   // A rebuild reads whatever is on disk while it runs: a file there only for a moment (written and removed
   // between two looks of the tracker) can stay in the graph without ever being a changed path.
   const vanished = await filesNotOnDisk(session);
-  if (vanished === undefined || vanished.length > 0) {
-    if (vanished?.length) session.store.apply((state) => changesObserved(state, vanished));
+  if (vanished.kind !== "ok") {
+    return { result, verified: [], unverified: `the graph's files could not be read back (${vanished.reason})` };
+  }
+  if (vanished.value.length > 0) {
+    session.store.apply((state) => changesObserved(state, vanished.value));
+    const some = vanished.value.slice(0, 3).join(", ");
     return {
       result,
       verified: [],
-      unverified:
-        vanished === undefined
-          ? "the graph's files could not be read back"
-          : `the graph holds ${vanished.length} file(s) no longer on disk (${vanished.slice(0, 3).join(", ")})`,
+      unverified: `the graph holds ${vanished.value.length} file(s) no longer on disk (${some})`,
     };
   }
   const unlinked = await uncontainedCount(session.runner, session.root);
+  if (unlinked.kind !== "ok") {
+    return { result, verified: [], unverified: `the graph's structure could not be read back (${unlinked.reason})` };
+  }
   // Functions and classes no file contains (cgc's index on FalkorDB Lite): an update of changed paths does not
   // mend them, so they are no changed paths' matter; only a full rebuild that leaves none ends it.
-  if (unlinked) session.store.apply((state) => graphNeedsRebuild(state, UNCONTAINED_REASON(unlinked)));
-  if (unlinked !== 0) {
-    return {
-      result,
-      verified: [],
-      unverified:
-        unlinked === undefined ? "the graph's structure could not be read back" : UNCONTAINED_REASON(unlinked),
-    };
+  if (unlinked.value > 0) {
+    const reason = UNCONTAINED_REASON(unlinked.value);
+    session.store.apply((state) => graphNeedsRebuild(state, reason));
+    return { result, verified: [], unverified: reason };
   }
   const present = new Set(Array.isArray(row.present) ? row.present : []);
   const walked = session.tracker.walkedByCgc();
@@ -105,17 +102,15 @@ export async function syncAndVerify(session: SyncingSession): Promise<SyncOutcom
   return { result, verified, unverified: missing > 0 ? `${missing} changed file(s) are not reflected yet` : "" };
 }
 
-/** Files the graph holds under the root that are not on disk (undefined when the graph could not be read). */
-async function filesNotOnDisk(session: SyncingSession): Promise<string[] | undefined> {
+/** Files the graph holds under the root that are not on disk. */
+async function filesNotOnDisk(session: SyncingSession): Promise<Parsed<string[]>> {
   const rows = await readBack(
     session.runner,
     session.root,
     `MATCH (f:File) WHERE f.path STARTS WITH ${cypherString(`${session.root}/`)} RETURN f.path AS path`,
   );
-  return (
-    rows
-      ?.map((row) => String(row.path ?? ""))
-      // A path the CLI printed through Rich markup (`app/[id]/x.py` as `app//x.py`) cannot be looked up: left out.
-      .filter((path) => path && !path.includes("//") && !existsSync(path))
-  );
+  if (rows.kind !== "ok") return rows;
+  const paths = rows.value.map((row) => String(row.path ?? ""));
+  // A path the CLI printed through Rich markup (`app/[id]/x.py` as `app//x.py`) cannot be looked up: left out.
+  return { kind: "ok", value: paths.filter((path) => path && !path.includes("//") && !existsSync(path)) };
 }

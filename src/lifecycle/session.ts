@@ -255,8 +255,9 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
     if (verdict.readiness !== "ready" || verdict.facts?.reportedBackend?.name !== "falkordb") return 0;
     if (indexedAt !== undefined && indexedAt === wholeOnLite) return 0;
     const unlinked = await uncontainedCount(runner, root);
-    if (unlinked === 0) wholeOnLite = indexedAt;
-    return unlinked ?? 0;
+    if (unlinked.kind !== "ok") return 0; // no fault found: counted again at the next probe (wholeOnLite unset)
+    if (unlinked.value === 0) wholeOnLite = indexedAt;
+    return unlinked.value;
   }
 
   /**
@@ -366,14 +367,13 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
         // (The sync reads the same back with its own checks.)
         if (result.code === "OK" && !skipped && kind !== "syncing") {
           const unlinked = await uncontainedCount(runner, root);
-          if (unlinked !== 0) {
-            const reason =
-              unlinked === undefined
-                ? `the graph's structure could not be read back after the ${what}`
-                : UNCONTAINED_REASON(unlinked);
+          if (unlinked.kind !== "ok") {
+            const reason = `the graph's structure could not be read back after the ${what} (${unlinked.reason})`;
             store.apply((state) => freshnessNotVerified(state, `${what}: ${reason}`));
-            if (unlinked !== undefined)
-              notices.once("index-unverified", `The graph after cgc ${what} is possibly stale: ${reason}.`, "warning");
+          } else if (unlinked.value > 0) {
+            const reason = UNCONTAINED_REASON(unlinked.value);
+            store.apply((state) => freshnessNotVerified(state, `${what}: ${reason}`));
+            notices.once("index-unverified", `The graph after cgc ${what} is possibly stale: ${reason}.`, "warning");
           }
         }
         await refresh();

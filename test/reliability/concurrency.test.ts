@@ -142,8 +142,13 @@ describe("two real pi processes on one workspace and one embedded database", () 
       60_000,
     );
     const b = pi();
-    await waitFor(() => chips(b).at(-1) === "cgc busy", "the second pi's busy verdict", 60_000);
-    expect(said(b, /cgc is busy: another cgc process holds the embedded database lock/)).toBe(true);
+    // The chip and the notice are two frames on pi's output: wait for both, not one and then look for the other.
+    await waitFor(
+      () =>
+        chips(b).at(-1) === "cgc busy" && said(b, /cgc is busy: another cgc process holds the embedded database lock/),
+      "the second pi's busy verdict, and its notice",
+      60_000,
+    );
     await b.request({ type: "prompt", message: "/cgc sync" });
     await waitFor(() => said(b, /^Nothing to sync: cgc is busy/), "the busy answer to /cgc sync");
 

@@ -304,6 +304,24 @@ describe("cgc hanging in each kind of call (fake cgc-hang: a silent hang in one 
     expect(notices(ui).at(-1)).toMatch(/last error: sync: cgc index took longer than 1500 ms/);
   });
 
+  it("a sync's read-back: the rebuild ran, the query of its files timed out: possibly stale, and the notice says why", async () => {
+    withEnv({
+      CGC_EXECUTABLE: join(FAKES, "cgc-hang"),
+      FAKE_CGC_HANG_ON: "RETURN f.path AS path", // the sync's query of the files the graph holds
+      CGC_TIMEOUTS_QUERY_MS: "2000",
+      CGC_FRESHNESS_ENGINE: "false", // the full-rebuild sync
+    });
+    const repo = await repos.indexed(home.env);
+    const { h, ui, chip } = await startSession(repo.path);
+    await waitFor(() => chip() === "cgc ready · fresh", "a ready graph");
+    writeFileSync(join(repo.path, "pkg", "unread.py"), "def unread(value):\n    return value\n");
+    await h.session.prompt("/cgc sync");
+    expect(notices(ui).at(-1)).toMatch(
+      /^Synced .*, but the graph's files could not be read back \(TIMEOUT: cgc query took longer than 2000 ms and was stopped\); the graph stays possibly stale\.$/,
+    );
+    expect(chip()).toBe("cgc ready · possibly stale");
+  });
+
   it("a watcher start: never fresh from a watcher that never said it watches; stopped at timeouts.longLivedMs", async () => {
     withEnv({
       CGC_EXECUTABLE: join(FAKES, "cgc-hang"),

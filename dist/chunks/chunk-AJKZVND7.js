@@ -167,13 +167,16 @@ function uncontainedQuery(root) {
 var UNCONTAINED_REASON = (count) => `cgc left ${count} function(s) and class(es) that no file contains, which a full index does not (on FalkorDB Lite this is a known fault of cgc 0.6.13's index after the first: see pi-cgc's docs/cgc-compat.md)`;
 async function readBack(runner, root, query) {
   const check = await runner.run(["query", query], { kind: "query", cwd: root });
-  const rows = check.code === "OK" ? parseQueryJson(check.stdout) : void 0;
-  return rows?.kind === "ok" ? rows.value : void 0;
+  if (check.code !== "OK") return { kind: "unknown", reason: `${check.code}: ${check.reason}` };
+  const rows = parseQueryJson(check.stdout);
+  if (rows.kind !== "ok") return { kind: "unknown", reason: `cgc's answer could not be read: ${rows.reason}` };
+  return { kind: "ok", value: rows.value };
 }
 async function uncontainedCount(runner, root) {
   const rows = await readBack(runner, root, uncontainedQuery(root));
-  if (rows === void 0) return void 0;
-  return rows.reduce((sum, row) => sum + Number(row.functions ?? 0), 0);
+  if (rows.kind !== "ok") return rows;
+  const count = rows.value.reduce((sum, row) => sum + Number(row.functions ?? 0), 0);
+  return { kind: "ok", value: count };
 }
 
 export {

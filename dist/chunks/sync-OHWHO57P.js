@@ -4,14 +4,13 @@ import {
   isIndexedPath,
   readBack,
   uncontainedCount
-} from "./chunk-2BF5XBZP.js";
+} from "./chunk-AJKZVND7.js";
 import {
   changesObserved,
   freshnessVerified,
   graphNeedsRebuild
 } from "./chunk-E2TQSZPH.js";
 import {
-  parseQueryJson,
   richPrinted
 } from "./chunk-BNPLH5UU.js";
 
@@ -34,13 +33,10 @@ async function syncAndVerify(session) {
   const startedAt = Date.now();
   const result = await session.runMaintenance("syncing", ["index", "--force", session.root], "sync");
   if (result.code !== "OK" || session.disposed) return { result, verified: [], unverified: result.reason };
-  const check = await session.runner.run(["query", verificationQuery(session.root, paths)], {
-    kind: "query",
-    cwd: session.root
-  });
-  const rows = check.code === "OK" ? parseQueryJson(check.stdout) : void 0;
-  if (rows?.kind !== "ok" || rows.value.length === 0) {
-    return { result, verified: [], unverified: `the graph could not be read back (${check.code}: ${check.reason})` };
+  const rows = await readBack(session.runner, session.root, verificationQuery(session.root, paths));
+  if (rows.kind !== "ok" || rows.value.length === 0) {
+    const why = rows.kind === "ok" ? "no row" : rows.reason;
+    return { result, verified: [], unverified: `the graph could not be read back (${why})` };
   }
   const row = rows.value[0];
   const indexedAt = typeof row.indexed_at === "string" ? Date.parse(row.indexed_at) : Number.NaN;
@@ -48,22 +44,26 @@ async function syncAndVerify(session) {
     return { result, verified: [], unverified: "the graph's index time did not advance: the rebuild did not happen" };
   }
   const vanished = await filesNotOnDisk(session);
-  if (vanished === void 0 || vanished.length > 0) {
-    if (vanished?.length) session.store.apply((state) => changesObserved(state, vanished));
+  if (vanished.kind !== "ok") {
+    return { result, verified: [], unverified: `the graph's files could not be read back (${vanished.reason})` };
+  }
+  if (vanished.value.length > 0) {
+    session.store.apply((state) => changesObserved(state, vanished.value));
+    const some = vanished.value.slice(0, 3).join(", ");
     return {
       result,
       verified: [],
-      unverified: vanished === void 0 ? "the graph's files could not be read back" : `the graph holds ${vanished.length} file(s) no longer on disk (${vanished.slice(0, 3).join(", ")})`
+      unverified: `the graph holds ${vanished.value.length} file(s) no longer on disk (${some})`
     };
   }
   const unlinked = await uncontainedCount(session.runner, session.root);
-  if (unlinked) session.store.apply((state) => graphNeedsRebuild(state, UNCONTAINED_REASON(unlinked)));
-  if (unlinked !== 0) {
-    return {
-      result,
-      verified: [],
-      unverified: unlinked === void 0 ? "the graph's structure could not be read back" : UNCONTAINED_REASON(unlinked)
-    };
+  if (unlinked.kind !== "ok") {
+    return { result, verified: [], unverified: `the graph's structure could not be read back (${unlinked.reason})` };
+  }
+  if (unlinked.value > 0) {
+    const reason = UNCONTAINED_REASON(unlinked.value);
+    session.store.apply((state) => graphNeedsRebuild(state, reason));
+    return { result, verified: [], unverified: reason };
   }
   const present = new Set(Array.isArray(row.present) ? row.present : []);
   const walked = session.tracker.walkedByCgc();
@@ -83,7 +83,9 @@ async function filesNotOnDisk(session) {
     session.root,
     `MATCH (f:File) WHERE f.path STARTS WITH ${cypherString(`${session.root}/`)} RETURN f.path AS path`
   );
-  return rows?.map((row) => String(row.path ?? "")).filter((path) => path && !path.includes("//") && !existsSync(path));
+  if (rows.kind !== "ok") return rows;
+  const paths = rows.value.map((row) => String(row.path ?? ""));
+  return { kind: "ok", value: paths.filter((path) => path && !path.includes("//") && !existsSync(path)) };
 }
 export {
   syncAndVerify,
