@@ -24,7 +24,8 @@ file, as before the engine kept them per file); "as-parsed" keeps the order in w
 entries (PI_CGC_ENGINE_PARSE_ORDER=as-parsed; the engine sorts them into source order); "order-at-once" puts
 every kept index in cgc's key order at each update (PI_CGC_ENGINE_ORDER_AT_ONCE=1) instead of when it is seen;
 "save-beside" keeps a forked copy of the process alive through each update, as the engine's cache save aside
-does when an edit comes during it. --sequence bench replays the edit-to-fresh bench's edits (a function of
+does when an edit comes during it; "saved-before" forks a copy that ends before each update (a save aside done
+while idle), and "saved-reclaimed" then runs the engine's idle-time page reclaim (PageReclaim) before it. --sequence bench replays the edit-to-fresh bench's edits (a function of
 _compression.py replaced, a new file star-importing it and calling the new one, that file deleted; four times)
 instead of one edit of each kind. --check indices sets PI_CGC_ENGINE_CHECK=1 (each kept
 index compared, values and key order, with cgc's own build from every file; exits on a difference);
@@ -367,6 +368,9 @@ def run_sequence(engine: Any, root: Path, base: Any, variant: str, check: Any) -
     # "save-beside": a forked copy of the process lives through each update, as the engine's cache save aside
     # does when an edit comes during it (the copy only waits: what costs is the parent's writes after a fork).
     save_beside = variant == "save-beside"
+    # "saved-before": a forked copy made and ended before each update, as a save aside that finished while the
+    # engine was idle; "saved-reclaimed": the same, then the engine's idle-time page reclaim run to its end.
+    saved_before = variant in ("saved-before", "saved-reclaimed")
     eng = engine.Engine.__new__(engine.Engine)
     eng.root = root
     eng.tree = engine.Tree(root, None)
@@ -386,6 +390,19 @@ def run_sequence(engine: Any, root: Path, base: Any, variant: str, check: Any) -
     try:
         for name, edit in make_edits(root, eng.state, undo):
             paths = edit()
+            reclaim_ms = None
+            if saved_before:
+                saved = os.fork()
+                if saved == 0:
+                    os._exit(0)
+                os.waitpid(saved, 0)
+                if variant == "saved-reclaimed" and hasattr(engine, "PageReclaim"):
+                    started = time.process_time()
+                    pages = engine.PageReclaim()
+                    pages.begin()
+                    while pages.pending:
+                        pages.step()
+                    reclaim_ms = round((time.process_time() - started) * 1000, 1)
             clock = Clock()
             CURRENT.append(clock)
             wall = time.perf_counter()
@@ -442,7 +459,7 @@ def run_sequence(engine: Any, root: Path, base: Any, variant: str, check: Any) -
             laps = {k: round(v, 1) for k, v in clock.laps.items()}
             results.append({"size": len(base.files), "edit": name, "variant": variant, "cpuMs": round(sum(clock.laps.values()) - sum(
                 v for k, v in clock.laps.items() if k.startswith("resolve: ")), 1), "wallMs": round(wall_ms, 1),
-                "reresolved": len(resolved), "laps": laps})
+                "reresolved": len(resolved), "laps": laps, **({"reclaimMs": reclaim_ms} if reclaim_ms is not None else {})})
             print(json.dumps(results[-1]), file=sys.stderr, flush=True)
     finally:
         undo_all(undo, root)
