@@ -3891,7 +3891,8 @@ class PageReclaim:
     extra CPU in the engine over the same plan profiled without saves (ADR 0011). So once the copy is gone,
     the engine faults in its resident writable memory while idle, a step at a time, with
     madvise(MADV_POPULATE_WRITE) (Linux 5.14 on; no data changes). Only pages already resident (their
-    present bit in /proc/self/pagemap): a reserved range nothing used yet stays unallocated."""
+    present bit in /proc/self/pagemap), in mappings not mostly empty (/proc/self/smaps): a reserved range
+    nothing used yet stays unallocated, and a vast one is not gone through."""
 
     MADV_POPULATE_WRITE = 23
     STEP_BYTES = 64 << 20
@@ -3911,12 +3912,24 @@ class PageReclaim:
         self.ranges = []
         self.done_bytes = 0
         self.cpu_s = 0.0
-        for line in Path("/proc/self/maps").read_text().splitlines():
+        candidate: Optional[Tuple[int, int]] = None
+        for line in Path("/proc/self/smaps").read_text().splitlines():
             fields = line.split()
-            # Private writable memory of no file: the heap, Python's arenas, anonymous mappings.
-            if len(fields) >= 2 and fields[1] == "rw-p" and (len(fields) < 6 or fields[5] == "[heap]"):
-                low, high = (int(part, 16) for part in fields[0].split("-"))
-                self.ranges.append((low, high))
+            if not fields:
+                continue
+            if not fields[0].endswith(":"):  # a mapping's first line, as in /proc/self/maps
+                # Private writable memory of no file: the heap, Python's arenas, anonymous mappings.
+                private = len(fields) >= 2 and fields[1] == "rw-p" and (len(fields) < 6 or fields[5] == "[heap]")
+                low_text, _, high_text = fields[0].partition("-")
+                candidate = (int(low_text, 16), int(high_text, 16)) if private else None
+            elif fields[0] == "Rss:" and candidate is not None:
+                low, high = candidate
+                resident = int(fields[1]) * 1024
+                # Not a reservation that is mostly empty: KùzuDB maps 8 TB while its database is open, and going
+                # through its page map would cost seconds for nothing.
+                if resident and (high - low <= SPARSE_BYTES or resident * 2 >= high - low):
+                    self.ranges.append(candidate)
+                candidate = None
 
     @property
     def pending(self) -> bool:
@@ -3971,6 +3984,7 @@ class PageReclaim:
         return True  # a range unmapped since it was read (ENOMEM, EFAULT): nothing there to give back
 
 
+SPARSE_BYTES = 1 << 30
 _PRESENT_BYTES = bytes(ord("1") if byte & 0x80 else ord("0") for byte in range(256))
 
 
