@@ -53,7 +53,13 @@ describe("the engine's memory after a save aside", () => {
     const run = spawnSync(venvPython(), ["-c", SCRIPT], { encoding: "utf8" });
     expect(run.status, run.stderr).toBe(0);
     const { report } = JSON.parse(run.stdout.trim().split("\n").at(-1) as string) as {
-      report: Record<string, number>;
+      report: {
+        settled: number;
+        "after a fork": number;
+        "after a fork and the reclaim": number;
+        span: number;
+        resident: number;
+      };
     };
     // The fault being fixed is real here: without the reclaim, a pass after a fork faults on its pages.
     expect(report["after a fork"]).toBeGreaterThan(1_000);
