@@ -3913,7 +3913,13 @@ class PageReclaim:
         self.done_bytes = 0
         self.cpu_s = 0.0
         candidate: Optional[Tuple[int, int]] = None
-        for line in Path("/proc/self/smaps").read_text().splitlines():
+        try:
+            mappings = Path("/proc/self/smaps").read_text().splitlines()
+        except OSError as error:
+            log(f"page reclaim off: {error}")
+            self.supported = False
+            return
+        for line in mappings:
             fields = line.split()
             if not fields:
                 continue
@@ -3984,6 +3990,7 @@ class PageReclaim:
         return True  # a range unmapped since it was read (ENOMEM, EFAULT): nothing there to give back
 
 
+# A private writable mapping larger than this is gone through only when at least half of it is resident.
 SPARSE_BYTES = 1 << 30
 _PRESENT_BYTES = bytes(ord("1") if byte & 0x80 else ord("0") for byte in range(256))
 
