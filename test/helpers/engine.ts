@@ -1,13 +1,23 @@
 // Test-side access to pi-cgc's incremental graph engine (engine/pi_cgc_engine.py) and its parity
 // harness (engine/parity.py), both run by the project venv's python: the interpreter that owns cgc.
 
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { expect } from "vitest";
 import { childEnv, PROJECT_ROOT } from "./cgc-env.ts";
 
 export function venvPython(): string {
   return join(PROJECT_ROOT, ".venv", "bin", "python");
+}
+
+/**
+ * Runs a Python script against the engine's own functions (`python -c SCRIPT ...args`) and returns the `report`
+ * of the last line it emitted; the script fails the test when it exits otherwise than 0.
+ */
+export function engineScriptReport<T>(script: string, args: string[] = []): T {
+  const run = spawnSync(venvPython(), ["-c", script, ...args], { encoding: "utf8", timeout: 120_000 });
+  expect(run.status, run.stderr).toBe(0);
+  return (JSON.parse(run.stdout.trim().split("\n").at(-1) ?? "{}") as { report: T }).report;
 }
 
 export interface ParityStep {

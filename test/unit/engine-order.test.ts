@@ -3,13 +3,12 @@
 // something iterates it. cgc's resolution must then see, in every index it iterates, the order cgc's own build
 // from every file gives, exactly as if the order had been rebuilt at once; so must the imports map and its
 // per-language views, kept the same way.
-import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { PROJECT_ROOT } from "../helpers/cgc-env.ts";
-import { venvPython } from "../helpers/engine.ts";
+import { engineScriptReport } from "../helpers/engine.ts";
 
 const SCRIPT = `
 import json, os, sys
@@ -108,10 +107,8 @@ describe("the engine's kept indices with an owed key order", () => {
   it("are in cgc's own order wherever cgc's resolution iterates them, after a file comes and after it goes", () => {
     const root = mkdtempSync(join(tmpdir(), "pi-cgc-order-"));
     dirs.push(root);
-    const result = spawnSync(venvPython(), ["-c", SCRIPT, root], { encoding: "utf8", timeout: 120_000 });
-    expect(result.status, result.stderr).toBe(0);
-    const { report } = JSON.parse(result.stdout.trim().split("\n").at(-1) ?? "{}") as {
-      report: {
+    const report = engineScriptReport<
+      {
         step: string;
         owedAtLoop: string[];
         owedAfter: string[];
@@ -121,8 +118,8 @@ describe("the engine's kept indices with an owed key order", () => {
         importsOwedAtLoop: boolean[][];
         importsInOrder: boolean;
         viewInOrder: boolean;
-      }[];
-    };
+      }[]
+    >(SCRIPT, [root]);
     expect(report.map((r) => r.step)).toEqual(["a file that sorts first added", "that file deleted, a caller edited"]);
     for (const step of report) {
       // The case under test: the order of the indices the change gave or took keys was owed when cgc's loop

@@ -3,11 +3,10 @@
 // write-protected, and the next update pays a page fault for each one it writes first. What the user would
 // notice is CPU: an update that costs more after each save, or an engine that burns seconds going through
 // KùzuDB's 8 TB reservation while the agent pauses. Page faults are counted, not timed: the kernel's own count.
-import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { PROJECT_ROOT } from "../helpers/cgc-env.ts";
-import { venvPython } from "../helpers/engine.ts";
+import { engineScriptReport } from "../helpers/engine.ts";
 
 const SCRIPT = `
 import os, resource, sys, tempfile
@@ -50,17 +49,13 @@ engine.emit({"report": report})  # the engine keeps stdout for its protocol
 
 describe("the engine's memory after a save aside", () => {
   it("is writable again once reclaimed: a pass over the state pays no page faults; KùzuDB's reservation is not gone through", () => {
-    const run = spawnSync(venvPython(), ["-c", SCRIPT], { encoding: "utf8" });
-    expect(run.status, run.stderr).toBe(0);
-    const { report } = JSON.parse(run.stdout.trim().split("\n").at(-1) as string) as {
-      report: {
-        settled: number;
-        "after a fork": number;
-        "after a fork and the reclaim": number;
-        span: number;
-        resident: number;
-      };
-    };
+    const report = engineScriptReport<{
+      settled: number;
+      "after a fork": number;
+      "after a fork and the reclaim": number;
+      span: number;
+      resident: number;
+    }>(SCRIPT);
     // The fault being fixed is real here: without the reclaim, a pass after a fork faults on its pages.
     expect(report["after a fork"]).toBeGreaterThan(1_000);
     expect(report["after a fork and the reclaim"]).toBeLessThanOrEqual(report.settled + 10);

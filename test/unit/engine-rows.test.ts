@@ -2,11 +2,10 @@
 // file that point into a changed file, in their order. Files with very many rows (cgc's heuristic calls: one
 // row per same-named function of the tree, 1.4 million in one file of the 5 000-file bench tree) are served
 // from positions kept per target; what they give must be what filtering the whole list gives.
-import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { PROJECT_ROOT } from "../helpers/cgc-env.ts";
-import { venvPython } from "../helpers/engine.ts";
+import { engineScriptReport } from "../helpers/engine.ts";
 
 const SCRIPT = `
 import sys
@@ -36,11 +35,7 @@ engine.emit({"report": report})  # the engine keeps stdout for its protocol
 
 describe("the rows an update writes again into a changed file", () => {
   it("are those of a filter over the whole list, in order, for small and very large lists, and after the list changed", () => {
-    const run = spawnSync(venvPython(), ["-c", SCRIPT], { encoding: "utf8" });
-    expect(run.status, run.stderr).toBe(0);
-    const { report } = JSON.parse(run.stdout.trim().split("\n").at(-1) as string) as {
-      report: Array<Record<string, unknown>>;
-    };
+    const report = engineScriptReport<Array<Record<string, unknown>>>(SCRIPT);
     const compared = report.filter((entry) => "same" in entry);
     expect(compared).toHaveLength(16);
     expect(compared.every((entry) => entry.same === true)).toBe(true);

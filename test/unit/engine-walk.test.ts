@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { PROJECT_ROOT } from "../helpers/cgc-env.ts";
-import { venvPython } from "../helpers/engine.ts";
+import { engineScriptReport } from "../helpers/engine.ts";
 
 const SCRIPT = `
 import os, shutil, sys, time
@@ -101,11 +101,9 @@ describe("the engine's kept walk of the tree", () => {
     const root = join(scratch, "tree");
     const outside = join(scratch, "outside");
     spawnSync("mkdir", ["-p", root, outside]);
-    const run = spawnSync(venvPython(), ["-c", SCRIPT, root, outside], { encoding: "utf8", env: { ...process.env } });
-    expect(run.status, run.stderr).toBe(0);
-    const { report } = JSON.parse(run.stdout.trim().split("\n").at(-1) as string) as {
-      report: Array<{ step: string; same: boolean; files: number; listed: number; reused: number }>;
-    };
+    const report = engineScriptReport<
+      Array<{ step: string; same: boolean; files: number; listed: number; reused: number }>
+    >(SCRIPT, [root, outside]);
     expect(report.filter((entry) => !entry.same)).toEqual([]);
     const step = (name: string) => report.find((entry) => entry.step === name);
     // An edit inside a file changes no folder: nothing is listed again. A new file: its folder only.
