@@ -25,7 +25,9 @@ entries (PI_CGC_ENGINE_PARSE_ORDER=as-parsed; the engine sorts them into source 
 every kept index in cgc's key order at each update (PI_CGC_ENGINE_ORDER_AT_ONCE=1) instead of when it is seen;
 "save-beside" keeps a forked copy of the process alive through each update, as the engine's cache save aside
 does when an edit comes during it; "saved-before" forks a copy that ends before each update (a save aside done
-while idle), and "saved-reclaimed" then runs the engine's idle-time page reclaim (PageReclaim) before it. --sequence bench replays the edit-to-fresh bench's edits (a function of
+while idle), and "saved-reclaimed" then runs the engine's idle-time page reclaim (PageReclaim) before it;
+"copied" copies the last state where an update changes it (PI_CGC_ENGINE_IN_PLACE=0) instead of changing it in
+place under the engine's journal. --sequence bench replays the edit-to-fresh bench's edits (a function of
 _compression.py replaced, a new file star-importing it and calling the new one, that file deleted; four times)
 instead of one edit of each kind. --check indices sets PI_CGC_ENGINE_CHECK=1 (each kept
 index compared, values and key order, with cgc's own build from every file; exits on a difference);
@@ -35,6 +37,7 @@ index compared, values and key order, with cgc's own build from every file; exit
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import inspect
 import json
@@ -365,6 +368,10 @@ def run_sequence(engine: Any, root: Path, base: Any, variant: str, check: Any) -
     os.environ.pop("PI_CGC_ENGINE_ORDER_AT_ONCE", None)
     if variant == "order-at-once":
         os.environ["PI_CGC_ENGINE_ORDER_AT_ONCE"] = "1"
+    # "copied": the last state copied where an update changes it (the engine before its journal).
+    os.environ.pop("PI_CGC_ENGINE_IN_PLACE", None)
+    if variant == "copied":
+        os.environ["PI_CGC_ENGINE_IN_PLACE"] = "0"
     # "save-beside": a forked copy of the process lives through each update, as the engine's cache save aside
     # does when an edit comes during it (the copy only waits: what costs is the parent's writes after a fork).
     save_beside = variant == "save-beside"
@@ -415,6 +422,9 @@ def run_sequence(engine: Any, root: Path, base: Any, variant: str, check: Any) -
                 import cProfile
                 profiler = cProfile.Profile()
                 profiler.enable()
+            # The engine's update span (its journal: the last state changed in place, undone unless kept).
+            span = eng.in_place() if hasattr(eng, "in_place") else contextlib.nullcontext()
+            span.__enter__()
             try:
                 old = eng.state
                 new, changed, removed, added, resolved, unsure = eng.plan(paths)
@@ -455,6 +465,7 @@ def run_sequence(engine: Any, root: Path, base: Any, variant: str, check: Any) -
                 if differences:
                     raise SystemExit(f"{variant} {name}: narrowed resolution differs: {differences[:3]}")
             eng.state = new
+            span.__exit__(None, None, None)
             engine.keep_heap()
             laps = {k: round(v, 1) for k, v in clock.laps.items()}
             results.append({"size": len(base.files), "edit": name, "variant": variant, "cpuMs": round(sum(clock.laps.values()) - sum(
