@@ -27,7 +27,8 @@ every kept index in cgc's key order at each update (PI_CGC_ENGINE_ORDER_AT_ONCE=
 does when an edit comes during it; "saved-before" forks a copy that ends before each update (a save aside done
 while idle), and "saved-reclaimed" then runs the engine's idle-time page reclaim (PageReclaim) before it;
 "copied" copies the last state where an update changes it (PI_CGC_ENGINE_IN_PLACE=0) instead of changing it in
-place under the engine's journal. --sequence bench replays the edit-to-fresh bench's edits (a function of
+place under the engine's journal; "exact-undo" has that journal note each dict's key order before it takes a
+key out, as it does on an embedded database (the others do not, as on a database server). --sequence bench replays the edit-to-fresh bench's edits (a function of
 _compression.py replaced, a new file star-importing it and calling the new one, that file deleted; four times)
 instead of one edit of each kind. --check indices sets PI_CGC_ENGINE_CHECK=1 (each kept
 index compared, values and key order, with cgc's own build from every file; exits on a difference);
@@ -423,7 +424,9 @@ def run_sequence(engine: Any, root: Path, base: Any, variant: str, check: Any) -
                 profiler = cProfile.Profile()
                 profiler.enable()
             # The engine's update span (its journal: the last state changed in place, undone unless kept).
-            span = eng.in_place() if hasattr(eng, "in_place") else contextlib.nullcontext()
+            # Its key order is noted for an exact undo as on an embedded database ("exact-undo"), or not, as on
+            # the FalkorDB server the edit-to-fresh bench runs on.
+            span = eng.in_place(exact=variant == "exact-undo") if hasattr(eng, "in_place") else contextlib.nullcontext()
             span.__enter__()
             try:
                 old = eng.state

@@ -926,7 +926,7 @@ class Tree:
             for name in touched:
                 if name not in values:
                     journal.delete(merged, name)
-            journal.on_undo(merged, lambda: setattr(merged, "owed", was_owed))
+            journal.on_undo(merged, lambda moved: setattr(merged, "owed", was_owed or moved))
         else:
             merged = _ImportsMap(prev.imports_map)
             dict.update(merged, values)
@@ -1248,7 +1248,8 @@ class NarrowingFailed(Exception):
 
 
 class _Before:
-    """A dict the journal changed, read as the last state had it: its keys, values, size and key order."""
+    """A dict the journal changed, read as the last state had it: by key, its size, and its key order where the
+    journal knows it (see Journal); `order_differs` compares that order with another dict's."""
 
     __slots__ = ("now", "olds", "order")
 
@@ -1271,8 +1272,29 @@ class _Before:
             size += (old is not _MISSING) - dict.__contains__(self.now, key)
         return size
 
+    def _came_or_went(self) -> bool:
+        now = self.now
+        return any((old is _MISSING) == dict.__contains__(now, key) for key, old in self.olds.items())
+
     def __iter__(self) -> Iterator[Any]:
-        return iter(_order_before(self.now, self.olds, self.order))
+        keys = _order_before(self.now, self.olds, self.order)
+        if len(keys) != len(self):  # a key the last state had was taken out before its order was noted
+            raise NarrowingFailed("the key order of a dict changed in place was read as the last state's")
+        return iter(keys)
+
+    def order_differs(self, other: Dict[Any, Any]) -> bool:
+        # Other keys are another order; the same keys, set again in place, are in the same order unless a
+        # settle moved them (then the order noted before it is compared).
+        if self._came_or_went():
+            return True
+        return self.order is not None and _order_before(self.now, self.olds, self.order) != list(other)
+
+
+def order_differs(old: Any, new: Dict[Any, Any]) -> bool:
+    """Whether two dicts' keys are in another order (`old` may be a dict the update changed in place)."""
+    if isinstance(old, _Before):
+        return old.order_differs(new)
+    return list(old) != list(new)
 
 
 def _order_before(now: Dict[Any, Any], olds: Dict[Any, Any], order: Optional[Tuple[Any, ...]]) -> List[Any]:
@@ -1287,25 +1309,29 @@ class Journal:
     """The last state's large dicts that an update changes in place instead of copying (the copies of the kept
     indices, the imports map and its views cost 20-30 ms at 5 000 files), with the value each changed key had.
     Until the update commits, `before` reads such a dict as the last state has it; an update that does not
-    commit (busy, refused, failed, a fault) puts every value back, in the last state's key order (undo). The key
-    order is noted once per dict, before the first key is taken out or a settle reorders it (a pass over the
-    keys, a fraction of a copy); a dict whose order does not matter is changed with `ordered=False`."""
+    commit (busy, refused, failed, a fault) puts every value back (undo). A key taken out and put back goes to
+    the end, so the key order is noted before a settle reorders a dict (a pass over its keys, a fraction of the
+    settle), and, with `exact` (an embedded database, where a busy lock makes undone updates common), before
+    the first key is taken out: the order is then put back as well. Without it (5-7 ms saved on an update that
+    takes a file out at 5 000 files), a dict whose order moved has it marked owed by its `on_undo`, as a kept
+    index's is after any change (see "Kept indices"): right, at the cost of resolving again what reads it."""
 
-    def __init__(self) -> None:
+    def __init__(self, exact: bool = True) -> None:
+        self.exact = exact
         # id -> (the dict, each changed key's value before (_MISSING: absent), [its key order before, or None],
-        # on_undo callbacks)
+        # on_undo callbacks (given whether the order moved))
         self.dicts: Dict[int, Tuple[Dict[Any, Any], Dict[Any, Any], List[Optional[Tuple[Any, ...]]],
-                                    List[Callable[[], None]]]] = {}
+                                    List[Callable[[bool], None]]]] = {}
 
     def _track(self, d: Dict[Any, Any]) -> Tuple[Dict[Any, Any], Dict[Any, Any], List[Optional[Tuple[Any, ...]]],
-                                                 List[Callable[[], None]]]:
+                                                 List[Callable[[bool], None]]]:
         tracked = self.dicts.get(id(d))
         if tracked is None:
             tracked = self.dicts[id(d)] = (d, {}, [None], [])
         return tracked
 
-    def on_undo(self, d: Dict[Any, Any], callback: Callable[[], None]) -> None:
-        """`callback()` runs when the update is undone, after the dict is put back."""
+    def on_undo(self, d: Dict[Any, Any], callback: Callable[[bool], None]) -> None:
+        """`callback(order_moved)` runs when the update is undone, after the dict's values are put back."""
         self._track(d)[3].append(callback)
 
     def set(self, d: Dict[Any, Any], key: Any, value: Any) -> None:
@@ -1319,7 +1345,7 @@ class Journal:
         if key not in olds:
             olds[key] = dict.get(d, key, _MISSING)
         if dict.__contains__(d, key):
-            if ordered and order[0] is None and olds[key] is not _MISSING:
+            if self.exact and ordered and order[0] is None and olds[key] is not _MISSING:
                 order[0] = tuple(dict.__iter__(d))
             dict.__delitem__(d, key)
 
@@ -1336,18 +1362,24 @@ class Journal:
 
     def undo(self) -> None:
         for d, olds, order, callbacks in self.dicts.values():
+            # A noted order is whole only when noted before any key the last state had was taken out.
             keys = _order_before(d, olds, order[0]) if order[0] is not None else None
+            moved = False
             for key, old in olds.items():
                 if old is _MISSING:
                     dict.pop(d, key, None)
                 else:
+                    moved = moved or not dict.__contains__(d, key)
                     dict.__setitem__(d, key, old)
-            if keys is not None:
+            if keys is not None and len(keys) == len(d):
                 items = [(key, dict.__getitem__(d, key)) for key in keys]
                 dict.clear(d)
                 dict.update(d, items)
+                moved = False
+            elif keys is not None:
+                moved = True
             for callback in callbacks:
-                callback()
+                callback(moved)
         self.dicts.clear()
 
 
@@ -1799,6 +1831,7 @@ class _CallRun:
         self.files: Dict[str, FileEntry] = {}
         self.debug: Optional[DebugClock] = None
         self.lent: List[Tuple[Any, type]] = []  # the indices lent to cgc in place (give_back after the run)
+        self.prev: Optional["TreeState"] = None  # the last state (an undone update may leave its views owed)
 
     def iterate(self, frame: Any) -> Iterator[Any]:
         """A loop of cgc's over the engine's list (see "Kept indices")."""
@@ -1955,6 +1988,9 @@ class _CallRun:
                             journal.set(view, name, fresh[name])
                         elif dict.__contains__(view, name):
                             journal.delete(view, name)
+                    prev = self.prev
+                    journal.on_undo(view, lambda moved, lang=lang: moved and prev is not None and setattr(
+                        prev, "views_owed", prev.views_owed | {lang}))
                 else:
                     view = KeptDict(old)
                     for name in touched:
@@ -2259,7 +2295,7 @@ def diff_keys(tag: str, old: Dict[Any, Any], new: Dict[Any, Any], keys: Iterable
         if before is _MISSING or after is _MISSING or (before != after and not _same_entries(before, after)):
             into.add((tag, key))
             changed = True
-    order_changed = reordered and (not order_known or list(old) != list(new))
+    order_changed = reordered and (not order_known or order_differs(old, new))
     if changed or order_changed:
         into.add((tag, ALL_ITEMS))
     if order_changed:
@@ -2275,6 +2311,7 @@ class _Keeper:
                  flipped: Set[str]):
         self.data = data
         self.keys = keys
+        self.prev = prev  # the last state (an undone update may leave its indices' order owed)
         usable = prev is not None and prev.contrib is not None and prev.indices is not None and prev.contributors is not None
         # Without kept contributions every index is built from every file here, and its touched keys are the
         # new ones only: the diff then compares whole indices (decide).
@@ -2480,6 +2517,9 @@ class _Keeper:
                 for item in touched:
                     if item not in values:
                         journal.delete(full, item)
+                prev = self.prev
+                journal.on_undo(full, lambda moved: moved and prev is not None and setattr(
+                    prev, "order_owed", prev.order_owed | {name}))
             else:
                 full = KeptDict(prev_full) if touched or type(prev_full) is not KeptDict else prev_full
                 full.update(values)
@@ -2949,7 +2989,7 @@ def resolve_tree(
         else:
             for name in CALL_INDEXES:
                 diff_index(name, prev.indices[name], info["indices"][name], found)
-            diff_index("imports_map", prev.imports_map, imports_map, found)
+            diff_index("imports_map", as_before(prev.imports_map), imports_map, found)
             old_keys = [k for k in sorted(prev.files) if k in prev.labels]
             diff_index("node_labels", label_index(prev.labels, old_keys), new_label_index, found)
         found.update(("callback_fn", name)
@@ -2963,6 +3003,7 @@ def resolve_tree(
 
     debug.lap("labels")
     run = _CallRun(data, decide)
+    run.prev = prev
     run.keeper = keeper
     run.debug = debug if debug.on else None
     run.files = files
@@ -2975,7 +3016,7 @@ def resolve_tree(
     run.imports_reordered = imports_reordered
     if prev is not None and prev.lang_views and (
         all(prev_imports.get(n) == dict.get(imports_map, n) for n in imports_touched)
-        and (not imports_reordered or not owed and list(prev_imports) == list(imports_map)) if fast
+        and (not imports_reordered or not owed and not order_differs(prev_imports, imports_map)) if fast
         else not owed and prev.imports_map is not imports_map and prev.imports_map == imports_map
         and list(prev.imports_map) == list(imports_map)
     ):
@@ -3573,12 +3614,15 @@ class Engine:
         return answer
 
     @contextlib.contextmanager
-    def in_place(self) -> Iterator[Optional[Journal]]:
+    def in_place(self, exact: Optional[bool] = None) -> Iterator[Optional[Journal]]:
         """An update's span: the last state's large dicts are changed in place under a journal (see Journal),
-        undone when the span ends without a new state (PI_CGC_ENGINE_IN_PLACE=0: copied, for comparisons)."""
+        undone when the span ends without a new state (PI_CGC_ENGINE_IN_PLACE=0: copied, for comparisons).
+        `exact`: the key order is put back too (default: on an embedded database, or without one)."""
         global _JOURNAL
         last = self.state
-        journal = _JOURNAL = Journal() if os.environ.get("PI_CGC_ENGINE_IN_PLACE") != "0" else None
+        db = getattr(self, "db", None)
+        journal = _JOURNAL = Journal(exact=exact if exact is not None else db is None or db.embedded) \
+            if os.environ.get("PI_CGC_ENGINE_IN_PLACE") != "0" and _LOOP_ROLES else None
         try:
             yield journal
         finally:
