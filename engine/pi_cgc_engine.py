@@ -3063,7 +3063,17 @@ def resolve_tree(
         if os.environ.get("PI_CGC_ENGINE_DEBUG"):
             log(f"changed keys: {sorted(map(str, (k for k in found if k[0] != 'callback_fn')))[:60]}")
             debug.lap("diff")
-        return {key for key in keys if key in changed or key not in prev.deps or not prev.deps[key].isdisjoint(found)}
+        last_deps = prev.deps
+        dependents = (prev.candidates or {}).get("dependents")
+        if dependents is None:
+            return {key for key in keys if key in changed or key not in last_deps or not last_deps[key].isdisjoint(found)}
+        # The files that read one of the changed keys, found by them (a test of every file: 4-5 ms at 5 000).
+        present = set(keys)
+        pool = dependents.files_with(found)
+        pool.update(changed)
+        pool.update(present.difference(last_deps))
+        return {key for key in pool if key in present
+                and (key in changed or key not in last_deps or not last_deps[key].isdisjoint(found))}
 
     debug.lap("labels")
     run = _CallRun(data, decide)
@@ -3182,12 +3192,23 @@ def resolve_tree(
             targeters.add(key, targets[key])
     candidates["targeters"] = targeters
     keys_kept = prev is not None and prev.keys is not None  # `keys` is the last state's but for the changed files
+    new_deps = carried(prev.deps if prev is not None else None, deps, keys, chosen, changed, keys_kept)
+    # (index, key) -> files: the files whose resolution read it (decide).
+    dependents = (prev.candidates or {}).get("dependents") if prev is not None else None
+    if dependents is None:
+        dependents = CandidateIndex()
+        for key, read in new_deps.items():
+            dependents.add(key, read)
+    else:
+        for key in chosen:
+            dependents.add(key, new_deps[key])
+    candidates["dependents"] = dependents
     state = TreeState(
         files=files,
         imports_map=imports_map,
         rows=carried(prev.rows if prev is not None else None, rows, keys, chosen, changed, keys_kept),
         whole=whole,
-        deps=carried(prev.deps if prev is not None else None, deps, keys, chosen, changed, keys_kept),
+        deps=new_deps,
         labels=labels,
         targets=carried(prev.targets if prev is not None else None, targets, keys, chosen, changed, keys_kept),
         indices=run.indices,
