@@ -1332,9 +1332,10 @@ def order_differs(old: Any, new: Dict[Any, Any]) -> bool:
 
 
 def _order_before(now: Dict[Any, Any], olds: Dict[Any, Any], order: Optional[Tuple[Any, ...]]) -> List[Any]:
-    """The keys of a dict the journal changed, in the order the last state had them: the order noted before the
-    first key was taken out or the keys were put in another order, else the dict's own (values set again keep
-    their place, a new key goes to the end), less the keys the update added."""
+    """The keys of a dict the journal changed, in the order the last state had them: the order the journal noted
+    (before a settle, and with `exact` before the first key was taken out), else the dict's own (values set again
+    keep their place, a new key goes to the end), less the keys the update added. Without `exact`, a key taken out
+    before the order was noted is missing from it (the callers compare lengths)."""
     keys = order if order is not None else dict.__iter__(now)
     return [key for key in keys if olds.get(key, True) is not _MISSING]
 
