@@ -235,6 +235,9 @@ class _WalkedDir:
     subdirs: List[str]  # those cgc walked on into, as os.walk names them
     volatile: bool  # an entry is a symbolic link
     files: List[Path] = field(default_factory=list)  # what cgc kept of the files directly in it
+    # Its listing: each non-directory's name (a regular file or not) and each directory's name, before cgc's pruning.
+    names: Dict[str, bool] = field(default_factory=dict)
+    dirnames: FrozenSet[str] = frozenset()
 
 
 def _dir_times(path: str) -> Optional[Tuple[int, int, int, int]]:
@@ -257,6 +260,7 @@ class KeptWalk:
         self.whole = True
         self.walking = False  # inside cgc's safe_walk, with rules this walk can be kept under
         self.last = (0, 0)  # directories listed again and kept in the last walk
+        self.handed = 0  # entries of the directories listed again that cgc judged (new since their last listing)
         # The last walk's answer in path order, and each file's path as it sorts (as_posix), side by side.
         self.result: Optional[List[Path]] = None
         self.result_keys: List[str] = []
@@ -276,7 +280,7 @@ class KeptWalk:
         )
         self.whole = key is None or key != self.key or not self.dirs
         self.key = key
-        self.listed, self.reused = {}, []
+        self.listed, self.reused, self.handed = {}, [], 0
         if key is None:
             self.dirs = {}
             return original(path, spec, ignore_dirs, ignore_root)
@@ -306,16 +310,39 @@ class KeptWalk:
         if level is None:
             return  # unreadable: os.walk told onerror and yields nothing for it
         top, dirs, nondirs = level
+        regular: Dict[str, bool] = {}
         try:
             with os.scandir(path) as entries:
-                volatile = any(entry.is_symlink() for entry in entries)
+                volatile = False
+                for entry in entries:
+                    volatile = volatile or entry.is_symlink()
+                    regular[entry.name] = entry.is_file(follow_symlinks=False)
         except OSError:
             volatile = True
-        yield top, dirs, nondirs  # cgc prunes dirs in place
-        subdirs = [os.path.join(top, name) for name in dirs]
+        names = {name: regular.get(name, False) for name in nondirs}
+        dirnames = frozenset(dirs)  # before cgc prunes them
+        # A directory listed again (an entry came or went): cgc's verdict on an entry is a function of its path, its
+        # kind and the rules, so only the entries its last listing did not have are handed to cgc to prune and
+        # filter (a new file in a folder of 170 costs 5 ms less); the others keep the verdict they had.
+        before = None if self.whole or volatile else self.dirs.get(top)
+        if before is None or before.volatile:
+            self.handed += len(dirs) + len(nondirs)
+            yield top, dirs, nondirs  # cgc prunes dirs in place
+            walked = dirs
+            carried: List[Path] = []
+        else:
+            new_dirs = [name for name in dirs if name not in before.dirnames]
+            new_files = [name for name in nondirs if before.names.get(name) is not names[name]]
+            self.handed += len(new_dirs) + len(new_files)
+            yield top, new_dirs, new_files
+            walked_on = {os.path.basename(sub) for sub in before.subdirs}
+            walked_on.update(new_dirs)  # what cgc left of them
+            walked = [name for name in dirs if name in walked_on]
+            carried = [file for file in before.files if before.names.get(file.name) is names.get(file.name)]
+        subdirs = [os.path.join(top, name) for name in walked]
         subdirs = [sub for sub in subdirs if not os.path.islink(sub)]  # as os.walk: links are not entered
         if times is not None:
-            self.listed[top] = _WalkedDir(times, listed_ns, subdirs, volatile)
+            self.listed[top] = _WalkedDir(times, listed_ns, subdirs, volatile, list(carried), names, dirnames)
         for sub in subdirs:
             yield from (self._visit(sub, onerror) if self.whole else self._descend(sub, onerror))
 
@@ -340,9 +367,10 @@ class KeptWalk:
         # The last answer less the files the directories listed again no longer have, with those new in them
         # (few: a sort of every file costs 2-4 ms at 5 000); the whole walk's, sorted, otherwise.
         went = came = None
+        listed_files = [file for path, kept in dirs.items() if path not in reused for file in kept.files]
         if last is not None and not self.whole:
             had = {file.as_posix() for path, kept in before.items() if path not in reused for file in kept.files}
-            has = {file.as_posix(): file for file in found}
+            has = {file.as_posix(): file for file in listed_files}
             went, came = had - has.keys(), [(key, file) for key, file in has.items() if key not in had]
         if went is not None and came is not None and len(went) + len(came) <= 256:
             files, keys = list(last), list(last_keys)  # type: ignore[arg-type]
@@ -356,7 +384,7 @@ class KeptWalk:
                 files.insert(at, file)
             self.delta = (last, went, [key for key, _ in came])  # type: ignore[arg-type]
         else:
-            files = list(found)
+            files = listed_files
             for path in reused:
                 files.extend(dirs[path].files)
             files.sort(key=lambda file: file.as_posix())

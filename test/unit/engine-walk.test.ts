@@ -27,7 +27,9 @@ for rel in ("a.py", "pkg/b.py", "pkg/sub/c.py", "pkg/sub/deep/d.py", "other/e.py
     write(rel)
 for i in range(30):
     write(f"big/m{i}.py")
-(root / ".cgcignore").write_text("# test\\n")
+write("big/hidden/h.py")  # a folder and files the rules leave out, in folders listed again below
+write("big/old_skip.py")
+(root / ".cgcignore").write_text("# test\\n*_skip.py\\nbig/hidden/\\n")
 old = time.time() - 10  # folders last changed well before the first walk
 for folder, _, _ in os.walk(root):
     os.utime(folder, (old, old))
@@ -39,6 +41,7 @@ def check(step):
     whole = [p.as_posix() for p in engine.discover_files_to_index(root, None, supported_extensions=set(tree.builder.parsers))[0]]
     listed, reused = tree.kept_walk.last
     report.append({"step": step, "same": kept == whole, "files": len(whole), "listed": listed, "reused": reused,
+                   "handed": tree.kept_walk.handed,
                    "missing": sorted(set(whole) - set(kept))[:3], "extra": sorted(set(kept) - set(whole))[:3]})
 
 check("first walk")
@@ -49,6 +52,18 @@ write("pkg/sub/c.py", "def f():\\n    return 2\\n")
 check("a file edited in place")
 write("pkg/new.py")
 check("a file added")
+write("big/new_skip.py")
+write("big/m30.py")
+check("files added beside files and a folder the rules leave out")
+os.remove(root / "big/m30.py")
+os.mkdir(root / "big/m30.py")
+check("a file replaced by a folder of its name, at once")
+os.rmdir(root / "big/m30.py")
+write("big/m30.py")
+check("that folder replaced by a file of its name")
+os.remove(root / "big/m5.py")
+os.mkfifo(root / "big/m5.py")  # the same name, no longer a regular file: cgc's is_file says no
+check("a file replaced by a pipe of its name")
 engine.RACY_NS = racy
 write("pkg/sub/fresh/deeper/n.py")
 check("new folders with a file")
@@ -109,6 +124,12 @@ describe("the engine's kept walk of the tree", () => {
     // An edit inside a file changes no folder: nothing is listed again. A new file: its folder only.
     expect(step("a file edited in place")).toMatchObject({ listed: 0, reused: 6 });
     expect(step("a file added")).toMatchObject({ listed: 1, reused: 5 });
+    // In a folder listed again, cgc judges only the entries it did not have before; the others keep their verdict.
+    expect(step("a file added")?.handed).toBe(1);
+    expect(step("files added beside files and a folder the rules leave out")).toMatchObject({ listed: 1, handed: 2 });
+    expect(step("files added beside files and a folder the rules leave out")?.files).toBe(
+      (step("a file added")?.files ?? 0) + 1,
+    );
     expect(step("a link to a file not there yet")?.files).toBe((step("files no parser reads")?.files ?? 0) - 1);
     expect(step("the link's target created elsewhere")?.files).toBe(
       (step("a link to a file not there yet")?.files ?? 0) + 1,
