@@ -425,6 +425,50 @@ def whole_walk_only() -> bool:
 
 
 # ---------------------------------------------------------------------------------------------
+# A file's deletion on FalkorDB: its nodes' edges first, then the nodes.
+#
+# cgc's GraphWriter.delete_file_from_graph removes a file's nodes with one `DETACH DELETE f, element, p`. On a
+# FalkorDB graph cgc has just indexed, whose matrices still hold changes FalkorDB has not merged (it merges a
+# matrix's pending changes when they reach its DELTA_MAX_PENDING_CHANGES, or when it saves a snapshot), the edges a
+# DETACH takes with its nodes cost 17-35 ms for a one-function file on a 5 000-file graph, update after update,
+# against 2-4 ms once the changes are merged (bench/RESULTS.md, "the deletion after cgc's index"). The same edges
+# deleted as edges (each node's outgoing ones, then its incoming ones) and then the nodes, no longer attached:
+# 7 ms in either state. The nodes are the ones cgc's statement matches; the graph after is the same.
+# PI_CGC_ENGINE_DETACH=1 uses cgc's own statement (for comparisons).
+
+
+def detach_on_falkordb() -> bool:
+    return os.environ.get("PI_CGC_ENGINE_DETACH") == "1"
+
+
+_FILE_NODES = (
+    "MATCH (f:File {path: $path}) OPTIONAL MATCH (f)-[:CONTAINS]->(element) "
+    "OPTIONAL MATCH (element)-[:HAS_PARAMETER]->(p:Parameter) "
+    "WITH collect(DISTINCT f) + collect(DISTINCT element) + collect(DISTINCT p) AS doomed "
+    "UNWIND doomed AS n RETURN DISTINCT id(n) AS id"
+)
+
+
+def delete_file_edges_first(writer: Any, path: str) -> None:
+    """GraphWriter.delete_file_from_graph of cgc 0.6.13, statement for statement, but for its DETACH DELETE."""
+    from codegraphcontext.tools.indexing.persistence.writer import _normalize_path
+
+    file_path = _normalize_path(path)
+    with writer.driver.session() as session:
+        parents = [row["path"] for row in session.run(
+            "MATCH (f:File {path: $path})<-[:CONTAINS*]-(d:Directory) RETURN d.path as path ORDER BY d.path DESC",
+            path=file_path)]
+        session.run("MATCH (f:File {path: $path})-[r:CONTAINS]->(:Module) DELETE r", path=file_path)
+        ids = [row["id"] for row in session.run(_FILE_NODES, path=file_path)]
+        if ids:
+            session.run("UNWIND $ids AS i MATCH (n) WHERE id(n) = i MATCH (n)-[r]->() DELETE r", ids=ids)
+            session.run("UNWIND $ids AS i MATCH (n) WHERE id(n) = i MATCH ()-[r]->(n) DELETE r", ids=ids)
+            session.run("UNWIND $ids AS i MATCH (n) WHERE id(n) = i DELETE n", ids=ids)
+        for parent in parents:
+            session.run("MATCH (d:Directory {path: $path}) WHERE NOT (d)-[:CONTAINS]->() DETACH DELETE d", path=parent)
+
+
+# ---------------------------------------------------------------------------------------------
 # The database: opened for an operation, closed when idle (KùzuDB's lock is exclusive).
 
 
@@ -3877,6 +3921,9 @@ class Engine:
         stale: Set[str] = set()
         # The modules the deleted files pointed to: the only ones the update can leave unreferenced (purge).
         orphan_candidates: Set[str] = set()
+        # Whether the update took a node or an edge out (a file deleted or replaced, links written again, a repo-wide
+        # pass): an update that only adds (a new file nothing else links to) leaves nothing dangling to purge.
+        took_out = [True]
 
         def work(writer: Any) -> None:
             phases.clear()
@@ -3913,10 +3960,14 @@ class Engine:
             # (1.3 s at 1 000 files on FalkorDB); the one scoped purge after the update does that work.
             writer._purge_dangling_pathless_nodes = lambda: None
             doomed = sorted(changed & (set(self.state.files) | removed) | stale)
+            took_out[0] = bool(doomed or rewritten or new.suffixes & CPP_SOURCES or ".java" in new.suffixes)
             orphan_candidates.clear()
             orphan_candidates.update(self.modules_linked_from(writer, doomed))
             for path in doomed:
-                writer.delete_file_from_graph(path)
+                if self.db.backend in ("falkordb", "falkordb-remote") and not detach_on_falkordb():
+                    delete_file_edges_first(writer, path)
+                else:
+                    writer.delete_file_from_graph(path)
             lap("deleteFiles")
             for path in present_changed:
                 data = new.files[path].data
@@ -3984,9 +4035,10 @@ class Engine:
             # cgc's purge of unreferenced Module/ExternalClass nodes runs in its own transaction: inside
             # the one that deleted and re-created their incoming edges, Kùzu 0.11.3's
             # `NOT ()-[]->(n)` still saw them as unreferenced and deleted live nodes.
-            purge_start = time.monotonic()
-            self.db.write_transaction(purge)
-            phases["purge"] = ms_since(purge_start)
+            if took_out[0]:
+                purge_start = time.monotonic()
+                self.db.write_transaction(purge)
+                phases["purge"] = ms_since(purge_start)
         except Exception as error:  # noqa: BLE001 - the update is in; what is left over is not known
             self.diverged = True
             return {"ok": False, "code": "DIVERGED", "reason": f"purge failed: {error}"[:500]}

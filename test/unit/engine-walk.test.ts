@@ -117,7 +117,7 @@ describe("the engine's kept walk of the tree", () => {
     const outside = join(scratch, "outside");
     spawnSync("mkdir", ["-p", root, outside]);
     const report = engineScriptReport<
-      Array<{ step: string; same: boolean; files: number; listed: number; reused: number }>
+      Array<{ step: string; same: boolean; files: number; listed: number; reused: number; handed: number }>
     >(SCRIPT, [root, outside]);
     expect(report.filter((entry) => !entry.same)).toEqual([]);
     const step = (name: string) => report.find((entry) => entry.step === name);
