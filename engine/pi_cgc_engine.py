@@ -430,7 +430,7 @@ def whole_walk_only() -> bool:
 # cgc's GraphWriter.delete_file_from_graph removes a file's nodes with one `DETACH DELETE f, element, p`. On a
 # FalkorDB graph cgc has just indexed, whose matrices still hold changes FalkorDB has not merged (it merges a
 # matrix's pending changes when they reach its DELTA_MAX_PENDING_CHANGES, or when it saves a snapshot), the edges a
-# DETACH takes with its nodes cost 17-35 ms for a one-function file on a 5 000-file graph, update after update,
+# DETACH takes with its nodes cost 26-30 ms for a one-function file on a 5 000-file graph, update after update,
 # against 2-4 ms once the changes are merged (bench/RESULTS.md, "the deletion after cgc's index"). The same edges
 # deleted as edges (each node's outgoing ones, then its incoming ones) and then the nodes, no longer attached:
 # 7 ms in either state. The nodes are the ones cgc's statement matches; the graph after is the same. (FalkorDB 4.16's
@@ -607,6 +607,7 @@ class Database:
         self.manager = get_database_manager(db_path=os.getenv("CGC_RUNTIME_DB_PATH") or ctx.db_path)
         self.backend: str = self.manager.get_backend_type()
         self.embedded = self.backend in ("kuzudb", "ladybugdb")
+        self.falkordb = self.backend in ("falkordb", "falkordb-remote")  # Lite or a server
         self.is_open = False
         self.binder_failures: Dict[str, str] = {}
 
@@ -3912,7 +3913,7 @@ class Engine:
         new.suffixes = self.state.suffixes if self.state.suffixes is not None and not added and not removed \
             else frozenset(os.path.splitext(p)[1] for p in new.files)
         # FalkorDB evaluates an UNWIND batch against the graph before it; Kùzu's adapter and Neo4j go row by row.
-        row_by_row = self.db.backend not in ("falkordb", "falkordb-remote")
+        row_by_row = not self.db.falkordb
         metadata = module_metadata(new.files, names, row_by_row=row_by_row)
         repo_name = self.root.name
         root_str = self.root.as_posix()
@@ -3925,9 +3926,10 @@ class Engine:
         orphan_candidates: Set[str] = set()
         # Whether the update took a node or an edge out (a file deleted or replaced, links written again, a repo-wide
         # pass): an update that only adds (a new file nothing else links to) leaves nothing dangling to purge.
-        took_out = [True]
+        took_out = True
 
         def work(writer: Any) -> None:
+            nonlocal took_out
             phases.clear()
             clock = [time.monotonic()]
 
@@ -3962,11 +3964,11 @@ class Engine:
             # (1.3 s at 1 000 files on FalkorDB); the one scoped purge after the update does that work.
             writer._purge_dangling_pathless_nodes = lambda: None
             doomed = sorted(changed & (set(self.state.files) | removed) | stale)
-            took_out[0] = bool(doomed or rewritten or new.suffixes & CPP_SOURCES or ".java" in new.suffixes)
+            took_out = bool(doomed or rewritten or new.suffixes & CPP_SOURCES or ".java" in new.suffixes)
             orphan_candidates.clear()
             orphan_candidates.update(self.modules_linked_from(writer, doomed))
             for path in doomed:
-                if self.db.backend in ("falkordb", "falkordb-remote") and not detach_on_falkordb():
+                if self.db.falkordb and not detach_on_falkordb():
                     delete_file_edges_first(writer, path)
                 else:
                     writer.delete_file_from_graph(path)
@@ -4037,7 +4039,7 @@ class Engine:
             # cgc's purge of unreferenced Module/ExternalClass nodes runs in its own transaction: inside
             # the one that deleted and re-created their incoming edges, Kùzu 0.11.3's
             # `NOT ()-[]->(n)` still saw them as unreferenced and deleted live nodes.
-            if took_out[0]:
+            if took_out:
                 purge_start = time.monotonic()
                 self.db.write_transaction(purge)
                 phases["purge"] = ms_since(purge_start)
