@@ -3489,16 +3489,32 @@ def module_import_rows(data: Dict[str, Any]) -> List[Dict[str, Any]]:
     return sort_import_rows_for_metadata(rows)
 
 
-def module_metadata(files: Dict[str, FileEntry], names: Set[str], row_by_row: bool) -> Dict[str, Tuple[Any, Any]]:
+def suffixes_after(last: Optional[FrozenSet[str]], files: Dict[str, FileEntry], added: Set[str],
+                   removed: Set[str]) -> FrozenSet[str]:
+    """The files' extensions after a change that added and removed these files: the last ones with the added
+    files' (an extension of a removed file stays while another file has it), without a pass over every file."""
+    if last is None:
+        return frozenset(os.path.splitext(p)[1] for p in files)
+    found = set(last)
+    found.update(os.path.splitext(p)[1] for p in added)
+    for ext in {os.path.splitext(p)[1] for p in removed} - {os.path.splitext(p)[1] for p in added}:
+        if not any(os.path.splitext(p)[1] == ext for p in files):
+            found.discard(ext)
+    return frozenset(found)
+
+
+def module_metadata(files: Dict[str, FileEntry], names: Set[str], row_by_row: bool,
+                    order: Optional[List[str]] = None) -> Dict[str, Tuple[Any, Any]]:
     """What a full index leaves on each Module: files are written in path order, and the first file
     that sets a value keeps it (coalesce). Within one file it depends on the backend: cgc's Kùzu
     adapter runs that UNWIND row by row and Neo4j applies each row's SET before the next, so the file's
     first row wins; FalkorDB evaluates the batch against the value before the query, so the file's last
-    row wins."""
+    row wins. `order`: the parsed files in path order where the state has them (a sort of 5 000 paths
+    otherwise); the files whose parse failed set nothing."""
     result: Dict[str, List[Any]] = {name: [None, None] for name in names}
     if not names:
         return {}
-    for path in sorted(files):
+    for path in (order if order is not None else sorted(files)):
         entry = files[path]
         data = entry.data
         if "error" in data:
@@ -3541,6 +3557,8 @@ class Engine:
         # A save in a child process (see save_cache_aside): its pid, the request count it was forked at, its
         # file, and whether the state it writes was the graph's model.
         self.saving: Optional[Tuple[int, int, Path, bool]] = None
+        # Copies of saves a request overtook: killed, not yet reaped (see abandon_save), with their files.
+        self.ending: List[Tuple[int, Path]] = []
         # When the save under way began, and how long the last save took (see SAVE_IDLE_S).
         self.save_started = 0.0
         self.last_save_s = 0.0
@@ -3698,6 +3716,8 @@ class Engine:
         no request came since the fork (finish_save ends a copy a request overtook)."""
         if self.cache_file is None or self.saving is not None:
             return
+        if self.reap_ended():
+            return  # an overtaken copy still ends: its memory is not spare yet (the loop tries again soon)
         if not spare_memory_for_a_copy():
             self.save_cache()
             return
@@ -3753,21 +3773,42 @@ class Engine:
         if self.saving is None:
             return
         self.last_save_s = max(2 * max(self.last_save_s, SAVE_IDLE_S), time.monotonic() - self.save_started)
-        self.abandon_save()
+        self.abandon_save(wait=False)
         self.cache_dirty = True
 
-    def abandon_save(self) -> None:
-        if self.saving is None:
-            return
-        pid, _, temp, _ = self.saving
-        self.saving = None
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        os.waitpid(pid, 0)
-        self.pages.begin()
-        temp.unlink(missing_ok=True)
+    def abandon_save(self, wait: bool = True) -> None:
+        """Ends the copy of a save under way. Without `wait` (a request is waiting) it is only killed: waiting
+        for the kernel to take down a copy of a large process, then reading this one's memory map for the page
+        reclaim, held the request up (35-60 ms with a 1.2 GB heap); both are done when idle (reap_ended)."""
+        if self.saving is not None:
+            pid, _, temp, _ = self.saving
+            self.saving = None
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.ending.append((pid, temp))
+        self.reap_ended(wait)
+
+    def reap_ended(self, wait: bool = False) -> bool:
+        """Reaps the killed copies that are gone (all of them with `wait`), and once none is left begins the page
+        reclaim. Whether one still ends."""
+        if not self.ending:
+            return False
+        still: List[Tuple[int, Path]] = []
+        for pid, temp in self.ending:
+            try:
+                done, _ = os.waitpid(pid, 0 if wait else os.WNOHANG)
+            except ChildProcessError:
+                done = pid
+            if done == 0:
+                still.append((pid, temp))
+            else:
+                temp.unlink(missing_ok=True)
+        self.ending = still
+        if not still and self.saving is None:
+            self.pages.begin()
+        return bool(still)
 
     def install_cache(self, temp: Path, model: bool) -> None:
         assert self.cache_file is not None
@@ -3934,18 +3975,16 @@ class Engine:
                         "reason": f"narrowed resolution differs from the full one: {len(differences)} differences, "
                                   f"first: {differences[0]}"[:500]}
         rewritten = rewritten_owners(self.state, new, resolved, changed)
-        present_changed = sorted(changed & set(new.files))
+        present_changed = sorted(path for path in changed if path in new.files)
         names: Set[str] = set()
         for path in changed:
             for entry in (self.state.files.get(path), new.files.get(path)):
                 if entry is not None and "error" not in entry.data:
                     names.update(row["name"] for row in module_import_rows(entry.data))
-        # The same files as the last state's but for those added and removed (plan): their extensions too.
-        new.suffixes = self.state.suffixes if self.state.suffixes is not None and not added and not removed \
-            else frozenset(os.path.splitext(p)[1] for p in new.files)
+        new.suffixes = suffixes_after(self.state.suffixes, new.files, added, removed)
         # FalkorDB evaluates an UNWIND batch against the graph before it; Kùzu's adapter and Neo4j go row by row.
         row_by_row = not self.db.falkordb
-        metadata = module_metadata(new.files, names, row_by_row=row_by_row)
+        metadata = module_metadata(new.files, names, row_by_row=row_by_row, order=new.keys)
         repo_name = self.root.name
         root_str = self.root.as_posix()
 
@@ -4335,13 +4374,14 @@ def serve(args: argparse.Namespace, version: str) -> int:
         while True:
             deadlines = [at for at in (close_at, save_at) if at is not None]
             timeout = max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
-            if engine.saving is not None:
+            if engine.saving is not None or engine.ending:
                 timeout = SAVE_POLL_S if timeout is None else min(timeout, SAVE_POLL_S)
             elif engine.pages.pending:
                 timeout = 0.0
             ready, _, _ = select.select([stdin], [], [], timeout)
             engine.finish_save()
             if not ready:
+                engine.reap_ended()
                 if engine.saving is None and engine.pages.pending:
                     engine.pages.step()
                 now = time.monotonic()
@@ -4355,6 +4395,8 @@ def serve(args: argparse.Namespace, version: str) -> int:
                     save_at = None
                     if engine.cache_dirty:
                         engine.save_cache_aside()
+                        if engine.ending:
+                            save_at = now + SAVE_POLL_S  # not begun while an overtaken copy still ends
                 continue
             chunk = os.read(stdin.fileno(), 1 << 16)
             if not chunk:
@@ -4379,6 +4421,7 @@ def serve(args: argparse.Namespace, version: str) -> int:
         engine.db.close()
         try:
             engine.finish_save(wait=True)  # a save of what the engine holds now is let finish
+            engine.reap_ended(wait=True)
             if engine.cache_dirty:
                 engine.save_cache()
         except Exception as error:  # noqa: BLE001 - a cache is never worth a failed exit
