@@ -1,8 +1,8 @@
 // The engine compiles each of cgc's tree-sitter queries once (engine/pi_cgc_engine.py, _remembering_queries)
 // where cgc compiles it again for every file. A parse must give what cgc's own parse gives, in every language
-// whose grammar loads here, with files of one language parsed one after the other (the compiled queries reused).
-// (The language pack of the pinned cgc fetches some grammars on first use, Ruby, PHP and C# among them; on a
-// machine that cannot fetch them cgc itself has no parser for those, and neither has the engine.)
+// whose grammar the project's set-up builds (scripts/setup.mjs; cgc's language pack would download the others at
+// first use, from a host this machine may not reach), with files of one language parsed one after the other (the
+// compiled queries reused).
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
