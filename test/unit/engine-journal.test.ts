@@ -52,7 +52,11 @@ def snapshot(s):
         "imports": list(dict.items(s.imports_map)),
         "owners": dict(s.import_owners),
         "views": {lang: list(view.items()) for lang, view in s.lang_views.items()},
+        # Per file, and the label index by path: their key order is not kept (nothing reads it), their values are.
+        "perFile": {name: dict(getattr(s, name)) for name in PER_FILE},
     }
+
+PER_FILE = ("labels", "label_index", "rows", "deps", "targets")
 
 before = snapshot(state)
 objects = {name: id(index) for name, index in state.indices.items()}
@@ -66,6 +70,8 @@ with eng.in_place(exact=exact) as journal:
     planned = eng.plan(paths)[0]
     changed_in_place = sorted(name for name, index in planned.indices.items() if objects.get(name) == id(index)
                               and id(index) in journal.dicts)
+    changed_in_place += sorted(name for name in PER_FILE if getattr(planned, name) is getattr(state, name)
+                               and id(getattr(state, name)) in journal.dicts)
     # not committed: eng.state stays the last state, and the span's end undoes the journal
 
 after = snapshot(state)
@@ -82,6 +88,7 @@ report = {
     "contributors": all(before["contributors"][n] == after["contributors"][n] for n in before["contributors"]),
     "imports": same(before["imports"], after["imports"], engine.imports_owed(state.imports_map)),
     "owners": before["owners"] == after["owners"],
+    "perFile": {name: before["perFile"][name] == after["perFile"][name] for name in PER_FILE},
     "views": {lang: same(before["views"][lang], after["views"][lang], lang in state.views_owed) for lang in before["views"]},
     "newlyOwed": newly_owed,
 }
@@ -103,6 +110,7 @@ interface Report {
   contributors: boolean;
   imports: boolean;
   owners: boolean;
+  perFile: Record<string, boolean>;
   views: Record<string, boolean>;
   newlyOwed: [string[], boolean, string[]];
   indexCheck: string[];
@@ -121,13 +129,19 @@ describe("the engine's journal: an update that does not commit leaves the last s
     const report = engineScriptReport<Report>(SCRIPT, [dir, mode]);
     // The update did change the last state's dicts in place (else this would test nothing).
     expect(report.changedInPlace).toEqual(
-      expect.arrayContaining(["function_index", "class_index", "global_class_bases"]),
+      expect.arrayContaining([
+        "function_index",
+        "class_index",
+        "global_class_bases",
+        ...["labels", "label_index", "rows", "deps", "targets"],
+      ]),
     );
     expect(report.stateKept).toBe(true);
     expect(Object.entries(report.indices).filter(([, ok]) => !ok)).toEqual([]);
     expect(report.contributors).toBe(true);
     expect(report.imports).toBe(true);
     expect(report.owners).toBe(true);
+    expect(report.perFile).toEqual({ labels: true, label_index: true, rows: true, deps: true, targets: true });
     expect(Object.keys(report.views).length).toBeGreaterThan(0);
     expect(Object.entries(report.views).filter(([, ok]) => !ok)).toEqual([]);
     // The same update, committed after the undo, equals cgc's own build: indices, key orders and link rows.
