@@ -66,6 +66,7 @@ import queue
 import re
 import select
 import signal
+import struct
 import sys
 import time
 from dataclasses import dataclass, field
@@ -252,8 +253,128 @@ def _remembering_ignore_spec(build: Callable[..., Any]) -> Callable[..., Any]:
 # setting walk everything. PI_CGC_ENGINE_CHECK=1 compares each kept walk with cgc's whole one (the parity
 # replays run with it: moves, deletions, new folders, .cgcignore changes); PI_CGC_ENGINE_WHOLE_WALK=1 keeps
 # nothing (for comparisons).
+#
+# Looking at each directory's times is a stat per directory, 3-4 ms at 5 000 files (530 folders): the part of an
+# update that grew most with the tree once the rest was kept. On Linux the kernel can say instead which folders
+# changed (inotify): a watch is added on each directory before it is listed, so every later creation, deletion or
+# rename of an entry, and every change of the folder's own attributes, is queued for it by the kernel before the
+# call that made it returns, whoever made it. A walk first reads that queue, and a watched folder with nothing
+# queued is as it was when listed (its times need not be read, and a second change within a clock tick is seen).
+# A folder keeps the stat test where no watch was set: on a file system whose changes can come from elsewhere
+# (NFS, SMB, FUSE: the kernel sees only its own), on another device than the root, past a share of the user's
+# watch limit (other tools need theirs), or when the queue overflowed (then, for that walk, every folder).
+# PI_CGC_ENGINE_DIR_EVENTS=0 keeps the stat test everywhere (for comparisons).
 
 RACY_NS = 2_000_000_000
+
+
+# File systems whose every change goes through this kernel (so through its inotify), by /proc/self/mountinfo's name.
+LOCAL_FILE_SYSTEMS = frozenset({"ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs", "overlay", "zfs", "f2fs", "bcachefs",
+                                "jfs", "reiserfs", "nilfs2", "ramfs"})
+_IN_ATTRIB, _IN_MOVED_FROM, _IN_MOVED_TO, _IN_CREATE, _IN_DELETE = 0x4, 0x40, 0x80, 0x100, 0x200
+_IN_DELETE_SELF, _IN_MOVE_SELF, _IN_UNMOUNT, _IN_Q_OVERFLOW, _IN_IGNORED = 0x400, 0x800, 0x2000, 0x4000, 0x8000
+_IN_ONLYDIR = 0x01000000
+_IN_ENTRIES = _IN_MOVED_FROM | _IN_MOVED_TO | _IN_CREATE | _IN_DELETE  # an entry of the folder came or went
+_IN_SELF = _IN_DELETE_SELF | _IN_MOVE_SELF | _IN_UNMOUNT | _IN_IGNORED  # the folder itself went (or its watch)
+_IN_EVENT = struct.Struct("iIII")  # struct inotify_event: wd, mask, cookie, len (then len bytes of name)
+
+
+def _file_system_of(path: str) -> Optional[Tuple[str, int]]:
+    """(type, device) of the mount `path` is on, from /proc/self/mountinfo's longest mount point above it."""
+    try:
+        lines = Path("/proc/self/mountinfo").read_text(encoding="utf-8", errors="replace").splitlines()
+        device = os.stat(path).st_dev
+    except OSError:
+        return None
+    best: Optional[Tuple[int, str]] = None
+    for line in lines:
+        fields, _, rest = line.partition(" - ")
+        parts, after = fields.split(), rest.split()
+        if len(parts) < 5 or not after:
+            continue
+        point = parts[4].replace("\\040", " ")
+        inside = path == point or path.startswith(point.rstrip("/") + "/")
+        if inside and (best is None or len(point) > best[0]):
+            best = (len(point), after[0])
+    return None if best is None else (best[1], device)
+
+
+class DirEvents:
+    """The directories changed since they were listed, as the kernel's inotify queued them (see the kept walk)."""
+
+    def __init__(self, root: str):
+        self.fd = -1
+        self.device = -1
+        self.count = 0
+        self.limit = 0
+        self.overflowed = False
+        if os.environ.get("PI_CGC_ENGINE_DIR_EVENTS") == "0" or not sys.platform.startswith("linux"):
+            return
+        found = _file_system_of(root)
+        if found is None or found[0] not in LOCAL_FILE_SYSTEMS:
+            return
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            init, add, rm = libc.inotify_init1, libc.inotify_add_watch, libc.inotify_rm_watch
+            max_watches = int(Path("/proc/sys/fs/inotify/max_user_watches").read_text())
+        except (OSError, AttributeError, ValueError):
+            return
+        add.argtypes, add.restype = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32], ctypes.c_int
+        fd = init(os.O_NONBLOCK | os.O_CLOEXEC)
+        if fd < 0:
+            return  # EMFILE: the user's inotify instances are taken; the stat test serves
+        self.fd, self.device, self._add, self._rm = fd, found[1], add, rm
+        # A quarter of the user's watch limit at most: editors and other watchers need theirs.
+        self.limit = min(max_watches // 4, DIR_EVENTS_MAX)
+
+    @property
+    def on(self) -> bool:
+        return self.fd >= 0
+
+    def watch(self, path: str, device: int) -> int:
+        """A watch on the directory (before it is listed); -1 where none is set (it keeps the stat test)."""
+        if self.fd < 0 or device != self.device or self.count >= self.limit:
+            return -1
+        wd = self._add(self.fd, os.fsencode(path), _IN_ENTRIES | _IN_ATTRIB | _IN_DELETE_SELF | _IN_MOVE_SELF | _IN_ONLYDIR)
+        if wd >= 0:
+            self.count += 1  # an upper bound: a folder listed again gets the watch it had (the same inode)
+        return wd
+
+    def drain(self) -> Set[int]:
+        """The watches whose folder changed since the last drain; `overflowed` when the kernel dropped some."""
+        dirty: Set[int] = set()
+        self.overflowed = False
+        while self.fd >= 0:
+            try:
+                buffer = os.read(self.fd, 65536)
+            except BlockingIOError:
+                break
+            except OSError:
+                self.overflowed = True
+                break
+            at = 0
+            while at + _IN_EVENT.size <= len(buffer):
+                wd, mask, _cookie, length = _IN_EVENT.unpack_from(buffer, at)
+                at += _IN_EVENT.size + length
+                if mask & _IN_Q_OVERFLOW:
+                    self.overflowed = True
+                elif mask & (_IN_ENTRIES | _IN_SELF) or mask & _IN_ATTRIB and not length:
+                    dirty.add(wd)  # (a file's own attributes, reported with its name, change no listing)
+        return dirty
+
+    def forget(self, kept: Set[int], watched: Set[int]) -> None:
+        """Removes the watches of folders no longer walked (`watched`: every watch set)."""
+        for wd in watched - kept:
+            self._rm(self.fd, wd)  # EINVAL for a folder gone (its watch went with it): nothing to do
+        self.count = len(kept)
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+DIR_EVENTS_MAX = 50_000
 
 
 @dataclass
@@ -266,6 +387,7 @@ class _WalkedDir:
     # Its listing: each non-directory's name (a regular file or not) and each directory's name, before cgc's pruning.
     names: Dict[str, bool] = field(default_factory=dict)
     dirnames: FrozenSet[str] = frozenset()
+    wd: int = -1  # its inotify watch, set before the listing (-1: none, the stat test serves; see DirEvents)
 
 
 def _dir_times(path: str) -> Optional[Tuple[int, int, int, int]]:
@@ -294,10 +416,23 @@ class KeptWalk:
         self.result_keys: List[str] = []
         # The last walk's answer as a change from the one before: (that answer, paths gone, paths come), or None.
         self.delta: Optional[Tuple[List[Path], Set[str], List[str]]] = None
+        # The kernel's word on which folders changed (see DirEvents): made at the first walk; during a walk the
+        # watches with something queued, and whether the queue can be trusted (nothing dropped).
+        self.events: Optional[DirEvents] = None
+        self.dirty: Set[int] = set()
+        self.trust_events = False
+        self.watched: Set[int] = set()  # every watch set and not removed
 
     def unchanged(self, path: str, kept: _WalkedDir) -> bool:
-        return (not kept.volatile and kept.listed_ns - max(kept.times[0], kept.times[1]) > RACY_NS
-                and _dir_times(path) == kept.times)
+        if kept.volatile:
+            return False
+        if kept.wd >= 0 and self.trust_events:
+            return kept.wd not in self.dirty
+        return kept.listed_ns - max(kept.times[0], kept.times[1]) > RACY_NS and _dir_times(path) == kept.times
+
+    def close(self) -> None:
+        if self.events is not None:
+            self.events.close()
 
     def safe_walk(self, original: Callable[..., List[Path]], path: Path, spec: Any, ignore_dirs: Any,
                   ignore_root: Any) -> List[Path]:
@@ -312,6 +447,10 @@ class KeptWalk:
         if key is None:
             self.dirs = {}
             return original(path, spec, ignore_dirs, ignore_root)
+        if self.events is None:
+            self.events = DirEvents(str(path))
+        self.dirty = self.events.drain()  # (a whole walk lists every folder: the queue is emptied all the same)
+        self.trust_events = self.events.on and not self.events.overflowed
         self.walking = True
         try:
             return original(path, spec, ignore_dirs, ignore_root)
@@ -333,6 +472,9 @@ class KeptWalk:
 
     def _visit(self, path: str, onerror: Any) -> Iterator[Tuple[str, List[str], List[str]]]:
         times = _dir_times(path)
+        wd = self.events.watch(path, times[3]) if self.events is not None and times is not None else -1
+        if wd >= 0:
+            self.watched.add(wd)
         listed_ns = time.time_ns()
         level = next(os.walk(path, topdown=True, onerror=onerror), None)  # os.walk's own listing
         if level is None:
@@ -370,7 +512,7 @@ class KeptWalk:
         subdirs = [os.path.join(top, name) for name in walked]
         subdirs = [sub for sub in subdirs if not os.path.islink(sub)]  # as os.walk: links are not entered
         if times is not None:
-            self.listed[top] = _WalkedDir(times, listed_ns, subdirs, volatile, list(carried), names, dirnames)
+            self.listed[top] = _WalkedDir(times, listed_ns, subdirs, volatile, list(carried), names, dirnames, wd)
         for sub in subdirs:
             yield from (self._visit(sub, onerror) if self.whole else self._descend(sub, onerror))
 
@@ -391,6 +533,11 @@ class KeptWalk:
             dirs[path] = self.dirs[path]
         self.dirs = dirs
         self.last = (len(self.listed), len(self.reused))
+        if self.listed and self.events is not None and self.events.on:
+            # The watches of folders no longer walked (gone, now left out by a rule) go.
+            kept = {walked.wd for walked in dirs.values() if walked.wd >= 0}
+            self.events.forget(kept, self.watched)
+            self.watched = kept
         self.listed, self.reused = {}, []
         # The last answer less the files the directories listed again no longer have, with those new in them
         # (few: a sort of every file costs 2-4 ms at 5 000); the whole walk's, sorted, otherwise.
@@ -921,6 +1068,7 @@ class Tree:
             found, _ = discover_files_to_index(self.root, self.cgcignore_path, supported_extensions=extensions)
             files = self.kept_walk.finish(found)
         except BaseException:
+            self.kept_walk.close()
             self.kept_walk = KeptWalk()  # a walk cut short keeps nothing
             raise
         finally:
@@ -2046,9 +2194,25 @@ class _CallRun:
             narrowed = _FunctionsByName(functions_by_name)
             narrowed.settle = keeper.settler("_functions_by_name") if keeper is not None else None
         narrowed.run = self
-        narrowed.chosen_only = {
-            name: [pair for pair in functions_by_name.get(name, []) if pair[0] in chosen_paths] for name in self.names
-        }
+        if keeper is not None:
+            # A file's entries under a name are its own share (its path first in each), and the full lists join
+            # the shares in path order: the chosen files' shares, joined, are the full lists less the others'
+            # entries (`<module>` is every file's name: a pass over 5 000 entries otherwise).
+            chosen_only: Dict[str, List[Any]] = {name: [] for name in self.names}
+            for key in sorted(self.chosen):
+                for name, pairs in keeper.part_of(key, "_functions_by_name").items():
+                    bucket = chosen_only.get(name)
+                    if bucket is not None:
+                        bucket.extend(pairs)
+            narrowed.chosen_only = chosen_only
+        else:
+            narrowed.chosen_only = None
+        if keeper is None or CHECK:
+            filtered = {name: [pair for pair in dict.get(functions_by_name, name, []) if pair[0] in chosen_paths]
+                        for name in self.names}
+            if narrowed.chosen_only is not None and narrowed.chosen_only != filtered:
+                raise NarrowingFailed("the chosen files' shares of _functions_by_name are not its entries of theirs")
+            narrowed.chosen_only = filtered
         loc["_functions_by_name"] = narrowed
         _locals_to_fast(frame)
         after = frame.f_locals
@@ -2573,6 +2737,10 @@ class _Keeper:
             ]
         return found
 
+    def part_of(self, key: str, name: str) -> Dict[Any, Any]:
+        """A parsed file's share of a kept index after this run's loops."""
+        return self._part(key, name)
+
     def _part(self, key: str, name: str) -> Dict[Any, Any]:
         role = ROLE_OF[name]
         own = self.contrib.get(key, {}).get(role) if key in self.taken[role] else self.prev_contrib.get(key, {}).get(role)
@@ -2638,10 +2806,21 @@ class _Keeper:
             changed_set = set(changed_files)
             contributors = dict(prev_contributors) if touched and journal is None else prev_contributors
             for item in touched:
-                owners_before[item] = prev_contributors.get(item, ())
-                owners = [k for k in owners_before[item] if k not in changed_set]
-                owners.extend(k for k in changed_files if k not in self.gone and item in self._part(k, name))
-                owners.sort()
+                owners_before[item] = before = prev_contributors.get(item, ())
+                # The last contributors (in path order) with each changed file put in or taken out where it sorts:
+                # `<module>` of _functions_by_name has every file (a pass over 5 000 of them otherwise).
+                owners = list(before)
+                for k in changed_files:
+                    at = bisect.bisect_left(owners, k)
+                    has = at < len(owners) and owners[at] == k
+                    if k not in self.gone and item in self._part(k, name):
+                        if not has:
+                            owners.insert(at, k)
+                    elif has:
+                        del owners[at]
+                if CHECK and owners != sorted([k for k in before if k not in changed_set] + [
+                        k for k in changed_files if k not in self.gone and item in self._part(k, name)]):
+                    raise NarrowingFailed(f"the contributors of {item!r} in {name} are not their files in path order")
                 if owners:
                     contributors_new[item] = tuple(owners)
                     if journal is not None:
@@ -2781,13 +2960,18 @@ class _Keeper:
         def old_part(owner: str) -> List[Any]:
             return old[owner][role][name][item]
 
-        def start_of(part: List[Any]) -> Optional[int]:
+        def start_of(part: List[Any], guess: int) -> Optional[int]:
             if not part:
                 return None
-            try:
-                at = operator.indexOf(last, part[0])
-            except ValueError:
-                return None
+            # Where it is when every contributor before it has one entry (as every file has one `<module>`):
+            # found without a search of the list.
+            if guess < len(last) and last[guess] is part[0]:
+                at = guess
+            else:
+                try:
+                    at = operator.indexOf(last, part[0])
+                except ValueError:
+                    return None
             end = at + len(part)
             if end > len(last) or any(a is not b for a, b in zip(last[at:end], part)):
                 return None
@@ -2803,11 +2987,11 @@ class _Keeper:
                 continue
             if was:
                 part = old_part(owner)
-                where, length = start_of(part), len(part)
+                where, length = start_of(part, at), len(part)
             elif at == len(owners_before):
                 where, length = len(last), 0
             else:
-                where, length = start_of(old_part(owners_before[at])), 0  # before the next old contributor
+                where, length = start_of(old_part(owners_before[at]), at), 0  # before the next old contributor
             if where is None:
                 return None
             events.append((where, owner, length, self._part(owner, name)[item] if now else None))

@@ -1,6 +1,8 @@
 // The engine's kept walk (engine/pi_cgc_engine.py, "The kept walk"): each update asks which files the tree has,
 // and cgc's discovery is run again only in the directories whose times changed. After every kind of change
 // the answer must be the one cgc's whole walk gives, while an edit inside a file lists (almost) nothing again.
+// Which folders changed the walk learns from the kernel (inotify) where it can, from their times elsewhere: the
+// same answers either way, and when the kernel dropped changes (its queue overflowed).
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -18,6 +20,13 @@ engine.load_cgc()
 
 root = Path(sys.argv[1]).resolve()
 outside = Path(sys.argv[2]).resolve()
+# How the walk learns which folders changed: the kernel's inotify queue (the default on Linux), each folder's
+# times (the stat test), or the queue for the first three folders and the stat test for the rest (a watch limit).
+mode = sys.argv[3]
+if mode == "stat":
+    os.environ["PI_CGC_ENGINE_DIR_EVENTS"] = "0"
+elif mode == "few":
+    engine.DIR_EVENTS_MAX = 3
 def write(rel, text="def f():\\n    return 1\\n"):
     path = root / rel
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -40,8 +49,10 @@ def check(step):
     kept = [p.as_posix() for p in tree.discover()]
     whole = [p.as_posix() for p in engine.discover_files_to_index(root, None, supported_extensions=set(tree.builder.parsers))[0]]
     listed, reused = tree.kept_walk.last
+    events = tree.kept_walk.events
     report.append({"step": step, "same": kept == whole, "files": len(whole), "listed": listed, "reused": reused,
-                   "handed": tree.kept_walk.handed,
+                   "handed": tree.kept_walk.handed, "watched": sum(d.wd >= 0 for d in tree.kept_walk.dirs.values()),
+                   "overflowed": events is not None and events.overflowed,
                    "missing": sorted(set(whole) - set(kept))[:3], "extra": sorted(set(kept) - set(whole))[:3]})
 
 check("first walk")
@@ -105,35 +116,74 @@ for i in range(3):
     write(f"big/quick_{i}_b.py")  # the same tick: the folder's times as they were
     check(f"quick change {i}, second")
 engine._dir_times, engine.RACY_NS = real_times, racy
+# A folder replaced by another of its name (the old one moved out of the tree, a new one made).
+os.rename(root / "big/sub", outside / "sub_before")
+write("big/sub/z.py")
+check("a folder replaced by another of its name")
+# More changes than the kernel queues (max_queued_events): the ones after are dropped, the walk must see them anyway.
+write("flood/keep.py")
+check("a new folder")
+limit = int(Path("/proc/sys/fs/inotify/max_queued_events").read_text())
+for i in range(limit + 100):
+    (root / "flood" / f"f{i}.txt").touch()
+write("big/after_the_flood.py")  # (not pkg: its link makes it listed every time)
+check("a change after the kernel's queue overflowed")
+shutil.rmtree(root / "flood")
+check("the flooded folder deleted")
 engine.emit({"report": report})
 `;
 
 const scratch = mkdtempSync(join(tmpdir(), "pi-cgc-walk-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
+type Step = {
+  step: string;
+  same: boolean;
+  files: number;
+  listed: number;
+  reused: number;
+  handed: number;
+  watched: number;
+  overflowed: boolean;
+};
+
 describe("the engine's kept walk of the tree", () => {
-  it("finds what cgc's whole walk finds after every kind of change, listing again only the changed folders", () => {
-    const root = join(scratch, "tree");
-    const outside = join(scratch, "outside");
-    spawnSync("mkdir", ["-p", root, outside]);
-    const report = engineScriptReport<
-      Array<{ step: string; same: boolean; files: number; listed: number; reused: number; handed: number }>
-    >(SCRIPT, [root, outside]);
-    expect(report.filter((entry) => !entry.same)).toEqual([]);
-    const step = (name: string) => report.find((entry) => entry.step === name);
-    // An edit inside a file changes no folder: nothing is listed again. A new file: its folder only.
-    expect(step("a file edited in place")).toMatchObject({ listed: 0, reused: 6 });
-    expect(step("a file added")).toMatchObject({ listed: 1, reused: 5 });
-    // In a folder listed again, cgc judges only the entries it did not have before; the others keep their verdict.
-    expect(step("a file added")?.handed).toBe(1);
-    expect(step("files added beside files and a folder the rules leave out")).toMatchObject({ listed: 1, handed: 2 });
-    expect(step("files added beside files and a folder the rules leave out")?.files).toBe(
-      (step("a file added")?.files ?? 0) + 1,
-    );
-    expect(step("a link to a file not there yet")?.files).toBe((step("files no parser reads")?.files ?? 0) - 1);
-    expect(step("the link's target created elsewhere")?.files).toBe(
-      (step("a link to a file not there yet")?.files ?? 0) + 1,
-    );
-    expect(step("an ignore rule added")?.files).toBeLessThan(step("the ignore rule removed")?.files ?? 0);
-  });
+  it.each([
+    ["the kernel's queue of folder changes", "events"],
+    ["each folder's times", "stat"],
+    ["the queue for three folders, times for the rest (a watch limit)", "few"],
+  ])(
+    "told which folders changed by %s: finds what cgc's whole walk finds after every kind of change, listing again only the changed folders",
+    (_how, mode) => {
+      const root = join(scratch, mode, "tree");
+      const outside = join(scratch, mode, "outside");
+      spawnSync("mkdir", ["-p", root, outside]);
+      const report = engineScriptReport<Step[]>(SCRIPT, [root, outside, mode]);
+      expect(report.filter((entry) => !entry.same)).toEqual([]);
+      const step = (name: string) => report.find((entry) => entry.step === name);
+      // An edit inside a file changes no folder: nothing is listed again. A new file: its folder only.
+      expect(step("a file edited in place")).toMatchObject({ listed: 0, reused: 6 });
+      expect(step("a file added")).toMatchObject({ listed: 1, reused: 5 });
+      // In a folder listed again, cgc judges only the entries it did not have before; the others keep their verdict.
+      expect(step("a file added")?.handed).toBe(1);
+      expect(step("files added beside files and a folder the rules leave out")).toMatchObject({ listed: 1, handed: 2 });
+      expect(step("files added beside files and a folder the rules leave out")?.files).toBe(
+        (step("a file added")?.files ?? 0) + 1,
+      );
+      expect(step("a link to a file not there yet")?.files).toBe((step("files no parser reads")?.files ?? 0) - 1);
+      expect(step("the link's target created elsewhere")?.files).toBe(
+        (step("a link to a file not there yet")?.files ?? 0) + 1,
+      );
+      expect(step("an ignore rule added")?.files).toBeLessThan(step("the ignore rule removed")?.files ?? 0);
+      // Which way each folder was judged: every folder by its watch, none, or three.
+      const watched = report.map((entry) => entry.watched);
+      if (mode === "events")
+        expect(report.filter((entry) => entry.watched !== entry.listed + entry.reused)).toEqual([]);
+      if (mode === "stat") expect(watched.every((count) => count === 0)).toBe(true);
+      if (mode === "few") expect(Math.max(...watched)).toBe(3);
+      // (with three watches the flooded folder may have none: its changes then never reach the queue)
+      if (mode !== "few")
+        expect(step("a change after the kernel's queue overflowed")?.overflowed).toBe(mode === "events");
+    },
+  );
 });
