@@ -283,6 +283,7 @@ def _file_system_of(path: str) -> Optional[Tuple[str, int]]:
     """(type, device) of the mount `path` is on, from /proc/self/mountinfo's longest mount point above it."""
     try:
         lines = Path("/proc/self/mountinfo").read_text(encoding="utf-8", errors="replace").splitlines()
+        path = os.path.realpath(path)  # mount points are real paths
         device = os.stat(path).st_dev
     except OSError:
         return None
@@ -292,7 +293,8 @@ def _file_system_of(path: str) -> Optional[Tuple[str, int]]:
         parts, after = fields.split(), rest.split()
         if len(parts) < 5 or not after:
             continue
-        point = parts[4].replace("\\040", " ")
+        # (the kernel writes a space, tab, newline or backslash in a mount point as an octal escape)
+        point = re.sub(r"\\([0-7]{3})", lambda escape: chr(int(escape.group(1), 8)), parts[4])
         inside = path == point or path.startswith(point.rstrip("/") + "/")
         if inside and (best is None or len(point) > best[0]):
             best = (len(point), after[0])

@@ -130,7 +130,9 @@ write("big/after_the_flood.py")  # (not pkg: its link makes it listed every time
 check("a change after the kernel's queue overflowed")
 shutil.rmtree(root / "flood")
 check("the flooded folder deleted")
-engine.emit({"report": report})
+# The kernel is asked only on a file system whose every change it sees: not on /proc (nor NFS, SMB, FUSE, 9p).
+gate = {"here": engine.DirEvents(str(root)).on, "proc": engine.DirEvents("/proc/self").on}
+engine.emit({"report": {"steps": report, "gate": gate}})
 `;
 
 const scratch = mkdtempSync(join(tmpdir(), "pi-cgc-walk-"));
@@ -158,7 +160,11 @@ describe("the engine's kept walk of the tree", () => {
       const root = join(scratch, mode, "tree");
       const outside = join(scratch, mode, "outside");
       spawnSync("mkdir", ["-p", root, outside]);
-      const report = engineScriptReport<Step[]>(SCRIPT, [root, outside, mode]);
+      const { steps: report, gate } = engineScriptReport<{ steps: Step[]; gate: { here: boolean; proc: boolean } }>(
+        SCRIPT,
+        [root, outside, mode],
+      );
+      expect(gate).toEqual({ here: mode !== "stat", proc: false });
       expect(report.filter((entry) => !entry.same)).toEqual([]);
       const step = (name: string) => report.find((entry) => entry.step === name);
       // An edit inside a file changes no folder: nothing is listed again. A new file: its folder only.
