@@ -4288,7 +4288,8 @@ class Engine:
             # cgc purges after every file it deletes, scanning every Parameter of the graph each time
             # (1.3 s at 1 000 files on FalkorDB); the one scoped purge after the update does that work.
             writer._purge_dangling_pathless_nodes = lambda: None
-            doomed = sorted(changed & (set(self.state.files) | removed) | stale)
+            held_files = self.state.files
+            doomed = sorted({p for p in changed if p in held_files or p in removed} | stale)
             took_out = bool(doomed or rewritten or new.suffixes & CPP_SOURCES or ".java" in new.suffixes)
             orphan_candidates.clear()
             orphan_candidates.update(self.modules_linked_from(writer, doomed))
