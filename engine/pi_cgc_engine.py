@@ -2741,9 +2741,6 @@ class _Keeper:
 
     def part_of(self, key: str, name: str) -> Dict[Any, Any]:
         """A parsed file's share of a kept index after this run's loops."""
-        return self._part(key, name)
-
-    def _part(self, key: str, name: str) -> Dict[Any, Any]:
         role = ROLE_OF[name]
         own = self.contrib.get(key, {}).get(role) if key in self.taken[role] else self.prev_contrib.get(key, {}).get(role)
         return (own or {}).get(name) or {}
@@ -2757,7 +2754,7 @@ class _Keeper:
             full: Dict[Any, Any] = KeptDict()
             contributors: Dict[Any, List[str]] = {}
             for key in self.keys:
-                part = self._part(key, name)
+                part = self.part_of(key, name)
                 if not part:
                     continue
                 if kind == "last" or kind == "file":
@@ -2780,7 +2777,7 @@ class _Keeper:
         order_differs = []
         for key in changed_files:
             old_part = self.prev_contrib.get(key, {}).get(ROLE_OF[name], {}).get(name) or {}
-            new_part = self._part(key, name) if key not in self.gone else {}
+            new_part = self.part_of(key, name) if key not in self.gone else {}
             if old_part.keys() != new_part.keys():
                 reordered = True
             elif not reordered and list(old_part) != list(new_part):
@@ -2815,13 +2812,13 @@ class _Keeper:
                 for k in changed_files:
                     at = bisect.bisect_left(owners, k)
                     has = at < len(owners) and owners[at] == k
-                    if k not in self.gone and item in self._part(k, name):
+                    if k not in self.gone and item in self.part_of(k, name):
                         if not has:
                             owners.insert(at, k)
                     elif has:
                         del owners[at]
                 if CHECK and owners != sorted([k for k in before if k not in changed_set] + [
-                        k for k in changed_files if k not in self.gone and item in self._part(k, name)]):
+                        k for k in changed_files if k not in self.gone and item in self.part_of(k, name)]):
                     raise NarrowingFailed(f"the contributors of {item!r} in {name} are not their files in path order")
                 if owners:
                     contributors_new[item] = tuple(owners)
@@ -2839,9 +2836,9 @@ class _Keeper:
         values: Dict[Any, Any] = {}
         for item in touched:
             if kind == "file":
-                owner = next((k for k in changed_files if k not in self.gone and item in self._part(k, name)), None)
+                owner = next((k for k in changed_files if k not in self.gone and item in self.part_of(k, name)), None)
                 if owner is not None:
-                    values[item] = self._part(owner, name)[item]
+                    values[item] = self.part_of(owner, name)[item]
             elif item in contributors_new:
                 spliced = self._spliced(name, item, dict.get(prev_full, item), owners_before[item],
                                         contributors_new[item], changed_files) if kind == "concat" else None
@@ -2938,7 +2935,7 @@ class _Keeper:
             last = None
             for owner in owners:
                 last = owner
-            return self._part(last, name)[item]  # type: ignore[arg-type]
+            return self.part_of(last, name)[item]  # type: ignore[arg-type]
         # Each owner contributes to the item (so has a part with it). Looked up directly, not through _part:
         # a key of every file (`<module>` in _functions_by_name) has 5 000 owners at 5 000 files.
         role = ROLE_OF[name]
@@ -2996,7 +2993,7 @@ class _Keeper:
                 where, length = start_of(old_part(owners_before[at]), at), 0  # before the next old contributor
             if where is None:
                 return None
-            events.append((where, owner, length, self._part(owner, name)[item] if now else None))
+            events.append((where, owner, length, self.part_of(owner, name)[item] if now else None))
         events.sort(key=lambda event: (event[0], event[1]))
         joined: List[Any] = []
         done = 0
