@@ -727,6 +727,8 @@ function createEngineUpdates(session, fellBack) {
   };
   const applyOnce = async (current) => {
     await rebuiltDone;
+    const { readiness, reason } = session.store.get();
+    if (readiness !== "ready") return `Nothing to update: cgc is ${readiness} (${reason}).`;
     if (abandonedRunNote(session.env, session.root)) return void 0;
     const { changedPaths: paths, freshness, rebuildNeeded } = session.store.get();
     if (rebuildNeeded) return void 0;
@@ -753,6 +755,11 @@ function createEngineUpdates(session, fellBack) {
       );
       await session.refresh();
       return `${BUSY_SKIP}${updated.reason}`;
+    }
+    if (!updated.ok && updated.code === "NO_GRAPH") {
+      session.store.apply((state, now) => maintenanceSettled(state, "FAILED", now, `update: ${updated.reason}`));
+      await session.refresh();
+      return `Update not applied: ${updated.reason}.`;
     }
     if (!checked.ok) {
       session.store.apply((state, now) => maintenanceSettled(state, "FAILED", now, `update: ${checked.reason}`));
@@ -945,6 +952,8 @@ function installFreshness(pi, current) {
     syncing ??= (async () => {
       const updated = await updates?.run(!automatic);
       if (updated !== void 0) return updated;
+      const { readiness, reason } = session.store.get();
+      if (readiness !== "ready") return `Nothing to sync: cgc is ${readiness} (${reason}).`;
       const { otherWriter } = session.store.get();
       if (otherWriter) return `Not synced: ${otherWriter}.`;
       if (automatic) session.store.apply(autoSyncCounted);

@@ -22,7 +22,8 @@ serve speaks JSON lines (stdout: protocol only; logs go to stderr). First line:
 Requests, one per line, each answered by one line with the same id:
   {"id","op":"update","paths":[abs…]} → {"ok":true,"stampBefore","stampAfter","written","removed","ms","lockMs",
       "openMs","resolveMs","resolveCpuMs","checkMs","resolved","reresolved","rewritten","unsure","attempts","phases"}
-      | {"ok":false,"code":"BUSY"|"FAILED"|"DIVERGED","reason"}
+      | {"ok":false,"code":"BUSY"|"FAILED"|"DIVERGED"|"NO_GRAPH","reason"}
+      (NO_GRAPH: the graph has no Repository node for the root, so it holds no index of it: nothing written)
       (paths of an update that did not commit are retried with the next one; resolved = files in the
       tree, reresolved = files whose links were resolved again, unsure = changed paths whose old content
       the engine never held, phases = ms per step under the lock; stampBefore/After = the Repository's
@@ -4334,7 +4335,13 @@ class Engine:
         lock_start = time.monotonic()
         # cgc stamps the Repository when it indexes (and this engine on each update): the stamp found before
         # this write says whether such a writer came since the stamp the caller last knew (it judges whose).
-        stamp_before = self.repository_stamp()
+        held, stamp_before = self.repository_stamp()
+        # A graph with no Repository node for the root holds no index of it (deleted since, or a server that
+        # lost its data): the changed files written into it would make a graph of a few files, which a
+        # read-back of those files would call fresh. Nothing is written; the caller probes again.
+        if not held:
+            return {"ok": False, "code": "NO_GRAPH",
+                    "reason": f"the graph holds no index of {self.root.as_posix()} (deleted, or lost by its server)"}
         # Without transactions (FalkorDB) an update stopped halfway leaves the graph unknown; the
         # marker outlives this process so the next session says so ("diverged" in its ready line).
         marker = self.dirty_marker()
@@ -4369,7 +4376,7 @@ class Engine:
         except Exception as error:  # noqa: BLE001 - the update is in; what is left over is not known
             self.diverged = True
             return {"ok": False, "code": "DIVERGED", "reason": f"purge failed: {error}"[:500]}
-        stamp_after = self.repository_stamp()
+        stamp_after = self.repository_stamp()[1]
         lock_ms = ms_since(lock_start)
         if marker is not None and not self.db.embedded:
             marker.unlink(missing_ok=True)
@@ -4394,11 +4401,11 @@ class Engine:
             "phases": phases,
         }
 
-    def repository_stamp(self) -> Optional[str]:
-        """The Repository node's `indexed_at`, as cgc left it (None without the node or the stamp)."""
+    def repository_stamp(self) -> Tuple[bool, Optional[str]]:
+        """Whether the graph has the root's Repository node, and its `indexed_at` as cgc left it (None without)."""
         rows = self.db.read("MATCH (r:Repository {path: $p}) RETURN r.indexed_at AS at", p=self.root.as_posix())
         at = rows[0]["at"] if rows else None
-        return None if at is None else str(at)
+        return bool(rows), None if at is None else str(at)
 
     def graph_files(self, writer: Any) -> Set[str]:
         """The paths of the File nodes the graph holds under the root."""

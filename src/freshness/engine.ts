@@ -17,7 +17,9 @@ export interface EngineFacts {
   trusted: boolean;
 }
 
-export type EngineAnswer<T> = { ok: true; value: T } | { ok: false; code: RunCode | "DIVERGED"; reason: string };
+/** DIVERGED: an update stopped half-way left the graph unknown. NO_GRAPH: the graph holds no index of the root. */
+export type EngineCode = RunCode | "DIVERGED" | "NO_GRAPH";
+export type EngineAnswer<T> = { ok: true; value: T } | { ok: false; code: EngineCode; reason: string };
 
 export interface UpdateResult {
   /** The Repository's `indexed_at` before and after the write (cgc stamps it on every write, whoever writes). */
@@ -168,7 +170,7 @@ export function startEngine(options: EngineOptions): Engine {
         else
           resolve_({
             ok: false,
-            code: (answer.code as RunCode | "DIVERGED") ?? "FAILED",
+            code: (answer.code as EngineCode) ?? "FAILED",
             reason: String(answer.reason ?? "the engine failed"),
           });
       });

@@ -204,6 +204,10 @@ export function createEngineUpdates(session: UpdatingSession, fellBack: () => vo
 
   const applyOnce = async (current: Engine): Promise<string | undefined> => {
     await rebuiltDone;
+    // Not a graph to update (the last update found it gone, say): the probe's verdict stands, and a full
+    // rebuild is not the answer either (an unindexed workspace is indexed only as the user chose).
+    const { readiness, reason } = session.store.get();
+    if (readiness !== "ready") return `Nothing to update: cgc is ${readiness} (${reason}).`;
     // A previous run that never settled left a graph of unknown shape: only a full rebuild knows it.
     if (abandonedRunNote(session.env, session.root)) return undefined;
     const { changedPaths: paths, freshness, rebuildNeeded } = session.store.get();
@@ -237,6 +241,13 @@ export function createEngineUpdates(session: UpdatingSession, fellBack: () => vo
       );
       await session.refresh(); // readiness is re-derived after every settled run: busy, as the lock says
       return `${BUSY_SKIP}${updated.reason}`;
+    }
+    // The graph lost the workspace's index under the session (a `cgc delete`, a server restarted without its
+    // data): the engine wrote nothing, and the probe says what the graph is now (unindexed: the seeds' path).
+    if (!updated.ok && updated.code === "NO_GRAPH") {
+      session.store.apply((state, now) => maintenanceSettled(state, "FAILED", now, `update: ${updated.reason}`));
+      await session.refresh();
+      return `Update not applied: ${updated.reason}.`;
     }
     if (!checked.ok) {
       session.store.apply((state, now) => maintenanceSettled(state, "FAILED", now, `update: ${checked.reason}`));

@@ -280,6 +280,49 @@ describe("the incremental engine", () => {
     // Two KùzuDB indexes of the slow file (the fixture's, the full rebuild's) and the engine's update between.
   }, 300_000);
 
+  it("the graph deleted under the session (the user's cgc delete): the next edit is not written into an empty graph, and nothing is called fresh", async () => {
+    const repo = await repos.indexed(home.env);
+    const s = await readySession(repo);
+    await engineUp(s);
+    // cgc refuses to delete unless its config allows it (ALLOW_DB_DELETION, read from the environment too).
+    const deleted = await cgcExec(["delete", "--yes", realpathSync(repo.path)], {
+      cwd: repo.path,
+      env: { ...home.env, ALLOW_DB_DELETION: "true" },
+    });
+    expect(`${deleted.stdout}${deleted.stderr}`).toMatch(/Successfully deleted repository/);
+    s.h.faux.setResponses([
+      fauxAssistantMessage(
+        fauxToolCall("edit", {
+          path: "pkg/text.py",
+          edits: [
+            {
+              oldText: "def orphan(value):",
+              newText: "def after_delete(value):\n    return value\n\n\ndef orphan(value):",
+            },
+          ],
+        }),
+        { stopReason: "toolUse" },
+      ),
+      fauxAssistantMessage("done"),
+    ]);
+    const from = s.ui.statusHistory.length;
+    await s.h.session.prompt("edit after the delete");
+    const settled = () =>
+      s.ui.statusHistory.slice(from).find((text) => /^cgc (unindexed|ready · fresh)$/.test(text ?? ""));
+    await waitFor(settled, "the update to settle", 60_000);
+    // Written, the edited file alone would have been read back as reflected: a "fresh" graph of one file.
+    expect(settled()).toBe("cgc unindexed");
+    expect(await names(repo, "MATCH (f:File) RETURN f.name AS name")).toEqual([]);
+    expect(s.notices()).toContainEqual(expect.stringMatching(/^No code graph for .* yet\. Run \/cgc index/));
+    expect(await s.status()).toMatch(/the graph holds no index of .* \(deleted, or lost by its server\)/);
+    // The user's /cgc sync does not index unasked either: /cgc index does.
+    const before = s.ui.notices.length;
+    await s.h.session.prompt("/cgc sync");
+    expect(s.ui.notices.slice(before).map((notice) => notice.message)).toContainEqual(
+      expect.stringMatching(/^Nothing to sync: cgc is unindexed/),
+    );
+    expect(await names(repo, "MATCH (f:File) RETURN f.name AS name")).toEqual([]);
+  }, 180_000);
   it("the read-back calls a changed file unreflected once the disk moved on after the update: deleted, or written again", async () => {
     const repo = await repos.indexed(home.env);
     const root = realpathSync(repo.path); // the engine names files by their resolved paths
