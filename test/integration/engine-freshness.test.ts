@@ -284,6 +284,8 @@ describe("the incremental engine", () => {
     const repo = await repos.indexed(home.env);
     const s = await readySession(repo);
     await engineUp(s);
+    // The test's home holds the other tests' repositories too.
+    const filesOfRepo = `MATCH (f:File) WHERE f.path STARTS WITH '${realpathSync(repo.path)}/' RETURN f.name AS name`;
     // cgc refuses to delete unless its config allows it (ALLOW_DB_DELETION, read from the environment too).
     const deleted = await cgcExec(["delete", "--yes", realpathSync(repo.path)], {
       cwd: repo.path,
@@ -312,7 +314,7 @@ describe("the incremental engine", () => {
     await waitFor(settled, "the update to settle", 60_000);
     // Written, the edited file alone would have been read back as reflected: a "fresh" graph of one file.
     expect(settled()).toBe("cgc unindexed");
-    expect(await names(repo, "MATCH (f:File) RETURN f.name AS name")).toEqual([]);
+    expect(await names(repo, filesOfRepo)).toEqual([]);
     expect(s.notices()).toContainEqual(expect.stringMatching(/^No code graph for .* yet\. Run \/cgc index/));
     expect(await s.status()).toMatch(/the graph holds no index of .* \(deleted, or lost by its server\)/);
     // The user's /cgc sync does not index unasked either: /cgc index does.
@@ -321,7 +323,7 @@ describe("the incremental engine", () => {
     expect(s.ui.notices.slice(before).map((notice) => notice.message)).toContainEqual(
       expect.stringMatching(/^Nothing to sync: cgc is unindexed/),
     );
-    expect(await names(repo, "MATCH (f:File) RETURN f.name AS name")).toEqual([]);
+    expect(await names(repo, filesOfRepo)).toEqual([]);
   }, 180_000);
   it("the read-back calls a changed file unreflected once the disk moved on after the update: deleted, or written again", async () => {
     const repo = await repos.indexed(home.env);
