@@ -12,7 +12,7 @@
 //   - no lost user file: every file holds what the user, the agent and the run wrote, nothing else;
 //   - config intact: the project settings file is byte-identical.
 //
-//   npm run soak -- --runs 20 --seed 7 [--steps 10] [--first-run 0] [--actions v4]
+//   npm run soak -- --runs 20 --seed 7 [--steps 10] [--first-run 0] [--actions v5]
 //
 // Prints the figures (runs, steps, faults injected by kind, invariant violations) and exits 1 on a violation.
 
@@ -22,6 +22,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  realpathSync,
   renameSync,
   rmSync,
   writeFileSync,
@@ -125,6 +126,7 @@ const ACTION_NAMES = [
   "fault:lock",
   "fault:kill-child",
   "fault:replace-session",
+  "fault:graph-deleted",
 ] as const;
 type Action = (typeof ACTION_NAMES)[number];
 
@@ -149,7 +151,7 @@ const CHANGE_KINDS_V2: Partial<Record<Action, number>> = {
   "fault:kill-child": 1,
   "fault:replace-session": 1,
 };
-const ACTION_TABLES: Record<"v1" | "v2" | "v3" | "v4", Partial<Record<Action, number>>> = {
+const ACTION_TABLES: Record<"v1" | "v2" | "v3" | "v4" | "v5", Partial<Record<Action, number>>> = {
   v1: {
     "edit-tool": 4,
     "write-tool": 2,
@@ -170,10 +172,14 @@ const ACTION_TABLES: Record<"v1" | "v2" | "v3" | "v4", Partial<Record<Action, nu
   v3: { ...CHANGE_KINDS_V2, "bash-ignore": 1 },
   // And files cgc indexes without parsing them (a File node each), also in hidden folders: made, moved, deleted.
   v4: { ...CHANGE_KINDS_V2, "bash-ignore": 1, "bash-unparsed": 2 },
+  // And the user's own `cgc delete` of the workspace's graph while the session runs.
+  v5: { ...CHANGE_KINDS_V2, "bash-ignore": 1, "bash-unparsed": 2, "fault:graph-deleted": 1 },
 };
 export type ActionTable = keyof typeof ACTION_TABLES;
-const LATEST_TABLE: ActionTable = "v4";
-const FAULTS = ACTION_NAMES.filter((action) => action.startsWith("fault:"));
+const LATEST_TABLE: ActionTable = "v5";
+/** The faults a table injects (its middle step picks one): those it names, in ACTION_NAMES' order. */
+const faultsOf = (table: ActionTable) =>
+  ACTION_NAMES.filter((action) => action.startsWith("fault:") && ACTION_TABLES[table][action] !== undefined);
 
 const COMMANDS = ["/cgc status", "/cgc sync", "/cgc doctor", "/cgc index", "/cgc index --force", "/cgc report"];
 const SETTINGS = `${JSON.stringify({ lifecycle: { syncOnStart: true }, freshness: { maxSyncsPerSession: 50 }, theirs: { kept: true } }, null, 2)}\n`;
@@ -299,7 +305,9 @@ async function soakRunOn(
     const faultStep = Math.floor(options.steps / 2);
     for (let step = 0; step < options.steps; step++) {
       const action =
-        step === faultStep ? rng.pick(FAULTS) : rng.weighted(ACTION_TABLES[options.actions ?? LATEST_TABLE]);
+        step === faultStep
+          ? rng.pick(faultsOf(options.actions ?? LATEST_TABLE))
+          : rng.weighted(ACTION_TABLES[options.actions ?? LATEST_TABLE]);
       report.steps++;
       if (!action.startsWith("fault:")) report.actions[action] = (report.actions[action] ?? 0) + 1;
       const throughPrompt = await perform(run, action, (started) => {
@@ -625,6 +633,19 @@ async function perform(run: Run, action: Action, holding: (holder: LongLivedCgc)
       }
       await running;
       return false;
+    }
+    case "fault:graph-deleted": {
+      // The user deletes the workspace's graph (`cgc delete --yes`; cgc asks for ALLOW_DB_DELETION), then the
+      // agent edits: whatever pi-cgc does next, no fresh claim may rest on a graph holding only the edit.
+      const deleted = await cgcExec(["delete", "--yes", realpathSync(run.repo.path)], {
+        cwd: run.repo.path,
+        env: { ...run.backend.env, ALLOW_DB_DELETION: "true" },
+        cgc: run.backend.cgc,
+      });
+      // pi-cgc held an embedded database at that moment: nothing was deleted, nothing injected.
+      if (!/Successfully deleted repository/.test(`${deleted.stdout}${deleted.stderr}`)) return false;
+      injected(run, "graph deleted by the user's cgc delete");
+      return perform(run, "edit-tool", holding);
     }
     case "fault:replace-session": {
       run.ui.confirmAnswer = true;
