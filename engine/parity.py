@@ -196,6 +196,23 @@ def other():
 """
 
 
+def external_parent_steps(folder: str) -> List[Step]:
+    """Classes whose parent is outside the tree: cgc makes an ExternalClass node for it, held only by the
+    INHERITS edge, so it must go when the edge does — with the file that had it, or when the parent is found in
+    the tree after all and the subclass's file, itself unchanged, has its links written again."""
+    gone, found = f"{folder}/pi_cgc_outside.py", f"{folder}/pi_cgc_later_sub.py"
+    return [
+        Step("new file: a class whose parent is outside the tree",
+             write_file(gone, "from pi_cgc_elsewhere import PiCgcOutsideBase\n\n\nclass PiCgcOutside(PiCgcOutsideBase):\n    pass\n")),
+        Step("that file deleted: its outside parent has no edge left", remove(gone)),
+        Step("new file: a class whose parent is not in the tree yet",
+             write_file(found, "class PiCgcLaterSub(PiCgcLater):\n    pass\n")),
+        # No import: cgc resolves a bare parent name that one file of the tree defines.
+        Step("the parent arrives: the unchanged subclass's file now links into the tree",
+             write_file("pi_cgc_later.py", "class PiCgcLater:\n    pass\n")),
+    ]
+
+
 def narrowing_steps() -> List[Step]:
     """Changes whose effect reaches files the change does not touch, written here (not taken from
     anyone's history): cgc's callback pre-pass links a function that calls its parameter to every
@@ -272,6 +289,7 @@ def scenario(name: str) -> tuple[Dict[str, Path], List[Step]]:
             Step("a method inserted at the top of a class other files subclass",
                  insert_method("wsgiref/handlers.py", "SimpleHandler", ADDED_METHOD)),
             Step("rename a class another file subclasses", rename_class("wsgiref/handlers.py", "SimpleHandler", "PlainHandler")),
+            *external_parent_steps("wsgiref"),
             *narrowing_steps(),
             Step("move a module into a new folder", move("wsgiref/headers.py", "wsgiref/extra/headers.py")),
             Step("new file whose names collide with existing ones", copy_in(stdlib("3.13", "wsgiref") / "util.py", "wsgiref/util_copy.py")),
@@ -288,6 +306,7 @@ def scenario(name: str) -> tuple[Dict[str, Path], List[Step]]:
         Step("a method inserted at the top of a class other files subclass",
              insert_method("importlib/_abc.py", "Loader", ADDED_METHOD)),
         Step("rename a class other files subclass", rename_class("importlib/_abc.py", "Loader", "BaseLoader")),
+        *external_parent_steps("importlib"),
         *narrowing_steps(),
         Step("move a module into a new folder", move("importlib/machinery.py", "importlib/moved/machinery.py")),
         Step("new file whose names collide with existing ones", copy_in(stdlib("3.10", "importlib") / "util.py", "importlib/util_old.py")),
@@ -609,10 +628,11 @@ def main() -> int:
             # One long-lived reader of the fresh graph saves a Python start per step; with --hold-ms 0
             # it lets go of KùzuDB's lock right after each dump, before the next index needs it.
             fresh_reader = fresh_reader or Engine(fresh_root, envs["fresh"], work / "cache-fresh", hold_ms=0)
-            fresh_answer = fresh_reader.ask("dump", out=str(fresh_dump))
+            # Each graph holds its tree alone: a node left with no edge (a purge missed) is the engine's to answer for.
+            fresh_answer = fresh_reader.ask("dump", out=str(fresh_dump), dangling=True)
             assert fresh_answer.get("ok"), fresh_answer
             engine_dump = work / "engine.dump"
-            dumped = engine.ask("dump", out=str(engine_dump))
+            dumped = engine.ask("dump", out=str(engine_dump), dangling=True)
             only_engine, only_fresh = differing(engine_dump.read_text().splitlines(), fresh_dump.read_text().splitlines())
             diff = len(only_engine) + len(only_fresh)
             total_diff += diff
