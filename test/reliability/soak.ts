@@ -2,8 +2,8 @@
 // CGC home on a fresh fixture repository. A seeded generator picks the steps: edits through pi's own edit,
 // write and bash tools, edits made outside pi, plain prompts, graph tool calls, /cgc commands (confirmations
 // answered yes or no at random), and injected faults (a second cgc holding the database lock, the running
-// cgc child SIGKILLed, the session replaced mid-sync). Each run checks at its end, and the fresh claim after
-// every prompt:
+// cgc child SIGKILLed, the session replaced mid-sync, the user's `cgc delete` of the graph). Each run checks at
+// its end, and the fresh claim after every prompt:
 //   - no orphaned process: no cgc process of the run's home once the session has ended;
 //   - no false fresh claim: whenever the chip says fresh, the graph's functions per file are the files' own,
 //     and at the end of a run the whole graph equals a full index of the same tree (canonical dumps);
