@@ -728,7 +728,7 @@ function createEngineUpdates(session, fellBack) {
   const applyOnce = async (current) => {
     await rebuiltDone;
     const { readiness, reason } = session.store.get();
-    if (readiness !== "ready") return `Nothing to update: cgc is ${readiness} (${reason}).`;
+    if (readiness === "unindexed") return `Nothing to update: cgc is unindexed (${reason}).`;
     if (abandonedRunNote(session.env, session.root)) return void 0;
     const { changedPaths: paths, freshness, rebuildNeeded } = session.store.get();
     if (rebuildNeeded) return void 0;
@@ -953,7 +953,7 @@ function installFreshness(pi, current) {
       const updated = await updates?.run(!automatic);
       if (updated !== void 0) return updated;
       const { readiness, reason } = session.store.get();
-      if (readiness !== "ready") return `Nothing to sync: cgc is ${readiness} (${reason}).`;
+      if (readiness === "unindexed") return `Nothing to sync: cgc is unindexed (${reason}).`;
       const { otherWriter } = session.store.get();
       if (otherWriter) return `Not synced: ${otherWriter}.`;
       if (automatic) session.store.apply(autoSyncCounted);

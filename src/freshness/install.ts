@@ -106,9 +106,9 @@ export function installFreshness(pi: ExtensionAPI, current: CurrentSession) {
     syncing ??= (async () => {
       const updated = await updates?.run(!automatic);
       if (updated !== undefined) return updated;
-      // Asked while the graph was ready, it may not be by now (an update found it deleted): not rebuilt unasked.
+      // Asked while the graph was ready, it may be gone by now (an update found it deleted): not indexed unasked.
       const { readiness, reason } = session.store.get();
-      if (readiness !== "ready") return `Nothing to sync: cgc is ${readiness} (${reason}).`;
+      if (readiness === "unindexed") return `Nothing to sync: cgc is unindexed (${reason}).`;
       // A full rebuild would be overwritten by it as well, and takes minutes where the engine takes a second.
       const { otherWriter } = session.store.get();
       if (otherWriter) return `Not synced: ${otherWriter}.`;

@@ -204,10 +204,10 @@ export function createEngineUpdates(session: UpdatingSession, fellBack: () => vo
 
   const applyOnce = async (current: Engine): Promise<string | undefined> => {
     await rebuiltDone;
-    // Not a graph to update (the last update found it gone, say): the probe's verdict stands, and a full
-    // rebuild is not the answer either (an unindexed workspace is indexed only as the user chose).
+    // No graph to update (the last update found it gone, say): the probe's verdict stands, and a full rebuild
+    // is not the answer either (an unindexed workspace is indexed only as the user chose).
     const { readiness, reason } = session.store.get();
-    if (readiness !== "ready") return `Nothing to update: cgc is ${readiness} (${reason}).`;
+    if (readiness === "unindexed") return `Nothing to update: cgc is unindexed (${reason}).`;
     // A previous run that never settled left a graph of unknown shape: only a full rebuild knows it.
     if (abandonedRunNote(session.env, session.root)) return undefined;
     const { changedPaths: paths, freshness, rebuildNeeded } = session.store.get();

@@ -642,8 +642,10 @@ async function perform(run: Run, action: Action, holding: (holder: LongLivedCgc)
         env: { ...run.backend.env, ALLOW_DB_DELETION: "true" },
         cgc: run.backend.cgc,
       });
-      // pi-cgc held an embedded database at that moment: nothing was deleted, nothing injected.
-      if (!/Successfully deleted repository/.test(`${deleted.stdout}${deleted.stderr}`)) return false;
+      // Nothing to delete (a run that started unindexed, a graph deleted before) or pi-cgc held an embedded
+      // database at that moment: another fault instead, so that every run injects one.
+      if (!/Successfully deleted repository/.test(`${deleted.stdout}${deleted.stderr}`))
+        return perform(run, "fault:lock", holding);
       injected(run, "graph deleted by the user's cgc delete");
       return perform(run, "edit-tool", holding);
     }
