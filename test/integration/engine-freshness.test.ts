@@ -325,6 +325,7 @@ describe("the incremental engine", () => {
     );
     expect(await names(repo, filesOfRepo)).toEqual([]);
   }, 180_000);
+
   it("the read-back calls a changed file unreflected once the disk moved on after the update: deleted, or written again", async () => {
     const repo = await repos.indexed(home.env);
     const root = realpathSync(repo.path); // the engine names files by their resolved paths
