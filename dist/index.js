@@ -952,9 +952,8 @@ function installFreshness(pi, current) {
     syncing ??= (async () => {
       const updated = await updates?.run(!automatic);
       if (updated !== void 0) return updated;
-      const { readiness, reason } = session.store.get();
+      const { readiness, reason, otherWriter } = session.store.get();
       if (readiness === "unindexed") return `Nothing to sync: cgc is unindexed (${reason}).`;
-      const { otherWriter } = session.store.get();
       if (otherWriter) return `Not synced: ${otherWriter}.`;
       if (automatic) session.store.apply(autoSyncCounted);
       const { syncAndVerify } = await import("./chunks/sync-OHWHO57P.js");

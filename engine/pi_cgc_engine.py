@@ -4604,7 +4604,7 @@ def canonical_dump(db: Database, root: Path, dangling: bool = False) -> List[str
         label, props = _props(record["n"])
         if in_repo(props):
             lines.append(f"N {label} {render(props)}")
-        elif "path" not in props:
+        elif dangling and "path" not in props:
             unplaced.add(f"N {label} {render(props)}")
     pathless: Set[str] = set()
     linked: Set[str] = set()  # the pathless nodes at an end of any edge (dangling: the others)

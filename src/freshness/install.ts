@@ -106,11 +106,10 @@ export function installFreshness(pi: ExtensionAPI, current: CurrentSession) {
     syncing ??= (async () => {
       const updated = await updates?.run(!automatic);
       if (updated !== undefined) return updated;
+      const { readiness, reason, otherWriter } = session.store.get();
       // Asked while the graph was ready, it may be gone by now (an update found it deleted): not indexed unasked.
-      const { readiness, reason } = session.store.get();
       if (readiness === "unindexed") return `Nothing to sync: cgc is unindexed (${reason}).`;
       // A full rebuild would be overwritten by it as well, and takes minutes where the engine takes a second.
-      const { otherWriter } = session.store.get();
       if (otherWriter) return `Not synced: ${otherWriter}.`;
       if (automatic) session.store.apply(autoSyncCounted);
       const { syncAndVerify } = await import("./sync.ts");
