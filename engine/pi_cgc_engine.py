@@ -433,6 +433,7 @@ class KeptWalk:
         # During a walk with the queue trusted (see _changed_only): the kept folders looked at again.
         self.direct = False
         self.tried: List[str] = []
+        self.visited: Set[str] = set()  # the folders listed in the walk under way
 
     def unchanged(self, path: str, kept: _WalkedDir) -> bool:
         if kept.volatile:
@@ -455,7 +456,7 @@ class KeptWalk:
         self.whole = key is None or key != self.key or not self.dirs
         self.key = key
         self.listed, self.reused, self.handed = {}, [], 0
-        self.direct, self.tried = False, []
+        self.direct, self.tried, self.visited = False, [], set()
         if key is None:
             self.dirs = {}
             return original(path, spec, ignore_dirs, ignore_root)
@@ -484,9 +485,10 @@ class KeptWalk:
         5 000 files (530 folders), the part of an update's walk that grew with the tree. A folder no longer walked
         shows as a change of its parent (its entry went), whose new listing then drops it (finish)."""
         self.direct = True
-        named = [path for path, kept in self.dirs.items() if kept.volatile or kept.wd < 0 or kept.wd in self.dirty]
+        # (in path order: a folder before those under it, which its listing may have visited already)
+        named = sorted(path for path, kept in self.dirs.items() if kept.volatile or kept.wd < 0 or kept.wd in self.dirty)
         for path in named:
-            if not self.unchanged(path, self.dirs[path]):
+            if path not in self.visited and not self.unchanged(path, self.dirs[path]):
                 self.tried.append(path)
                 yield from self._visit(path, onerror)
 
@@ -499,7 +501,10 @@ class KeptWalk:
         else:
             yield from self._visit(path, onerror)
 
-    def _visit(self, path: str, onerror: Any) -> Iterator[Tuple[str, List[str], List[str]]]:
+    def _visit(self, path: str, onerror: Any, fresh: bool = False) -> Iterator[Tuple[str, List[str], List[str]]]:
+        """Lists a folder again. `fresh`: it is under a folder replaced by another of its name, so what is kept under
+        its path (a folder that went with the old one, whose watch saw nothing) is no guide."""
+        self.visited.add(path)
         times = _dir_times(path)
         wd = self.events.watch(path, times[3]) if self.events is not None and times is not None else -1
         if wd >= 0:
@@ -523,7 +528,11 @@ class KeptWalk:
         # A directory listed again (an entry came or went): cgc's verdict on an entry is a function of its path, its
         # kind and the rules, so only the entries its last listing did not have are handed to cgc to prune and
         # filter (a new file in a folder of 170 costs 5 ms less); the others keep the verdict they had.
-        before = None if self.whole or volatile else self.dirs.get(top)
+        before = None if self.whole or volatile or fresh else self.dirs.get(top)
+        # Another folder of the same path (the old one moved away, this one made or moved in): its entries are new.
+        replaced = before is not None and times is not None and before.times[2:] != times[2:]
+        if replaced:
+            before = None
         if before is None or before.volatile:
             self.handed += len(dirs) + len(nondirs)
             yield top, dirs, nondirs  # cgc prunes dirs in place
@@ -543,7 +552,9 @@ class KeptWalk:
         if times is not None:
             self.listed[top] = _WalkedDir(times, listed_ns, subdirs, volatile, list(carried), names, dirnames, wd)
         for sub in subdirs:
-            if self.whole or self.direct and sub not in self.dirs:
+            if fresh or replaced:
+                yield from self._visit(sub, onerror, fresh=True)
+            elif self.whole or self.direct and sub not in self.dirs:
                 yield from self._visit(sub, onerror)  # (a kept one under a folder listed directly was judged above)
             elif not self.direct:
                 yield from self._descend(sub, onerror)

@@ -120,6 +120,13 @@ engine._dir_times, engine.RACY_NS = real_times, racy
 os.rename(root / "big/sub", outside / "sub_before")
 write("big/sub/z.py")
 check("a folder replaced by another of its name")
+# Again, the new one with a subfolder of the same name as one of the old one's: the old subfolder went out of the tree
+# with its parent, so nothing is queued for it, and its kept listing is not the new one's.
+write("big/sub/inner/old.py")
+check("a subfolder made")
+os.rename(root / "big/sub", outside / "sub_before_2")
+write("big/sub/inner/new.py")
+check("a folder replaced by another of its name with a subfolder of the same name")
 # More changes than the kernel queues (max_queued_events): the ones after are dropped, the walk must see them anyway.
 write("flood/keep.py")
 check("a new folder")
