@@ -483,7 +483,7 @@ class KeptWalk:
         """With the kernel's queue trusted, the kept folders it names, and those it does not watch (by their times),
         are looked at; the others stand without a visit. A descent through every kept folder costs about 1 ms at
         5 000 files (530 folders), the part of an update's walk that grew with the tree. A folder no longer walked
-        shows as a change of its parent (its entry went), whose new listing then drops it (finish)."""
+        shows as a change of its parent (its entry went), whose new listing then drops it (_finish_changed)."""
         self.direct = True
         # (in path order: a folder before those under it, which its listing may have visited already)
         named = sorted(path for path, kept in self.dirs.items() if kept.volatile or kept.wd < 0 or kept.wd in self.dirty)
