@@ -571,7 +571,7 @@ class KeptWalk:
                 listed.files.append(file)
         if self.direct:
             return self._finish_changed()
-        before, last, last_keys = self.dirs, self.result, self.result_keys
+        before, last = self.dirs, self.result
         dirs = dict(self.listed)
         reused = set(self.reused)
         for path in self.reused:
@@ -592,17 +592,8 @@ class KeptWalk:
             had = {file.as_posix() for path, kept in before.items() if path not in reused for file in kept.files}
             has = {file.as_posix(): file for file in listed_files}
             went, came = had - has.keys(), [(key, file) for key, file in has.items() if key not in had]
-        if went is not None and came is not None and len(went) + len(came) <= 256:
-            files, keys = list(last), list(last_keys)  # type: ignore[arg-type]
-            for key in went:
-                at = bisect.bisect_left(keys, key)
-                if at < len(keys) and keys[at] == key:
-                    del keys[at], files[at]
-            for key, file in came:
-                at = bisect.bisect_left(keys, key)
-                keys.insert(at, key)
-                files.insert(at, file)
-            self.delta = (last, went, [key for key, _ in came])  # type: ignore[arg-type]
+        if last is not None and went is not None and came is not None and len(went) + len(came) <= 256:
+            files, keys = self._spliced(last, went, came)
         else:
             files = listed_files
             for path in reused:
@@ -611,6 +602,20 @@ class KeptWalk:
             keys = [file.as_posix() for file in files]
         self.result, self.result_keys = files, keys
         return files
+
+    def _spliced(self, last: List[Path], went: Set[str], came: List[Tuple[str, Path]]) -> Tuple[List[Path], List[str]]:
+        """The last answer less the files gone, with those come, each where it sorts; the change kept as `delta`."""
+        files, keys = list(last), list(self.result_keys)
+        for key in went:
+            at = bisect.bisect_left(keys, key)
+            if at < len(keys) and keys[at] == key:
+                del keys[at], files[at]
+        for key, file in came:
+            at = bisect.bisect_left(keys, key)
+            keys.insert(at, key)
+            files.insert(at, file)
+        self.delta = (last, went, [key for key, _ in came])
+        return files, keys
 
     def _finish_changed(self) -> List[Path]:
         """finish after _changed_only: the kept folders are changed in place, and only where the walk looked."""
@@ -655,16 +660,7 @@ class KeptWalk:
         self.last = (relisted, len(dirs) - relisted)
         self.listed, self.tried, self.direct = {}, [], False
         if last is not None and len(went) + len(came) <= 256:
-            files, keys = list(last), list(self.result_keys)
-            for key in went:
-                at = bisect.bisect_left(keys, key)
-                if at < len(keys) and keys[at] == key:
-                    del keys[at], files[at]
-            for key, file in came:
-                at = bisect.bisect_left(keys, key)
-                keys.insert(at, key)
-                files.insert(at, file)
-            self.delta = (last, went, [key for key, _ in came])
+            files, keys = self._spliced(last, went, came)
         else:
             files = sorted((file for walked in dirs.values() for file in walked.files), key=lambda file: file.as_posix())
             keys = [file.as_posix() for file in files]
