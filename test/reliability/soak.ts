@@ -12,7 +12,7 @@
 //   - no lost user file: every file holds what the user, the agent and the run wrote, nothing else;
 //   - config intact: the project settings file is byte-identical.
 //
-//   npm run soak -- --runs 20 --seed 7 [--steps 10] [--first-run 0] [--actions v5]
+//   npm run soak -- --runs 20 --seed 7 [--steps 10] [--first-run 0] [--actions v6]
 //
 // Prints the figures (runs, steps, faults injected by kind, invariant violations) and exits 1 on a violation.
 
@@ -117,6 +117,7 @@ const ACTION_NAMES = [
   "bash-new-folder",
   "bash-ignore",
   "bash-unparsed",
+  "bash-replace-folder",
   "outside-edit",
   "outside-delete",
   "outside-rename",
@@ -151,7 +152,7 @@ const CHANGE_KINDS_V2: Partial<Record<Action, number>> = {
   "fault:kill-child": 1,
   "fault:replace-session": 1,
 };
-const ACTION_TABLES: Record<"v1" | "v2" | "v3" | "v4" | "v5", Partial<Record<Action, number>>> = {
+const ACTION_TABLES: Record<"v1" | "v2" | "v3" | "v4" | "v5" | "v6", Partial<Record<Action, number>>> = {
   v1: {
     "edit-tool": 4,
     "write-tool": 2,
@@ -174,9 +175,11 @@ const ACTION_TABLES: Record<"v1" | "v2" | "v3" | "v4" | "v5", Partial<Record<Act
   v4: { ...CHANGE_KINDS_V2, "bash-ignore": 1, "bash-unparsed": 2 },
   // And the user's own `cgc delete` of the workspace's graph while the session runs.
   v5: { ...CHANGE_KINDS_V2, "bash-ignore": 1, "bash-unparsed": 2, "fault:graph-deleted": 1 },
+  // And a folder moved out of the tree with another of its name made in its place, a subfolder of the same name in both.
+  v6: { ...CHANGE_KINDS_V2, "bash-ignore": 1, "bash-unparsed": 2, "fault:graph-deleted": 1, "bash-replace-folder": 1 },
 };
 export type ActionTable = keyof typeof ACTION_TABLES;
-const LATEST_TABLE: ActionTable = "v5";
+const LATEST_TABLE: ActionTable = "v6";
 /** The faults a table injects (its middle step picks one): those it names, in ACTION_NAMES' order. */
 const faultsOf = (table: ActionTable) =>
   ACTION_NAMES.filter((action) => action.startsWith("fault:") && ACTION_TABLES[table][action] !== undefined);
@@ -523,6 +526,33 @@ async function perform(run: Run, action: Action, holding: (holder: LongLivedCgc)
         "bash",
       );
       run.files.set(path, `def ${name}():\n    return 4\n`);
+      return true;
+    }
+    case "bash-replace-folder": {
+      // A folder bash-new-folder made (pkg/<name>_dir/inner/…) moved out of the tree whole, and one of its name made
+      // with an inner/ again: the old inner/ went with its parent, so nothing is said of it where it was.
+      const folders = [...new Set(madeFiles(run).map((path) => /^(pkg\/[^/]+_dir)\/inner\//.exec(path)?.[1]))].filter(
+        (folder): folder is string => folder !== undefined,
+      );
+      if (folders.length === 0) {
+        // None yet: one is made and left to settle first (the engine must have walked it for the move to matter).
+        await perform(run, "bash-new-folder", holding);
+        await quiet(run, true);
+        return perform(run, "bash-replace-folder", holding);
+      }
+      const folder = rng.pick(folders);
+      const name = newFunction(run);
+      const path = `${folder}/inner/${name}.py`;
+      await prompt(
+        run,
+        toolStep("bash", {
+          command: `mv ${folder} ../moved_${name} && mkdir -p ${folder}/inner && printf 'def ${name}():\\n    return 6\\n' > ${path}`,
+        }),
+        "bash",
+      );
+      for (const [file, content] of run.files)
+        if (content !== undefined && file.startsWith(`${folder}/`)) run.files.set(file, undefined);
+      run.files.set(path, `def ${name}():\n    return 6\n`);
       return true;
     }
     case "bash-ignore": {
