@@ -640,22 +640,22 @@ class KeptWalk:
         had = {file.as_posix() for path in itertools.chain(listed, removed) if path in dirs for file in dirs[path].files}
         has = {file.as_posix(): file for path, walked in listed.items() if path not in removed for file in walked.files}
         went, came = had - has.keys(), [(key, file) for key, file in has.items() if key not in had]
-        # The watches of the folders gone, or of a folder now another of the same path, unless another still has them.
-        gone_watches = {dirs[path].wd for path in removed if path in dirs and dirs[path].wd >= 0}
-        gone_watches.update(dirs[path].wd for path, walked in listed.items()
-                            if path in dirs and dirs[path].wd >= 0 and dirs[path].wd != walked.wd)
+        # The watches of the folders gone (kept or just listed), and a folder's old one where another of its path came.
+        stale = {entry.wd for path in removed for entry in (dirs.get(path), listed.get(path))
+                 if entry is not None and entry.wd >= 0}
+        stale.update(dirs[path].wd for path, walked in listed.items()
+                     if path in dirs and dirs[path].wd >= 0 and dirs[path].wd != walked.wd)
         for path in removed:
             dirs.pop(path, None)
         for path, walked in listed.items():
             if path not in removed:
                 dirs[path] = walked
         if self.events is not None and self.events.on:
-            if gone_watches:
-                gone_watches -= {walked.wd for walked in dirs.values()}  # (rare: only when folders went)
-            new_watches = {walked.wd for path, walked in listed.items() if walked.wd >= 0 and path not in removed}
-            kept = (self.watched - gone_watches) | new_watches
-            self.events.forget(kept, self.watched | new_watches)
-            self.watched = kept
+            if stale:
+                stale -= {walked.wd for walked in dirs.values()}  # unless a folder kept has it (rare: folders went)
+                self.events.forget(self.watched - stale, self.watched)
+                self.watched -= stale
+            self.events.count = len(self.watched)  # (watch counts a folder listed again as a new watch)
         relisted = sum(path not in removed for path in listed)
         self.last = (relisted, len(dirs) - relisted)
         self.listed, self.tried, self.direct = {}, [], False
