@@ -40,11 +40,15 @@ from typing import Any, Callable, Dict, List, Optional, Set
 
 HERE = Path(__file__).resolve().parent
 PROJECT = HERE.parent
-ENGINE = HERE / "pi_cgc_engine.py"
+ENGINE = HERE / "pi-cgc-engine.py"
+FAULT_ENGINE = HERE / "tests" / "fault_engine.py"
 PYTHON = Path(sys.executable)
 CGC = PYTHON.parent / "cgc"
 PYENV = Path.home() / ".pyenv" / "versions"
 NODE_MODULES = PROJECT / "node_modules"
+# The engine's serve flags (--check unless --no-check), and whether it runs with a planted wrong narrowing.
+ENGINE_FLAGS: List[str] = []
+NARROW_FAULT = [False]
 # The engine's WRITTEN_ELSEWHERE (not imported: importing the engine turns this process's stdout to stderr).
 WRITTEN_ELSEWHERE = "graph-written-elsewhere"
 
@@ -324,9 +328,12 @@ def scenario(name: str) -> tuple[Dict[str, Path], List[Step]]:
 
 
 class Engine:
-    def __init__(self, root: Path, env: Dict[str, str], cache: Path, hold_ms: int = 500):
+    def __init__(self, root: Path, env: Dict[str, str], cache: Path, hold_ms: int = 500, replayed: bool = True):
+        # The engine of the replayed tree runs with the harness's flags (and fault); the fresh side's only dumps.
+        program = [str(FAULT_ENGINE), "--narrow-fault"] if replayed and NARROW_FAULT[0] else [str(ENGINE)]
         self.proc = subprocess.Popen(
-            [str(PYTHON), str(ENGINE), "serve", "--root", str(root), "--cache-dir", str(cache), "--hold-ms", str(hold_ms)],
+            [str(PYTHON), *program, "serve", "--root", str(root), "--cache-dir", str(cache), "--hold-ms", str(hold_ms),
+             *(ENGINE_FLAGS if replayed else [])],
             cwd=root, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=sys.stderr, text=True,
         )
         self.next_id = 0
@@ -526,7 +533,9 @@ def main() -> int:
                              "else wrote the graph (it then never held the old content), and after a full index "
                              "just before the change, told the graph was rebuilt (the changed paths unknown)")
     parser.add_argument("--no-check", action="store_true",
-                        help="run the engine without PI_CGC_ENGINE_CHECK (its narrowed resolution then goes unchecked)")
+                        help="run the engine without --check (its narrowed resolution then goes unchecked)")
+    parser.add_argument("--narrow-fault", action="store_true",
+                        help="the engine with a planted wrong narrowing (engine/tests/fault_engine.py): the check must refuse it")
     parser.add_argument("--watcher", action="store_true",
                         help="measure cgc's own watcher instead of the engine: `cgc watch` keeps the first tree's "
                              "graph, the engine only dumps it (needs --falkor-port or --neo4j-uris)")
@@ -541,7 +550,7 @@ def main() -> int:
     shutil.rmtree(work, ignore_errors=True)
     # Both trees share a basename, so a repository-relative dump is comparable line for line.
     engine_root, fresh_root = work / "engine" / "repo", work / "fresh" / "repo"
-    base = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR", "TREE_SITTER_LANGUAGE_PACK_LIBS_DIR", "PI_CGC_ENGINE_SKIP_INCOMING", "PI_CGC_ENGINE_NARROW_FAULT")}
+    base = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR", "TREE_SITTER_LANGUAGE_PACK_LIBS_DIR")}
     base.update(COLUMNS="10000", ENABLE_AUTO_WATCH="false")
     envs = {}
     for side in ("engine", "fresh"):
@@ -559,7 +568,8 @@ def main() -> int:
     # The engine checks each narrowed resolution against the full one and refuses an update on any
     # difference, so a step that narrows wrongly fails here even when the graphs happen to agree.
     if not args.no_check:
-        envs["engine"]["PI_CGC_ENGINE_CHECK"] = "1"
+        ENGINE_FLAGS.append("--check")
+    NARROW_FAULT[0] = args.narrow_fault
 
     initial, steps = scenario(args.scenario)
     steps = steps[: args.max_steps] if args.max_steps else steps
@@ -627,7 +637,7 @@ def main() -> int:
             fresh_dump = work / "fresh.dump"
             # One long-lived reader of the fresh graph saves a Python start per step; with --hold-ms 0
             # it lets go of KùzuDB's lock right after each dump, before the next index needs it.
-            fresh_reader = fresh_reader or Engine(fresh_root, envs["fresh"], work / "cache-fresh", hold_ms=0)
+            fresh_reader = fresh_reader or Engine(fresh_root, envs["fresh"], work / "cache-fresh", hold_ms=0, replayed=False)
             # Each graph holds its tree alone: a node left with no edge (a purge missed) is the engine's to answer for.
             fresh_answer = fresh_reader.ask("dump", out=str(fresh_dump), dangling=True)
             assert fresh_answer.get("ok"), fresh_answer

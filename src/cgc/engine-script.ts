@@ -1,4 +1,4 @@
-// pi-cgc's engine script (engine/pi_cgc_engine.py), run by cgc's own Python: the incremental engine
+// pi-cgc's engine script (engine/pi-cgc-engine.py), run by cgc's own Python: the incremental engine
 // (src/freshness/engine.ts), and cgc's own index with FalkorDB Lite's fault written around.
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -18,7 +18,7 @@ export function engineFile(name: string): string {
   }
 }
 
-export const ENGINE_SCRIPT = engineFile("pi_cgc_engine.py");
+export const ENGINE_SCRIPT = engineFile("pi-cgc-engine.py");
 
 /** The cgc versions the engine was proven on (parity with a full index): any other falls back to full rebuilds. */
 export const PROVEN_CGC_VERSIONS = ["0.6.13"];

@@ -1,4 +1,4 @@
-// The client of pi-cgc's incremental engine (engine/pi_cgc_engine.py, ADR 0011): a long-lived child run by
+// The client of pi-cgc's incremental engine (engine/pi-cgc-engine.py, ADR 0011): a long-lived child run by
 // cgc's own Python through the one runner, that applies "these paths changed" to the graph with cgc's own
 // library and leaves it as a full index of the same tree would. JSON lines: one `ready` (or `refused`)
 // line first, then one answer per request, matched by id. The engine opens the database only to write
@@ -75,6 +75,11 @@ export interface EngineOptions {
   /** How long the engine keeps the database open after its last request (its `--hold-ms`). */
   holdMs?: number;
   env?: Record<string, string>;
+  /**
+   * The program and its leading arguments, for tests only: engine/tests/fault_engine.py and a fault. Default: the
+   * engine script pi-cgc ships.
+   */
+  program?: string[];
 }
 
 type Waiter = (answer: Record<string, unknown>) => void;
@@ -113,7 +118,7 @@ export function startEngine(options: EngineOptions): Engine {
   const handle: LongLivedHandle & { child: import("node:child_process").ChildProcess | undefined } =
     options.runner.startLongLived(
       [
-        ENGINE_SCRIPT,
+        ...(options.program ?? [ENGINE_SCRIPT]),
         "serve",
         "--root",
         options.root,

@@ -75,7 +75,7 @@ export function noteRunStarted(
   return Object.assign(settle, { windowId: closeWindow.id });
 }
 
-/** The file in the engine's cache folder that engine/pi_cgc_engine.py reads as WRITTEN_ELSEWHERE. */
+/** The file in the engine's cache folder that the engine (engine/pi_cgc_engine/cache.py) reads as WRITTEN_ELSEWHERE. */
 const ENGINE_WRITTEN_ELSEWHERE = "graph-written-elsewhere";
 
 /**

@@ -1,10 +1,13 @@
-// Test-side access to pi-cgc's incremental graph engine (engine/pi_cgc_engine.py) and its parity
+// Test-side access to pi-cgc's incremental graph engine (engine/pi-cgc-engine.py) and its parity
 // harness (engine/parity.py), both run by the project venv's python: the interpreter that owns cgc.
 
 import { spawn, spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { expect } from "vitest";
 import { childEnv, PROJECT_ROOT } from "./cgc-env.ts";
+
+/** The engine with a fault planted (engine/tests/fault_engine.py): its flags, then the engine's own arguments. */
+export const FAULT_ENGINE = join(PROJECT_ROOT, "engine", "tests", "fault_engine.py");
 
 export function venvPython(): string {
   return join(PROJECT_ROOT, ".venv", "bin", "python");

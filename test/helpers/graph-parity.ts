@@ -32,7 +32,7 @@ export interface ParityResult {
   keptIn?: string;
 }
 
-/** The canonical dump of the graph of `root` (engine/pi_cgc_engine.py dump, by that cgc's Python). */
+/** The canonical dump of the graph of `root` (engine/pi-cgc-engine.py dump, by that cgc's Python). */
 export async function graphDump(root: string, graph: GraphAccess): Promise<string[]> {
   const out = join(mkdtempSync(join(tmpdir(), "pi-cgc-dump-")), "dump.txt");
   try {

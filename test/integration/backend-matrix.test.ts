@@ -33,7 +33,7 @@ const CASE_BUDGET = 300_000;
 
 /**
  * How an agent's edit reaches the graph on each backend: through the engine wherever its parity was proven
- * (engine/pi_cgc_engine.py PROVEN_BACKENDS; test/integration/engine-parity.test.ts). On FalkorDB Lite cgc's
+ * (engine/pi_cgc_engine/database.py PROVEN_BACKENDS; test/integration/engine-parity.test.ts). On FalkorDB Lite cgc's
  * index into a database it has used before leaves functions no file contains (cgc 0.6.13 with falkordblite 0.9.0,
  * docs/cgc-compat.md), and the cases start from such a graph: only a full rebuild makes it whole, and pi-cgc's
  * own (cgc's index through the engine script) does. (test/integration/falkordb-lite.test.ts has the rest.)

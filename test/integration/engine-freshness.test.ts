@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createRunner } from "../../src/cgc/runner.ts";
 import { startEngine } from "../../src/freshness/engine.ts";
 import { type CgcHome, cgcBinary, cgcExec, cgcStart, makeCgcHome } from "../helpers/cgc-env.ts";
-import { venvPython } from "../helpers/engine.ts";
+import { FAULT_ENGINE, venvPython } from "../helpers/engine.ts";
 import { compareWithFullIndexInNewHome } from "../helpers/graph-parity.ts";
 import { cgcStatus, type PiHarness, recordingUi, startPi, toolResults, waitFor } from "../helpers/pi-sdk.ts";
 import { caseRepos, type TinyRepo } from "../helpers/repos.ts";
@@ -86,7 +86,7 @@ function engines(repo: TinyRepo, cacheName: string) {
     env: { ...process.env, ...home.env },
     budgets: { probe: 60_000, query: 60_000, maintenance: 120_000, longLived: 0 },
   });
-  const launch = (extra: Record<string, string> = {}) =>
+  const launch = (faults: string[] = []) =>
     startEngine({
       runner,
       python: venvPython(),
@@ -94,7 +94,8 @@ function engines(repo: TinyRepo, cacheName: string) {
       cacheDir,
       startBudgetMs: 120_000,
       holdMs: 200,
-      env: { ...process.env, ...home.env, ...extra } as Record<string, string>,
+      env: { ...process.env, ...home.env } as Record<string, string>,
+      ...(faults.length > 0 ? { program: [FAULT_ENGINE, ...faults] } : {}),
     });
   return { root, cacheDir, launch };
 }
@@ -263,7 +264,7 @@ describe("the incremental engine", () => {
     // Killed once the quiet moment has passed during the update: no turn's end is left to start the full
     // rebuild; the failure itself must (it did not: the chip stayed "possibly stale" until the next prompt).
     await waitFor(() => /^cgc updating… ([3-9]|\d{2,})s/.test(s.chip() ?? ""), "the update to run for 3 s", 60_000);
-    const [engine] = processesOf(home.home, /pi_cgc_engine\.py serve/);
+    const [engine] = processesOf(home.home, /pi-cgc-engine\.py serve/);
     expect(engine).toBeDefined();
     process.kill(engine?.pid as number, "SIGKILL");
     await waitFor(() => s.chip() === "cgc ready · fresh", "fresh after the full rebuild", 180_000);
@@ -409,7 +410,7 @@ describe("the incremental engine", () => {
     const savesWaiting = () => readdirSync(cacheDir).filter((name) => name.endsWith(".saving"));
     const untrusted = () => readdirSync(cacheDir).some((name) => name.endsWith(".untrusted"));
     const text = join(root, "pkg", "text.py");
-    const first = launch({ PI_CGC_ENGINE_SAVE_GATE: gate });
+    const first = launch(["--save-gate", gate]);
     try {
       expect((await first.started).phase).toBe("ready");
       expect((await first.rebuilt([], 120_000)).ok).toBe(true); // the tree is the graph's: a trusted cache
@@ -434,7 +435,7 @@ describe("the incremental engine", () => {
       await first.stop();
     }
     // The next engine starts from that cache, trusted, and holds the second edit already.
-    const next = launch({});
+    const next = launch();
     try {
       const started = await next.started;
       expect(started.phase === "ready" && started.facts.trusted, JSON.stringify(started)).toBe(true);
@@ -449,13 +450,13 @@ describe("the incremental engine", () => {
   function gatedEngines(repo: TinyRepo, name: string) {
     const { root, launch } = engines(repo, `${name}-cache`);
     const gate = join(home.home, `${name}-parse-gate`);
-    return { gated: join(root, "pkg", "parse_gated.py"), gate, launch, gatedEnv: { PI_CGC_ENGINE_PARSE_GATE: gate } };
+    return { gated: join(root, "pkg", "parse_gated.py"), gate, launch, gatedFaults: ["--parse-gate", gate] };
   }
 
   it("a stop that reaches the engine while cgc parses a file ends it, and the next engine writes that file whole", async () => {
     const repo = await repos.indexed(home.env);
-    const { gated, gate, launch, gatedEnv } = gatedEngines(repo, "stop-in-parse");
-    const first = launch(gatedEnv);
+    const { gated, gate, launch, gatedFaults } = gatedEngines(repo, "stop-in-parse");
+    const first = launch(gatedFaults);
     try {
       expect((await first.started).phase).toBe("ready");
       expect((await first.rebuilt([], 120_000)).ok).toBe(true);
@@ -486,9 +487,9 @@ describe("the incremental engine", () => {
 
   it("a file cgc failed to parse once (read mid-write, say) is not read back as reflected; the next update writes it whole", async () => {
     const repo = await repos.indexed(home.env);
-    const { gated, gate, launch, gatedEnv } = gatedEngines(repo, "failed-parse");
+    const { gated, gate, launch, gatedFaults } = gatedEngines(repo, "failed-parse");
     writeFileSync(gate, ""); // parses go through at once; the one below fails
-    const engine = launch(gatedEnv);
+    const engine = launch(gatedFaults);
     try {
       expect((await engine.started).phase).toBe("ready");
       expect((await engine.rebuilt([], 120_000)).ok).toBe(true);

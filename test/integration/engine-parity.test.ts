@@ -36,12 +36,11 @@ describe("engine parity with a fresh full index", () => {
   }, 1_800_000);
 
   it("the engine's check refuses a narrowed resolution that leaves out a file the change reaches (a planted fault)", async () => {
-    // PI_CGC_ENGINE_NARROW_FAULT=1 re-resolves only the changed files; the second step deletes a file
+    // --narrow-fault re-resolves only the changed files; the second step deletes a file
     // others import, so their rows change too, and the check (on in the harness) must refuse it.
     const work = mkdtempSync(join(tmpdir(), "pi-cgc-parity-fault-"));
     const run = await runParity(
-      ["--scenario", "long", "--work", work, "--falkor-port", String(falkor.port), "--max-steps", "2"],
-      { PI_CGC_ENGINE_NARROW_FAULT: "1" },
+      ["--scenario", "long", "--work", work, "--falkor-port", String(falkor.port), "--max-steps", "2", "--narrow-fault"],
     );
     const refused = run.steps.filter((step) => !step.ok) as Array<ParityStep & { reason?: string }>;
     expect(refused.length, `${JSON.stringify(run.steps, null, 1)}\n${run.stderr.slice(-4000)}`).toBeGreaterThan(0);

@@ -372,7 +372,7 @@ const chip = (run: Run) => run.ui.statuses.get("cgc");
 async function quiet(run: Run, afterAgentRun: boolean): Promise<void> {
   // The engine lives as long as the session: idle means no other child of pi-cgc's runs.
   const working = () => {
-    const engines = new Set(processesOf(run.home.home, /pi_cgc_engine\.py serve/).map((engine) => engine.pid));
+    const engines = new Set(processesOf(run.home.home, /pi-cgc-engine\.py serve/).map((engine) => engine.pid));
     return liveGroups().filter((group) => !engines.has(group));
   };
   const idle = () => !BUSY_CHIP.test(chip(run) ?? "") && working().length === 0;
@@ -705,7 +705,7 @@ async function firstWriter(run: Run, timeoutMs: number): Promise<{ pid: number; 
     const child = cgcProcesses(run.home.home).find((process_) => / index /.test(process_.args));
     // KùzuDB shows the first write (its WAL); elsewhere the running index child is the best sign there is.
     if (child && (run.backend.name !== "kuzudb" || existsSync(wal))) return { pid: child.pid, what: "cgc child" };
-    const engine = processesOf(run.home.home, /pi_cgc_engine\.py serve/)[0];
+    const engine = processesOf(run.home.home, /pi-cgc-engine\.py serve/)[0];
     if (engine && /^cgc updating…/.test(chip(run) ?? "")) return { pid: engine.pid, what: "engine" };
     return undefined;
   }, timeoutMs);

@@ -1,0 +1,226 @@
+"""The engine's warm-start cache: its state pickled beside pi's agent folder, saved when idle (aside, in a
+forked copy, where memory allows), and the markers that say whether the saved state is what the graph holds."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Dict, List, Optional, Set, Tuple
+
+from .files import FileEntry
+from .memory import SAVE_IDLE_S, PageReclaim, spare_memory_for_a_copy
+from .protocol import log
+
+if TYPE_CHECKING:
+    from .database import Database
+    from .tree_state import TreeState
+
+# A file in the cache directory that says something else wrote the graph after the cache was saved (pi-cgc
+# writes it before every full index it runs: src/lifecycle/interrupted.ts), so the cache is not the graph's model.
+WRITTEN_ELSEWHERE = "graph-written-elsewhere"
+# The warm-start cache's layout; a cache of another layout is a cold start.
+CACHE_FORMAT = 3
+
+
+class CacheKeeping:
+    """The cache half of the Engine: what it saves, when, and whether the saved state can be trusted."""
+
+    root: Path
+    version: str
+    db: "Database"
+    state: "TreeState"
+    cache_file: Optional[Path]
+    cache_dirty: bool
+    cached_state: Optional["TreeState"]
+    saving: Optional[Tuple[int, int, Path, bool]]
+    ending: List[Tuple[int, Path]]
+    save_started: float
+    last_save_s: float
+    pages: PageReclaim
+    requests: int
+    trusted: bool
+    unknown: Set[str]
+
+    def dirty_marker(self) -> Optional[Path]:
+        return self.cache_file.with_suffix(".dirty") if self.cache_file else None
+
+    def untrusted_marker(self) -> Optional[Path]:
+        """Present while the saved cache may not be what the graph holds: from an update's commit until the
+        cache that describes it is saved, and for a cache saved from a state read off the disk."""
+        return self.cache_file.with_suffix(".untrusted") if self.cache_file else None
+
+    def distrusted(self) -> bool:
+        """The saved cache may not be what the graph holds (its marker), or something else wrote the graph
+        after (a full index pi-cgc ran: WRITTEN_ELSEWHERE)."""
+        marker = self.untrusted_marker()
+        if self.cache_file is None or marker is None:
+            return True
+        return marker.exists() or (self.cache_file.parent / WRITTEN_ELSEWHERE).exists()
+
+    def distrust(self) -> None:
+        """Another process holds the database: it may be writing it, and a writer such as `cgc watch` leaves
+        no stamp on the graph for an incremental change (it stamps the Repository only at its first scan), so
+        what the graph holds from now on is not known to be the state. The next update writes every file's
+        links again, as after a start from the disk; the saved cache is not trusted either."""
+        self.trusted = False
+        marker = self.untrusted_marker()
+        if marker is not None:
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            marker.write_text("another process held the database: it may have written the graph\n", encoding="utf-8")
+
+    def trust(self) -> None:
+        """The state is what the graph holds now (after an update or a rebuild)."""
+        self.trusted = True
+        self.unknown = set()
+        if self.cache_file is not None:
+            (self.cache_file.parent / WRITTEN_ELSEWHERE).unlink(missing_ok=True)
+
+    def load_cache(self) -> Dict[str, FileEntry]:
+        if self.cache_file is None:
+            return {}
+        for left in self.cache_file.parent.glob(self.cache_file.stem + ".*.saving"):
+            left.unlink(missing_ok=True)  # a save aside stopped before it was done (its engine was killed)
+        if not self.cache_file.exists():
+            return {}
+        try:
+            with self.cache_file.open("rb") as handle:
+                blob = pickle.load(handle)
+            if blob.get("cgc") == self.version and blob.get("root") == self.root.as_posix() and blob.get("format") == CACHE_FORMAT:
+                self.db.binder_failures.update(blob.get("binder_failures", {}))
+                self.cached_state = blob.get("state")
+                return blob["state"].files
+        except Exception as error:  # noqa: BLE001 - a bad cache is a cold start, never a failure
+            log(f"cache ignored: {error}")
+        return {}
+
+    def save_cache(self) -> None:
+        self.abandon_save()
+        self.cache_dirty = False
+        if self.cache_file is None:
+            return
+        temp = self.cache_file.with_suffix(".tmp")
+        started = time.monotonic()
+        self.write_cache(temp)
+        # A cache with paths of unknown content in the graph is not its model either (the set is not saved).
+        self.install_cache(temp, self.trusted and not self.unknown)
+        self.last_save_s = time.monotonic() - started
+
+    def write_cache_aside(self, temp: Path) -> None:
+        """The save, in the forked copy (its own method: the tests' engine wraps it to hold a save open)."""
+        self.write_cache(temp)
+
+    def write_cache(self, temp: Path) -> None:
+        temp.parent.mkdir(parents=True, exist_ok=True)
+        with temp.open("wb") as handle:
+            pickle.dump({"cgc": self.version, "root": self.root.as_posix(), "format": CACHE_FORMAT, "state": self.state,
+                         "binder_failures": self.db.binder_failures}, handle, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def save_cache_aside(self) -> None:
+        """Saves the cache from a forked copy of this process, so that a request arriving meanwhile is answered
+        at once: pickling the state takes 1.4 s at 1 000 files and about 10 s at 5 000, and saved in this
+        process after each idle second it held up the agent's next edit by as much. The copy shares the
+        memory until it writes it (pickling touches every object: up to the state's size again, for the
+        save's duration), so it is forked only on Linux and when the machine has that much to spare;
+        otherwise the save is done here. The file is installed by this process (install_cache), and only if
+        no request came since the fork (finish_save ends a copy a request overtook)."""
+        if self.cache_file is None or self.saving is not None:
+            return
+        if self.reap_ended():
+            return  # an overtaken copy still ends: its memory is not spare yet (the loop tries again soon)
+        if not spare_memory_for_a_copy():
+            self.save_cache()
+            return
+        temp = self.cache_file.with_suffix(f".{os.getpid()}-{self.requests}.saving")
+        temp.parent.mkdir(parents=True, exist_ok=True)
+        model = self.trusted and not self.unknown
+        pid = os.fork()
+        if pid == 0:  # the copy: writes the file and leaves without running anything of its parent's
+            code = 1
+            try:
+                signal.signal(signal.SIGINT, signal.SIG_IGN)  # a stop reaches the parent, which ends the copy
+                self.write_cache_aside(temp)
+                code = 0
+            finally:
+                os._exit(code)
+        self.cache_dirty = False
+        self.saving = (pid, self.requests, temp, model)
+        self.save_started = time.monotonic()
+
+    def finish_save(self, wait: bool = False) -> None:
+        """Installs the file of a save made aside once its process is done."""
+        if self.saving is None:
+            return
+        pid, requests, temp, model = self.saving
+        if requests != self.requests:
+            self.overtake_save()
+            return
+        done, status = os.waitpid(pid, 0 if wait else os.WNOHANG)
+        if done == 0:
+            return
+        self.saving = None
+        self.pages.begin()
+        if os.waitstatus_to_exitcode(status) == 0:
+            self.install_cache(temp, model)
+            self.last_save_s = time.monotonic() - self.save_started
+            return
+        temp.unlink(missing_ok=True)
+        log(f"the cache was not saved (the saving process ended with {os.waitstatus_to_exitcode(status)})")
+
+    def overtake_save(self) -> None:
+        """A request came while a save runs aside: the state may move on, so the copy (and the memory it holds)
+        goes before the request is handled, and the next idle time saves again -- after twice the wait (at
+        least as long as this one ran). An update beside a live copy pays a page fault and a copy for each
+        page it writes first (its CPU doubled at 5 000 files), and while edits come faster than a save takes,
+        a save forked at each pause would cost every update that, for nothing kept."""
+        if self.saving is None:
+            return
+        self.last_save_s = max(2 * max(self.last_save_s, SAVE_IDLE_S), time.monotonic() - self.save_started)
+        self.abandon_save(wait=False)
+        self.cache_dirty = True
+
+    def abandon_save(self, wait: bool = True) -> None:
+        """Ends the copy of a save under way. Without `wait` (a request is waiting) it is only killed: waiting
+        for the kernel to take down a copy of a large process, then reading this one's memory map for the page
+        reclaim, held the request up (35-60 ms with a 1.2 GB heap); both are done when idle (reap_ended)."""
+        if self.saving is not None:
+            pid, _, temp, _ = self.saving
+            self.saving = None
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.ending.append((pid, temp))
+        self.reap_ended(wait)
+
+    def reap_ended(self, wait: bool = False) -> bool:
+        """Reaps the killed copies that are gone (all of them with `wait`), and once none is left begins the page
+        reclaim. Whether one still ends."""
+        if not self.ending:
+            return False
+        still: List[Tuple[int, Path]] = []
+        for pid, temp in self.ending:
+            try:
+                done, _ = os.waitpid(pid, 0 if wait else os.WNOHANG)
+            except ChildProcessError:
+                done = pid
+            if done == 0:
+                still.append((pid, temp))
+            else:
+                temp.unlink(missing_ok=True)
+        self.ending = still
+        if not still and self.saving is None:
+            self.pages.begin()
+        return bool(still)
+
+    def install_cache(self, temp: Path, model: bool) -> None:
+        assert self.cache_file is not None
+        marker = self.untrusted_marker()
+        if marker is not None and not model:
+            marker.write_text("this cache is not known to be what the graph holds\n", encoding="utf-8")
+        temp.replace(self.cache_file)
+        if marker is not None and model:
+            marker.unlink(missing_ok=True)
+

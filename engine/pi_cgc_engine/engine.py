@@ -1,0 +1,612 @@
+"""The engine: start, plan and apply an update, verify, and the warm-start cache."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import itertools
+import os
+import time
+from pathlib import Path
+from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
+
+from . import cgc_contract as cgc
+from .cache import CacheKeeping
+from .context import RUN
+from .database import (
+    Busy,
+    Database,
+    TransactionLost,
+    delete_file_edges_first,
+    purge_dangling,
+)
+from .files import FileEntry, digest_of, norm
+from .journal import Journal, as_before
+from .link_rows import (
+    CPP_SOURCES,
+    LINK_TYPES,
+    choose_links,
+    compare_links,
+    external_parents,
+    module_import_rows,
+    module_metadata,
+    rewritten_owners,
+    suffixes_after,
+    write_links,
+)
+from .memory import PageReclaim
+from .narrowing import call_facts
+from .protocol import log, ms_since
+from .recording import settled_imports
+from .resolution import resolve_tree
+from .tree import Tree
+from .tree_state import TreeState
+
+# ---------------------------------------------------------------------------------------------
+# The engine.
+
+
+class Engine(CacheKeeping):
+    """The engine of one workspace root: its model of the tree (state) and of the graph, and the updates that
+    keep the graph equal to a full index of the tree."""
+
+    def __init__(self, root: Path, cache_dir: Optional[Path], context: Optional[str], version: str):
+        self.root = root
+        self.version = version
+        self.db = Database(root, context)
+        self.tree = Tree(root, self.db.ctx.cgcignore_path)
+        self.state = TreeState()
+        self.cache_file = (cache_dir / (hashlib.sha1(root.as_posix().encode()).hexdigest() + ".pickle")) if cache_dir else None
+        self.diverged = False
+        self.pending: Set[str] = set()
+        self.cache_dirty = False
+        self.cached_state: Optional[TreeState] = None
+        # A save in a child process (see save_cache_aside): its pid, the request count it was forked at, its
+        # file, and whether the state it writes was the graph's model.
+        self.saving: Optional[Tuple[int, int, Path, bool]] = None
+        # Copies of saves a request overtook: killed, not yet reaped (see abandon_save), with their files.
+        self.ending: List[Tuple[int, Path]] = []
+        # When the save under way began, and how long the last save took (see SAVE_IDLE_S).
+        self.save_started = 0.0
+        self.last_save_s = 0.0
+        self.pages = PageReclaim()  # after a save aside, this process's memory made writable again while idle
+        # Requests handled: a save forked before the last one may not be what the engine now holds.
+        self.requests = 0
+        # True while the engine's state is what the graph holds: started from a cache nothing wrote the
+        # graph after, or brought in line by an update or a rebuild since. Until then a requested path's
+        # old content, as the graph has it, is unknown to the engine (see plan and apply_update).
+        self.trusted = False
+        # Paths the engine read after a rebuild that had read them before they changed (the caller names
+        # them): what the graph holds of them is unknown, as for an engine that is not trusted.
+        self.unknown: Set[str] = set()
+        # The files dict the last plan made and the discovery it made it from (see plan).
+        self.discovered: Optional[Tuple[Dict[str, FileEntry], List[Path]]] = None
+
+    # -- start --------------------------------------------------------------------------------
+    def start(self, from_disk: bool = False) -> Dict[str, Any]:
+        """Reads the tree: from the warm cache when it is the graph's model (trusted), else from the disk
+        (`from_disk`: the graph was just rebuilt from it), parsing what the cache does not have."""
+        start = time.monotonic()
+        cached = self.load_cache()
+        cached_state = self.cached_state
+        self.cached_state = None
+        marker = self.dirty_marker()
+        self.diverged = marker is not None and marker.exists()
+        if cached_state is not None and not from_disk and not self.distrusted():
+            # The cache is the engine's model of the graph (saved after its last update, and nothing else
+            # wrote the graph since): start from it whatever the disk says now, so that the session's first
+            # update knows each changed file's old content as the graph has it.
+            self.state = self.resolve(cached_state, cached_state.files, cached_state.imports_map, set(), False, only=set())[0]
+            for entry in self.state.files.values():
+                call_facts(entry)
+            # What a parse may give more of now goes with the next update (the graph has the failed parse).
+            self.pending.update(p for p, e in self.state.files.items() if self.tree.parse_in_doubt(p, e))
+            self.trusted = True
+            return {"files": len(self.state.files), "startMs": ms_since(start), "warm": True,
+                    "cached": len(self.state.files), "trusted": True, "diverged": self.diverged}
+        files: Dict[str, FileEntry] = {}
+        hits = 0
+        for path in self.tree.discover():
+            known = digest_of(path)
+            hit = cached.get(path.as_posix())
+            if hit is not None and (hit.size, hit.mtime_ns, hit.digest) == known and not self.tree.parse_in_doubt(path.as_posix(), hit):
+                files[path.as_posix()] = hit
+                hits += 1
+            else:
+                files[path.as_posix()] = self.tree.parse(path, known)
+        if cached_state is None:
+            imports_map = self.tree.merge_imports(files)
+            self.state = self.resolve(None, files, imports_map, set(files), True)[0]
+        else:
+            # The cached tree is the previous state of an update to the tree on disk: its resolved rows (and
+            # what each file's resolution read) are what resolving it gives, cgc's indices are built again
+            # (they are not saved; no file resolved), and only what the differing files can change is
+            # resolved again, as in an update (plan). A whole resolution is minutes at 1 000 files.
+            base = self.resolve(cached_state, cached_state.files, cached_state.imports_map, set(), False, only=set())[0]
+            came_or_went = set(files) ^ set(base.files)
+            differing = came_or_went | {p for p in set(files) & set(base.files) if files[p].digest != base.files[p].digest}
+            if not differing:
+                self.state = dataclasses.replace(base, files=files)
+            else:
+                imports_map = self.tree.merge_imports(files)
+                self.state = self.resolve(base, files, imports_map, differing, bool(came_or_went))[0]
+                if RUN.options.check:
+                    differences = list(self.state.index_check or []) + compare_links(self.state.links, self.tree.resolve(files, imports_map))
+                    for line in differences[:200]:
+                        log(f"check: {line}")
+                    if differences:
+                        raise RuntimeError(f"the start's narrowed resolution differs from the full one: {differences[0]}")
+        for entry in files.values():
+            call_facts(entry)  # what an update's callback rule and pre-pass read of every file, computed once
+        self.trusted = False
+        self.save_cache()
+        return {"files": len(files), "startMs": ms_since(start), "warm": hits > 0, "cached": hits,
+                "trusted": False, "diverged": self.diverged}
+
+    # -- resolution ---------------------------------------------------------------------------
+    def resolve(self, prev: Optional[TreeState], files: Dict[str, FileEntry], imports_map: Dict[str, List[str]],
+                changed: Set[str], disk_changed: bool, only: Optional[Set[str]] = None) -> Tuple[TreeState, Set[str]]:
+        """resolve_tree, and the whole tree when the narrowing fails for a reason of its own."""
+        try:
+            return resolve_tree(prev, files, imports_map, changed, disk_changed, only)
+        except Exception as error:  # noqa: BLE001 - NarrowingFailed, or a fault of the narrowing itself
+            if prev is None:
+                raise
+            log(f"narrowed resolution not possible ({error!r}); resolving every file")
+            return resolve_tree(None, files, imports_map, set(files), True, keep=False)
+
+    # -- update -------------------------------------------------------------------------------
+    def plan(self, paths: List[str]) -> Tuple[TreeState, Set[str], Set[str], Set[str], Set[str], Set[str]]:
+        """The tree after the change, from the disk: (new state, changed, removed, added, re-resolved,
+        unsure). Unsure are the changed paths whose old content the engine never held (see below)."""
+        old = self.state.files
+        posix = os.sep == "/"
+        found = self.tree.discover()
+        requested = [norm(p) for p in paths]
+        dirs = [p for p in requested if Path(p).is_dir()]
+        # The state's files are those of the last discovery when the last plan made them and they were kept
+        # (its update committed): the kept walk's difference from that discovery is then the tree's change
+        # (a pass over every file's path: 3-4 ms at 5 000 files, otherwise).
+        basis, delta = getattr(self, "discovered", None), self.tree.kept_walk.delta
+        if posix and basis is not None and delta is not None and basis[0] is old and basis[1] is delta[0]:
+            removed = {p for p in delta[1] if p in old}
+            added = {p for p in delta[2] if p not in old}
+            # (dict.copy clones the table with the holes a deletion left; dict() re-inserts every key when there
+            # are any: 0.5-0.7 ms at 5 000 files in each update after a file went)
+            files = old.copy()
+            for path in removed:
+                del files[path]
+            current: Dict[str, Path] = {p: Path(p) for p in added}
+            held: Any = files.keys()
+        else:
+            # (str is as_posix where the separator is "/": half the cost at 5 000 files)
+            current = {str(p) if posix else p.as_posix(): p for p in found}
+            removed = set(old) - set(current)
+            added = set(current) - set(old)
+            files = {p: e for p, e in old.items() if p in current}
+            held = current.keys() & old.keys()
+        modified: Set[str] = set()
+        unsure: Set[str] = set()
+        # Not trusted (the engine read the tree from the disk at its start, which may have come after the
+        # change), a requested path is rewritten even when its content equals what the engine holds: what
+        # it holds says nothing about what the graph holds. Trusted, equal content is what the graph has.
+        named = {p for p in requested if p in held}
+        if dirs:
+            named.update(path for path in held if any(path.startswith(d + "/") for d in dirs))
+        for path in named:
+            known = digest_of(current.get(path) or Path(path))
+            entry = old[path]
+            if not self.trusted or path in self.unknown:
+                modified.add(path)
+                unsure.add(path)
+            if known[2] != entry.digest or self.tree.parse_in_doubt(path, entry):
+                parsed = self.tree.parse(current.get(path) or Path(path), known)
+                if known[2] != entry.digest or parsed.data != entry.data:
+                    modified.add(path)
+                elif path not in modified:
+                    parsed.parsed = entry.parsed  # the same content: its copy given to cgc stands (resolve_tree)
+                files[path] = parsed
+                continue
+            if known[:2] != (entry.size, entry.mtime_ns):
+                # Derived from the data, which is the same: carried with it.
+                files[path] = dataclasses.replace(entry, size=known[0], mtime_ns=known[1], digest=known[2])
+        # Likewise a requested path gone from the disk that the engine never held: the graph may still have it.
+        never_held = {
+            p for p in requested
+            if p not in files and p not in added and p not in old and not Path(p).is_dir()
+            and (not self.trusted or p in self.unknown)
+        }
+        removed |= never_held
+        unsure |= never_held
+        for path in added:
+            files[path] = self.tree.parse(current[path], digest_of(current[path]))
+        changed = removed | added | modified
+        self.discovered = (files, found)  # the files of this discovery (see above)
+        if not changed:
+            return dataclasses.replace(self.state, files=files), changed, removed, added, set(), set()
+        owners: Optional[Dict[str, Tuple[str, ...]]] = None
+        groups: Optional[List[str]] = None
+        check: List[str] = list(self.tree.walk_check)
+        self.tree.walk_check.clear()
+        if RUN.options.full_indices:
+            imports_map = self.tree.merge_imports(files)
+        else:
+            imports_map, owners, groups = self.tree.merge_imports_kept(self.state, files, changed)
+            if RUN.options.check:
+                whole = self.tree.merge_imports(files)
+                mine = settled_imports(imports_map, files)
+                if dict(whole) != dict(mine) or list(whole) != list(mine):
+                    check.append("the kept imports map differs from cgc's merge of every file")
+        # What exists on disk changed (a JS/TS dynamic import probes it): files came or went, or a
+        # path was named that is no indexed file.
+        disk_changed = bool(added or removed) or any(p not in files for p in requested)
+        new, resolved = self.resolve(self.state, files, imports_map, changed, disk_changed)
+        new.import_owners = owners
+        new.import_groups = groups
+        if check:
+            new.index_check = (new.index_check or []) + check
+        return new, changed, removed, added, resolved, unsure
+
+    def update(self, paths: List[str]) -> Dict[str, Any]:
+        # Paths of an update that did not commit (BUSY, FAILED) are kept and tried again with the next.
+        self.pending.update(paths)
+        answer = self.apply_update(sorted(self.pending))
+        if answer.get("ok"):
+            self.pending.clear()
+        return answer
+
+    @contextlib.contextmanager
+    def in_place(self, exact: Optional[bool] = None) -> Iterator[Optional[Journal]]:
+        """An update's span: the last state's large dicts are changed in place under a journal (see Journal),
+        undone when the span ends without a new state (--copy-state: copied, for comparisons).
+        `exact`: the key order is put back too (default: on an embedded database, or without one)."""
+        last = self.state
+        db = getattr(self, "db", None)
+        journal = RUN.journal = Journal(exact=exact if exact is not None else db is None or db.embedded) \
+            if RUN.options.in_place else None
+        try:
+            yield journal
+        finally:
+            RUN.journal = None
+            if journal is not None and self.state is last:
+                journal.undo()
+
+    def apply_update(self, paths: List[str]) -> Dict[str, Any]:
+        with self.in_place():
+            return self._apply_update(paths)
+
+    def _apply_update(self, paths: List[str]) -> Dict[str, Any]:
+        if self.diverged:
+            return {"ok": False, "code": "DIVERGED", "reason": "an earlier update left the graph unknown; rebuild"}
+        start = time.monotonic()
+        cpu_start = time.process_time()
+        new, changed, removed, added, resolved, unsure = self.plan(paths)
+        resolve_ms = ms_since(start)
+        # CPU time as well: on a loaded machine the wall time says little about the work.
+        resolve_cpu_ms = round((time.process_time() - cpu_start) * 1000)
+        if not changed:
+            self.state = new
+            return {"ok": True, "written": [], "removed": [], "ms": ms_since(start), "lockMs": 0, "openMs": 0,
+                    "resolveMs": resolve_ms, "resolved": 0, "reresolved": 0}
+        check_ms = 0
+        if RUN.options.check:
+            check_start = time.monotonic()
+            differences = list(new.index_check or []) + compare_links(new.links, self.tree.resolve(new.files, new.imports_map))
+            check_ms = ms_since(check_start)
+            if differences:
+                for line in differences[:200]:
+                    log(f"check: {line}")
+                return {"ok": False, "code": "FAILED",
+                        "reason": f"narrowed resolution differs from the full one: {len(differences)} differences, "
+                                  f"first: {differences[0]}"[:500]}
+        rewritten = rewritten_owners(self.state, new, resolved, changed)
+        present_changed = sorted(path for path in changed if path in new.files)
+        names: Set[str] = set()
+        for path in changed:
+            for entry in (self.state.files.get(path), new.files.get(path)):
+                if entry is not None and "error" not in entry.data:
+                    names.update(row["name"] for row in module_import_rows(entry.data))
+        new.suffixes = suffixes_after(self.state.suffixes, new.files, added, removed)
+        # FalkorDB evaluates an UNWIND batch against the graph before it; Kùzu's adapter and Neo4j go row by row.
+        row_by_row = not self.db.falkordb
+        metadata = module_metadata(new.files, names, row_by_row=row_by_row, order=new.keys)
+        repo_name = self.root.name
+        root_str = self.root.as_posix()
+
+        # Where the time under the lock goes, ms per phase of the last attempt (the answer's "phases").
+        phases: Dict[str, int] = {}
+        # Files the graph holds that the tree no longer has and the engine never held (see work).
+        stale: Set[str] = set()
+        # The modules the deleted files pointed to: the only ones the update can leave unreferenced (purge).
+        orphan_candidates: Set[str] = set()
+        # Whether the update took a node or an edge out (a file deleted or replaced, links written again, a repo-wide
+        # pass): an update that only adds (a new file nothing else links to) leaves nothing dangling to purge.
+        took_out = True
+        # Whether it can leave an ExternalClass node without an edge (see PURGE_QUERIES).
+        external_classes = True
+
+        def work(writer: Any) -> None:
+            nonlocal took_out, external_classes
+            phases.clear()
+            clock = [time.monotonic()]
+
+            def lap(name: str) -> None:
+                now = time.monotonic()
+                phases[name] = phases.get(name, 0) + round((now - clock[0]) * 1000)
+                clock[0] = now
+
+            writer.add_repository_to_graph(self.root, False)
+            lap("repository")
+            # An engine that read the tree after the change cannot see a file the change took out of the
+            # tree without naming it (a line in .cgcignore or .gitignore, a folder deleted whole): the graph
+            # says which of its files the tree no longer has, and they go as removed files do.
+            stale.clear()
+            if unsure:
+                known = {norm(p) for p in set(new.files) | changed}
+                stale.update(p for p in self.graph_files(writer) if norm(p) not in known)
+            # A path whose old content the engine never held may have been the first importer of a
+            # module (its metadata comes from the first importer): the graph says what it imported.
+            extra = self.modules_imported_by(writer, sorted(unsure | stale)) - names
+            if extra:
+                metadata.update(module_metadata(new.files, extra, row_by_row=row_by_row))
+            lap("unsure")
+            # A changed path whose old content the engine never held: any file's rows may have depended on
+            # that content (an edge into it, or a name it defined that a call elsewhere resolved against),
+            # and the rows the engine holds, resolved against the tree as it is now, cannot tell which. Every
+            # file's links are written again. Where it held the old content, its rows are what the graph
+            # has, and the re-resolution tells which differ.
+            if unsure:
+                rewritten.update(set(new.files) - changed)
+            # cgc purges after every file it deletes, scanning every Parameter of the graph each time
+            # (1.3 s at 1 000 files on FalkorDB); the one scoped purge after the update does that work.
+            writer._purge_dangling_pathless_nodes = lambda: None
+            held_files = self.state.files
+            doomed = sorted({p for p in changed if p in held_files or p in removed} | stale)
+            took_out = bool(doomed or rewritten or new.suffixes & CPP_SOURCES or ".java" in new.suffixes)
+            orphan_candidates.clear()
+            orphan_candidates.update(self.modules_linked_from(writer, doomed))
+            # The graph's rows of the files whose edges go are the engine's last ones, where it held them.
+            external_classes = bool(unsure or stale) or external_parents(as_before(self.state.rows),
+                                                                          itertools.chain(doomed, rewritten))
+            for path in doomed:
+                if self.db.falkordb:
+                    delete_file_edges_first(writer, path)
+                else:
+                    writer.delete_file_from_graph(path)
+            lap("deleteFiles")
+            for path in present_changed:
+                data = new.files[path].data
+                if "error" not in data:
+                    writer.add_file_to_graph(data, repo_name, new.imports_map, repo_path_str=root_str)
+                elif not data.get("unsupported"):
+                    writer.add_minimal_file_node(Path(path), self.root, False)
+            lap("addFiles")
+            self.delete_outgoing_links(writer, sorted(rewritten), not self.db.embedded)
+            lap("deleteLinks")
+            chosen = choose_links(new, {norm(p) for p in changed | rewritten}, changed, changed | rewritten)
+            lap("chooseLinks")
+            phases["linkRows"] = write_links(writer, chosen, new.imports_map)
+            lap("writeLinks")
+            self.reset_modules(writer, metadata)
+            lap("modules")
+            # These repo-wide passes match classes by name in any file, so any change can add an
+            # edge to them: they run again whenever the tree has what they link (MERGE, idempotent).
+            # (os.path's suffix where Path's would cost 50 ms at 5 000 files; the two differ only for
+            # names ending in a dot, never one of these.)
+            suffixes = new.suffixes
+            if suffixes & CPP_SOURCES:
+                writer.write_cpp_class_function_links(root_str)
+            if ".java" in suffixes:
+                self.rewrite_java_passes(writer, new)
+            lap("repoPasses")
+
+        def purge(writer: Any) -> None:
+            purge_dangling(writer, sorted(norm(p) for p in changed | removed | stale), sorted(orphan_candidates),
+                           self.db.backend, external_classes)
+
+        try:
+            open_ms = self.db.open()
+        except Busy as error:
+            self.distrust()
+            return {"ok": False, "code": "BUSY", "reason": str(error)[:500]}
+        lock_start = time.monotonic()
+        # cgc stamps the Repository when it indexes (and this engine on each update): the stamp found before
+        # this write says whether such a writer came since the stamp the caller last knew (it judges whose).
+        held, stamp_before = self.repository_stamp()
+        # A graph with no Repository node for the root holds no index of it (deleted since, or a server that
+        # lost its data): the changed files written into it would make a graph of a few files, which a
+        # read-back of those files would call fresh. Nothing is written; the caller probes again.
+        if not held:
+            return {"ok": False, "code": "NO_GRAPH",
+                    "reason": f"the graph holds no index of {self.root.as_posix()} (deleted, or lost by its server)"}
+        # Without transactions (FalkorDB) an update stopped halfway leaves the graph unknown; the
+        # marker outlives this process so the next session says so ("diverged" in its ready line).
+        marker = self.dirty_marker()
+        if marker is not None and not self.db.embedded:
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            marker.write_text("an update did not finish\n", encoding="utf-8")
+        # From the commit until the state below is the new one, neither the state nor a cache saved meanwhile
+        # (on a stop, at exit) is what the graph holds.
+        was_trusted = self.trusted
+        self.trusted = False
+        untrusted = self.untrusted_marker()
+        if untrusted is not None:
+            untrusted.parent.mkdir(parents=True, exist_ok=True)
+            untrusted.write_text("the graph may have an update the saved cache does not\n", encoding="utf-8")
+        try:
+            info = self.db.write_transaction(work)
+        except Exception as error:  # noqa: BLE001 - answered, and the state says what it knows
+            if not self.db.embedded:
+                self.diverged = True
+                return {"ok": False, "code": "DIVERGED", "reason": f"{error}"[:500]}
+            self.trusted = was_trusted  # rolled back: the graph is as it was
+            return {"ok": False, "code": "FAILED", "reason": f"{error}"[:500]}
+        self.state = new
+        try:
+            # cgc's purge of unreferenced Module/ExternalClass nodes runs in its own transaction: inside
+            # the one that deleted and re-created their incoming edges, Kùzu 0.11.3's
+            # `NOT ()-[]->(n)` still saw them as unreferenced and deleted live nodes.
+            if took_out:
+                purge_start = time.monotonic()
+                self.db.write_transaction(purge)
+                phases["purge"] = ms_since(purge_start)
+        except Exception as error:  # noqa: BLE001 - the update is in; what is left over is not known
+            self.diverged = True
+            return {"ok": False, "code": "DIVERGED", "reason": f"purge failed: {error}"[:500]}
+        stamp_after = self.repository_stamp()[1]
+        lock_ms = ms_since(lock_start)
+        if marker is not None and not self.db.embedded:
+            marker.unlink(missing_ok=True)
+        self.trust()
+        return {
+            "ok": True,
+            "stampBefore": stamp_before,
+            "stampAfter": stamp_after,
+            "written": present_changed,
+            "removed": sorted(removed | stale),
+            "ms": ms_since(start),
+            "lockMs": lock_ms,
+            "openMs": open_ms,
+            "resolveMs": resolve_ms,
+            "resolveCpuMs": resolve_cpu_ms,
+            "checkMs": check_ms,
+            "resolved": len(new.files),
+            "reresolved": len(resolved),
+            "rewritten": len(rewritten),
+            "unsure": len(unsure),
+            "attempts": info.get("attempts", 1),
+            "phases": phases,
+        }
+
+    def repository_stamp(self) -> Tuple[bool, Optional[str]]:
+        """Whether the graph has the root's Repository node, and its `indexed_at` as cgc left it (None without)."""
+        rows = self.db.read("MATCH (r:Repository {path: $p}) RETURN r.indexed_at AS at", p=self.root.as_posix())
+        at = rows[0]["at"] if rows else None
+        return bool(rows), None if at is None else str(at)
+
+    def graph_files(self, writer: Any) -> Set[str]:
+        """The paths of the File nodes the graph holds under the root."""
+        with writer.driver.session() as session:
+            rows = session.run("MATCH (f:File) WHERE f.path STARTS WITH $prefix RETURN f.path AS path",
+                               prefix=self.root.as_posix().rstrip("/") + "/")
+            return {row["path"] for row in rows if row["path"]}
+
+    @staticmethod
+    def modules_imported_by(writer: Any, paths: List[str]) -> Set[str]:
+        """The modules the graph's files at `paths` import."""
+        if not paths:
+            return set()
+        with writer.driver.session() as session:
+            rows = session.run(
+                "UNWIND $paths AS p MATCH (f:File {path: p})-[:IMPORTS]->(m:Module) RETURN DISTINCT m.name AS name",
+                paths=paths,
+            )
+            return {row["name"] for row in rows if row["name"] is not None}
+
+    @classmethod
+    def modules_linked_from(cls, writer: Any, paths: List[str]) -> Set[str]:
+        """The modules the graph's files at `paths` import, or a class of theirs includes."""
+        if not paths:
+            return set()
+        found = cls.modules_imported_by(writer, paths)
+        try:
+            with writer.driver.session() as session:
+                rows = session.run(
+                    "UNWIND $paths AS p MATCH (f:File {path: p})-[:CONTAINS]->(c:Class)-[:INCLUDES]->(m:Module) "
+                    "RETURN DISTINCT m.name AS name",
+                    paths=paths,
+                )
+                found.update(row["name"] for row in rows if row["name"] is not None)
+        except TransactionLost:
+            raise  # the transaction runs again, this statement known (TxnConnection)
+        except Exception as error:  # noqa: BLE001 - as cgc: a label or edge this backend never made
+            if not cgc.is_binder_exception(error):
+                raise
+        return found
+
+    @staticmethod
+    def delete_outgoing_links(writer: Any, paths: List[str], per_label: bool) -> None:
+        if not paths:
+            return
+        with writer.driver.session() as session:
+            if per_label:
+                # A server backend: one statement per label, each through its label's index on path. One
+                # statement over unlabelled nodes scans the whole graph (28 ms at 1 000 files on FalkorDB,
+                # against 8 ms for its 22 labels, whatever the graph's size).
+                labels = [row["label"] for row in session.run("CALL db.labels()")]
+                for label in labels:
+                    session.run(
+                        f"MATCH (a:`{label}`) WHERE a.path IN $paths MATCH (a)-[r]->() WHERE type(r) IN $types DELETE r",
+                        paths=paths, types=list(LINK_TYPES),
+                    )
+                return
+            for rel in LINK_TYPES:
+                session.run(f"UNWIND $paths AS p MATCH (a)-[r:{rel}]->() WHERE a.path = p DELETE r", paths=paths)
+
+    @staticmethod
+    def reset_modules(writer: Any, metadata: Dict[str, Tuple[Any, Any]]) -> None:
+        with writer.driver.session() as session:
+            for name, (lang, full) in sorted(metadata.items()):
+                sets = []
+                params: Dict[str, Any] = {"name": name}
+                for prop, value in (("lang", lang), ("full_import_name", full)):
+                    if value is None:
+                        sets.append(f"m.{prop} = NULL")
+                    else:
+                        sets.append(f"m.{prop} = ${prop}")
+                        params[prop] = value
+                session.run(f"MATCH (m:Module {{name: $name}}) SET {', '.join(sets)}", **params)
+
+    @staticmethod
+    def rewrite_java_passes(writer: Any, state: TreeState) -> None:
+        """The pipeline's Spring and ORM passes match by name across files: run them whole again."""
+        data = Tree.parsed(state.files)
+        injections = [i for fd in data for i in fd.get("spring_injections") or []]
+        if injections:
+            writer.write_spring_inject_links(injections)
+        endpoints = [
+            {"func_name": fn["name"], "path": fn["path"], "line_number": fn["line_number"],
+             "http_method": fn.get("http_method"), "http_path": fn.get("http_path")}
+            for fd in data for fn in fd.get("functions", []) if fn.get("http_method")
+        ]
+        if endpoints:
+            writer.write_spring_endpoint_properties(endpoints)
+        orm = [m for fd in data for m in fd.get("orm_mappings") or []]
+        if orm:
+            writer.write_orm_mappings(orm)
+            writer.write_query_links(orm)
+            writer.write_spring_data_repo_links(orm)
+
+    # -- verify -------------------------------------------------------------------------------
+    def verify(self, paths: List[str]) -> Dict[str, Any]:
+        try:
+            self.db.open()
+        except Busy as error:
+            self.distrust()
+            return {"ok": False, "code": "BUSY", "reason": str(error)[:500]}
+        # The update's own walk said which files are indexed (its state's files); the disk is asked only about
+        # the paths read back: a file gone since is unreflected, as is one whose content moved on (below). An
+        # ignore rule changed since is a change of its own, which the next update takes. A second walk of the
+        # tree here cost as much as the rest of the read-back at 5 000 files.
+        reflected, unreflected = [], []
+        for path in (norm(p) for p in paths):
+            entry = self.state.files.get(path)
+            if entry is not None and Path(path).is_file() and self.tree.parse_in_doubt(path, entry):
+                again = self.tree.parse(Path(path), digest_of(Path(path)))
+                if again.data != entry.data:
+                    unreflected.append(path)  # the graph has the failed parse; the file parses now
+                    continue
+            indexable = entry is not None and not entry.data.get("unsupported") and Path(path).is_file()
+            exists = bool(self.db.read("MATCH (f:File {path: $p}) RETURN f.path AS p", p=path))
+            ok = exists == indexable
+            if ok and indexable and Path(path).is_file() and digest_of(Path(path))[2] != entry.digest:
+                ok = False  # the disk moved on since the engine last saw it
+            if ok and indexable:
+                for label, key in (("Function", "functions"), ("Class", "classes")):
+                    graph = sorted(r["n"] for r in self.db.read(
+                        f"MATCH (f:File {{path: $p}})-[:CONTAINS]->(x:{label}) RETURN x.name AS n", p=path))
+                    disk = sorted(item["name"] for item in entry.data.get(key, []))
+                    ok = ok and graph == disk
+            (reflected if ok else unreflected).append(path)
+        return {"ok": True, "reflected": reflected, "unreflected": unreflected}

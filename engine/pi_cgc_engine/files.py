@@ -1,0 +1,112 @@
+"""A parsed file as the engine keeps it, and the path helpers every module shares."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, FrozenSet, List, Optional, Set, Tuple
+
+from .context import RUN
+
+# ---------------------------------------------------------------------------------------------
+# The tree: parsed files, the imports map, resolved link rows.
+
+
+@dataclass
+class FileEntry:
+    size: int
+    mtime_ns: int
+    digest: str
+    data: Dict[str, Any]
+    imports: Dict[str, List[str]]
+    # Derived from data when first needed: identifier argument -> names of the calls passing it.
+    callargs: Optional[Dict[str, Set[str]]] = None
+    # Derived likewise: the names of the calls passing a bare name (what the callback pre-pass matches),
+    # and the names of the Module nodes the file's imports write metadata to (module_import_rows).
+    callnames: Optional[FrozenSet[str]] = None
+    # And the positions in data's function_calls of the calls passing a bare name, by the call's name.
+    callpos: Optional[Dict[str, Tuple[int, ...]]] = None
+    modnames: Optional[FrozenSet[str]] = None
+    # The copy of data given to cgc's resolution (a _Parsed; not cached on disk).
+    parsed: Optional[Any] = field(default=None, compare=False, repr=False)
+
+    def __getstate__(self) -> Dict[str, Any]:
+        state = dict(self.__dict__)
+        state.pop("parsed", None)
+        return state
+
+
+def file_ext(path: Path) -> str:
+    return ".d.ts" if path.name.endswith(".d.ts") else path.suffix
+
+
+def digest_of(path: Path) -> Tuple[int, int, str]:
+    stat = path.stat()
+    return stat.st_size, stat.st_mtime_ns, hashlib.sha1(path.read_bytes()).hexdigest()
+
+
+def _position(entry: Dict[str, Any]) -> Tuple[Any, ...]:
+    return (entry["line_number"], str(entry.get("name")), str(entry.get("context")), str(entry.get("class_context")))
+
+
+def _whole(entry: Dict[str, Any]) -> str:
+    return repr(sorted((key, repr(value)) for key, value in entry.items() if key not in UNREAD_FIELDS))
+
+
+def canonical_order(data: Dict[str, Any]) -> Dict[str, Any]:
+    """The file's entries in source order. cgc's parser (tree-sitter 0.25's captures, gathered per capture name)
+    lists a file's functions and variables in a different order at each parse, even within one process. No
+    graph depends on that order (the parity replays compare with cgc's own index, in whatever order it
+    parsed), but the engine's indices do: re-parsing a file whose entries are unchanged would reorder them,
+    and every file that read them would be resolved again. Sorted by line, then name and context; entries
+    still tied (two names assigned on one line) by all they hold. PI_CGC_ENGINE_PARSE_ORDER=as-parsed keeps
+    cgc's order (for comparisons: bench/engine-profile.py)."""
+    if RUN.options.parse_order_as_parsed:
+        return data
+    for key, entries in data.items():
+        if not (isinstance(entries, list) and len(entries) > 1):
+            continue
+        if not all(isinstance(entry, dict) and isinstance(entry.get("line_number"), int) for entry in entries):
+            continue
+        entries.sort(key=_position)
+        start = 0
+        while start < len(entries):
+            end = start + 1
+            while end < len(entries) and _position(entries[end]) == _position(entries[start]):
+                end += 1
+            if end - start > 1:
+                entries[start:end] = sorted(entries[start:end], key=_whole)
+            start = end
+    return data
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _ext_of(path: str) -> str:
+    return file_ext(Path(path))
+
+
+def merge_order_of(files: Dict[str, Any]) -> Tuple[List[str], Dict[str, int]]:
+    """The order in which the imports map merges the files (extension groups in order of first appearance
+    in path order, files in path order), and each extension group's rank."""
+    order = sorted(files)
+    groups = dict.fromkeys(_ext_of(path) for path in order)
+    rank = {ext: index for index, ext in enumerate(groups)}
+    return (sorted(order, key=lambda path: rank[_ext_of(path)]) if len(groups) > 1 else order), rank
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _resolved(path: str) -> str:
+    return Path(path).resolve().as_posix()
+
+
+def norm(path: Any) -> str:
+    return _resolved(str(path)) if path else ""
+
+
+# Fields of the parsed functions and classes that cgc's resolution never reads (the entries of
+# function_index & co. are shallow copies of them; calls.py and inheritance.py name neither, read
+# entries by literal key only, and never compare whole entries). Most edits change a function's
+# source; without this every file reading that function's entry would be re-resolved.
+UNREAD_FIELDS = frozenset({"source", "docstring"})
