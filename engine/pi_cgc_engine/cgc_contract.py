@@ -13,7 +13,8 @@ version is: pi-cgc then falls back to full rebuilds and says so once):
 - these modules import, with these names: core.jobs.JobManager, tools.graph_builder.GraphBuilder (its
   parse_file, parsers, get_parser and create_schema), tools.indexing.discovery (discover_files_to_index,
   build_ignore_spec, safe_walk, and `os` as a module global), tools.indexing.pre_scan.pre_scan_for_imports,
-  tools.indexing.persistence.writer (GraphWriter, _normalize_path, _is_binder_exception),
+  tools.indexing.persistence.writer (GraphWriter and its _purge_dangling_pathless_nodes, _normalize_path,
+  _is_binder_exception),
   tools.indexing.resolution.inheritance (the build_* functions and _build_node_label_index),
   tools.indexing.resolution.calls (build_function_call_groups, _resolved_posix, strip_type_modifiers, and
   `enumerate` looked up as a module global), utils.tree_sitter_manager._execute_query_locked,
@@ -73,6 +74,7 @@ pre_scan_for_imports: Any = None
 build_function_call_groups: Any = None
 inh: Any = None  # tools.indexing.resolution.inheritance: its public build_* functions
 strip_type_modifiers: Any = None
+sort_import_rows_for_metadata: Any = None  # the writer's order of a file's Module rows
 resolve_context: Any = None
 get_database_manager: Any = None
 _calls: Any = None
@@ -90,6 +92,7 @@ def load() -> str:
     """Checks the contract and installs the engine's hooks; returns cgc's version. Raises ContractBroken."""
     global GraphBuilder, GraphWriter, JobManager, discover_files_to_index, pre_scan_for_imports
     global build_function_call_groups, inh, strip_type_modifiers, resolve_context, get_database_manager
+    global sort_import_rows_for_metadata
     global _calls, _writer, _node_label_index
     try:
         found = cgc_version()
@@ -111,6 +114,7 @@ def load() -> str:
         from codegraphcontext.utils import tree_sitter_manager as queries
 
         needed = [(writer, "GraphWriter"), (writer, "_normalize_path"), (writer, "_is_binder_exception"),
+                  (writer, "sort_import_rows_for_metadata"),
                   (calls, "build_function_call_groups"), (calls, "_resolved_posix"), (calls, "strip_type_modifiers"),
                   (inheritance, "_build_node_label_index"), (inheritance, "build_inheritance_and_csharp_files"),
                   (discovery, "discover_files_to_index"), (discovery, "build_ignore_spec"), (discovery, "safe_walk"),
@@ -123,6 +127,7 @@ def load() -> str:
     except Exception as error:  # noqa: BLE001
         raise ContractBroken(f"cgc {found} does not expose the library the engine needs: {error}") from None
     GraphBuilder, GraphWriter, JobManager = builder, writer.GraphWriter, jobs
+    sort_import_rows_for_metadata = writer.sort_import_rows_for_metadata
     discover_files_to_index, pre_scan_for_imports = discovery.discover_files_to_index, pre_scan
     build_function_call_groups, inh, strip_type_modifiers = calls.build_function_call_groups, inheritance, calls.strip_type_modifiers
     resolve_context, get_database_manager = resolve, manager_of
@@ -206,6 +211,12 @@ def node_label_index_as(index: Dict[str, Any]) -> Iterator[None]:
         yield
     finally:
         inh._build_node_label_index = _node_label_index
+
+
+def without_purge_after_delete(writer: Any) -> None:
+    """This GraphWriter no longer purges pathless nodes after each file it deletes (its
+    _purge_dangling_pathless_nodes: a scan of every Parameter of the graph each time); the caller purges once."""
+    writer._purge_dangling_pathless_nodes = lambda: None
 
 
 def kuzu_transaction_driver(manager: Any, connection: Any) -> Any:

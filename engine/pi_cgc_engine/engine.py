@@ -9,7 +9,7 @@ import itertools
 import os
 import time
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
 
 from . import cgc_contract as cgc
 from .cache import CacheKeeping
@@ -37,7 +37,8 @@ from .link_rows import (
 )
 from .memory import PageReclaim
 from .narrowing import call_facts
-from .protocol import log, ms_since
+from .parse_pool import parse_all
+from .protocol import log, ms_since, plural
 from .recording import settled_imports
 from .resolution import resolve_tree
 from .tree import Tree
@@ -84,9 +85,11 @@ class Engine(CacheKeeping):
         self.discovered: Optional[Tuple[Dict[str, FileEntry], List[Path]]] = None
 
     # -- start --------------------------------------------------------------------------------
-    def start(self, from_disk: bool = False) -> Dict[str, Any]:
+    def start(self, from_disk: bool = False, progress: Optional[Callable[[str], None]] = None,
+              save: bool = True) -> Dict[str, Any]:
         """Reads the tree: from the warm cache when it is the graph's model (trusted), else from the disk
-        (`from_disk`: the graph was just rebuilt from it), parsing what the cache does not have."""
+        (`from_disk`: the graph was just rebuilt from it, or is about to be), parsing what the cache does not
+        have. `progress` is told each phase; `save`: the state read from the disk is saved as the cache."""
         start = time.monotonic()
         cached = self.load_cache()
         cached_state = self.cached_state
@@ -105,16 +108,9 @@ class Engine(CacheKeeping):
             self.trusted = True
             return {"files": len(self.state.files), "startMs": ms_since(start), "warm": True,
                     "cached": len(self.state.files), "trusted": True, "diverged": self.diverged}
-        files: Dict[str, FileEntry] = {}
-        hits = 0
-        for path in self.tree.discover():
-            known = digest_of(path)
-            hit = cached.get(path.as_posix())
-            if hit is not None and (hit.size, hit.mtime_ns, hit.digest) == known and not self.tree.parse_in_doubt(path.as_posix(), hit):
-                files[path.as_posix()] = hit
-                hits += 1
-            else:
-                files[path.as_posix()] = self.tree.parse(path, known)
+        files, hits = self.read_tree(cached, progress)
+        if progress is not None:
+            progress(f"resolving links of {plural(len(files), 'file')}")
         if cached_state is None:
             imports_map = self.tree.merge_imports(files)
             self.state = self.resolve(None, files, imports_map, set(files), True)[0]
@@ -140,9 +136,37 @@ class Engine(CacheKeeping):
         for entry in files.values():
             call_facts(entry)  # what an update's callback rule and pre-pass read of every file, computed once
         self.trusted = False
-        self.save_cache()
+        if save:
+            self.save_cache()
         return {"files": len(files), "startMs": ms_since(start), "warm": hits > 0, "cached": hits,
                 "trusted": False, "diverged": self.diverged}
+
+    def read_tree(self, cached: Dict[str, FileEntry], progress: Optional[Callable[[str], None]]) -> Tuple[Dict[str, FileEntry], int]:
+        """Every file of the tree by path: the cached entry where its content is the same, else parsed (with
+        both cores where that pays). Returns the files and how many came from the cache."""
+        if progress is not None:
+            progress("discovering files")
+        files: Dict[str, FileEntry] = {}
+        to_parse: List[Tuple[Path, Tuple[int, int, str]]] = []
+        for path in self.tree.discover():
+            known = digest_of(path)
+            key = path.as_posix()
+            hit = cached.get(key)
+            if hit is not None and (hit.size, hit.mtime_ns, hit.digest) == known and not self.tree.parse_in_doubt(key, hit):
+                files[key] = hit
+            else:
+                files[key] = None  # type: ignore[assignment]  # its place in discovery order, parsed below
+                to_parse.append((path, known))
+        total = len(to_parse)
+        step = max(1, total // 50)
+
+        def parsed(count: int) -> None:
+            if progress is not None and (count % step == 0 or count == total):
+                progress(f"parsing {count}/{plural(total, 'file')}")
+
+        for (path, _), entry in zip(to_parse, parse_all(self.tree, to_parse, parsed)):
+            files[path.as_posix()] = entry
+        return files, len(files) - total
 
     # -- resolution ---------------------------------------------------------------------------
     def resolve(self, prev: Optional[TreeState], files: Dict[str, FileEntry], imports_map: Dict[str, List[str]],
@@ -360,7 +384,7 @@ class Engine(CacheKeeping):
                 rewritten.update(set(new.files) - changed)
             # cgc purges after every file it deletes, scanning every Parameter of the graph each time
             # (1.3 s at 1 000 files on FalkorDB); the one scoped purge after the update does that work.
-            writer._purge_dangling_pathless_nodes = lambda: None
+            cgc.without_purge_after_delete(writer)
             held_files = self.state.files
             doomed = sorted({p for p in changed if p in held_files or p in removed} | stale)
             took_out = bool(doomed or rewritten or new.suffixes & CPP_SOURCES or ".java" in new.suffixes)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
 import time
-from typing import IO, Any, Dict, List, Optional
+from typing import IO, Any, Dict, Iterator, List, Optional
 
 from .context import RUN
 
@@ -25,6 +26,25 @@ def take_stdout() -> None:
         sys.stdout = sys.stderr
 
 
+@contextlib.contextmanager
+def stdout_given_back() -> Iterator[None]:
+    """While cgc's own command runs in this process: its output on the real stdout, as when cgc runs alone."""
+    if _protocol is None:
+        yield
+        return
+    sys.stdout.flush()
+    held = os.dup(1)
+    os.dup2(_protocol.fileno(), 1)
+    sys.stdout = sys.__stdout__
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(held, 1)
+        os.close(held)
+        sys.stdout = sys.stderr
+
+
 def log(message: str) -> None:
     print(f"[pi-cgc-engine] {message}", file=sys.stderr, flush=True)
 
@@ -39,6 +59,11 @@ def emit_text(text: str) -> None:
     assert out is not None
     out.write(text)
     out.flush()
+
+
+def plural(count: int, noun: str) -> str:
+    """"1 file", "5 files"."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def ms_since(start: float) -> int:

@@ -46,6 +46,7 @@ from .database import PROVEN_BACKENDS, Busy, Database, ZeroSafeDriver
 from .dump import write_dump
 from .engine import Engine
 from .files import norm
+from .indexer import add_index_parser, index_command
 from .memory import RECLAIM_EVERY, SAVE_IDLE_S, SAVE_POLL_S, keep_heap
 from .protocol import REFUSED_EXIT, Stop, emit, log, refuse, take_stdout
 
@@ -171,6 +172,8 @@ def handle(engine: Engine, line: bytes) -> Optional[str]:
 
 def options_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pi-cgc-engine")
+    # Before the command, so that `index`'s own arguments are cgc index's (pi-cgc puts this in front of them).
+    parser.add_argument("--cache-dir", dest="index_cache_dir", help="index: the engine's cache folder, left warm")
     sub = parser.add_subparsers(dest="command", required=True)
     serve_p = sub.add_parser("serve", help="the incremental engine, speaking JSON lines on stdin and stdout")
     serve_p.add_argument("--root", required=True)
@@ -186,6 +189,7 @@ def options_parser() -> argparse.ArgumentParser:
     serve_p.add_argument("--no-dir-events", action="store_true", help="read folder times instead of inotify")
     serve_p.add_argument("--order-at-once", action="store_true", help="put every owed key order right at once")
     serve_p.add_argument("--copy-state", action="store_true", help="copy the last state instead of a journal")
+    add_index_parser(sub)
     dump_p = sub.add_parser("dump", help="the canonical dump of the graph of --root")
     dump_p.add_argument("--root", required=True)
     dump_p.add_argument("--out")
@@ -213,9 +217,9 @@ def run_cgc_zero_safe(argv: List[str]) -> int:
 
 
 def main(argv: List[str]) -> int:
-    take_stdout()
     if argv[:1] == ["cgc"]:
-        return run_cgc_zero_safe(argv[1:])
+        return run_cgc_zero_safe(argv[1:])  # cgc's own output, on stdout as when cgc runs alone
+    take_stdout()
     args = options_parser().parse_args(argv)
     try:
         version = cgc.load()
@@ -224,6 +228,8 @@ def main(argv: List[str]) -> int:
     if args.command == "serve":
         RUN.options = options_of(args)
         return serve(args, version)
+    if args.command == "index":
+        return index_command(args, version)
     root = Path(args.root).resolve()
     db = Database(root, args.context)
     try:

@@ -1,5 +1,5 @@
 // pi-cgc's engine script (engine/pi-cgc-engine.py), run by cgc's own Python: the incremental engine
-// (src/freshness/engine.ts), and cgc's own index with FalkorDB Lite's fault written around.
+// (src/freshness/engine.ts), and pi-cgc's own full index.
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -28,26 +28,27 @@ export function engineScriptPresent(): boolean {
 }
 
 /**
- * How to run a full index (`index [--force] <root>`) so that it is whole. cgc 0.6.13's own index on FalkorDB
- * Lite links no function or class to its file after the database's first index (Lite's range index cannot
- * look up the number 0; docs/cgc-compat.md), so there the engine script runs cgc's own command in cgc's Python
- * with that one lookup written around. Undefined — cgc itself — on any other backend, on a cgc the engine was
- * not proven on, with the engine switched off, or when cgc's Python or the script cannot be found.
+ * How to run a full index (`index [--force] <root>`): pi-cgc's own index, run by the engine script in cgc's
+ * Python with cgc's own discovery, parser and resolution, the graph written whole and the engine's cache left
+ * warm in `cacheDir` (engine/pi_cgc_engine/indexer.py). The script runs cgc's own index itself where it cannot
+ * write the graph (a backend it was not proven on, a plain index of a repository the graph already has).
+ * Undefined — cgc itself — on a cgc the engine was not proven on, with the engine switched off, or when cgc's
+ * Python or the script cannot be found.
  */
 export function wholeIndexProgram(facts: {
-  backend: string | undefined;
   cgcVersion: string | undefined;
   engineOn: boolean;
   executable: string;
   env: NodeJS.ProcessEnv;
+  cacheDir: string;
 }): RunOptions["through"] {
-  if (facts.backend !== "falkordb" || !facts.engineOn) return undefined;
+  if (!facts.engineOn) return undefined;
   if (!facts.cgcVersion || !PROVEN_CGC_VERSIONS.includes(facts.cgcVersion) || !engineScriptPresent()) return undefined;
   const interpreter = cgcInterpreter(facts.executable, facts.env);
   if (!interpreter.ok) return undefined;
   return {
     path: interpreter.python,
-    name: "cgc index (through pi-cgc's engine script)",
-    leading: [ENGINE_SCRIPT, "cgc"],
+    name: "pi-cgc's index (the engine script)",
+    leading: [ENGINE_SCRIPT, "--cache-dir", facts.cacheDir],
   };
 }

@@ -27,6 +27,7 @@ import {
   type State,
 } from "../state/model.ts";
 import { createNoticeLedger } from "../state/notices.ts";
+import { graphRecordPath } from "../state/records.ts";
 import { createStore } from "../state/store.ts";
 import { createChangeTracker } from "../workspace/tracker.ts";
 import { noteGraphWrittenElsewhere, noteRunStarted, readRunNote } from "./interrupted.ts";
@@ -274,11 +275,11 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
   /** What runs a full index instead of the cgc command itself, if anything (src/cgc/engine-script.ts). */
   function fullIndexThrough() {
     return wholeIndexProgram({
-      backend: shownBackend(store.get().facts?.reportedBackend, backend)?.name,
       cgcVersion,
       engineOn: config()["freshness.engine"],
       executable: runner.executable,
       env,
+      cacheDir: graphRecordPath(env, root, "engine"),
     });
   }
 
@@ -456,6 +457,9 @@ function progressOf(line: string): string | undefined {
   // cgc 0.6.13 prints no progress through a pipe (its bar needs a terminal): only its phases, named here
   // whole rather than as the cut-off first words of its line.
   const trimmed = line.trim();
+  // pi-cgc's own index (engine/pi_cgc_engine/indexer.py) names each phase itself.
+  const own = /^pi-cgc index: (.+)$/.exec(trimmed);
+  if (own) return own[1];
   if (/^Deleting existing index/i.test(trimmed)) return "deleting the old graph";
   if (/^Starting indexing|^Re-indexing/i.test(trimmed)) return "reading and writing files";
   const scanned = /Total scanned files\s*\|\s*(\d+)/.exec(trimmed);

@@ -1,0 +1,107 @@
+"""pi-cgc's own full index: cgc's discovery, parser (both cores) and resolution, run by the engine, the whole graph
+written at once, and the engine's cache saved as the graph's model (the next engine starts warm and trusted).
+
+  python pi-cgc-engine.py [--cache-dir D] index [--force] ROOT [--context NAME]
+
+The same command line as `cgc index`. Where the engine cannot write this graph itself (a backend it was not
+proven on) or where cgc's own index decides (a plain index of a repository the graph already has: cgc skips it or
+resumes it), cgc's own command runs instead, in this process. Progress goes to stdout as `pi-cgc index: <phase>`
+lines; errors and cgc's own output go to stderr. Exit 0 when the graph is whole, 1 otherwise.
+
+With cgc's own writer (file by file, as cgc's pipeline writes) the graph is written in cgc's order: the old graph
+of the root deleted (--force), the Repository node, every file's nodes in path order, the link rows, the repo-wide
+passes. An index cut short leaves a partial graph, as cgc's does; pi-cgc's note of the unfinished run says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+from typing import Any, List
+
+from . import cgc_contract as cgc
+from .database import PROVEN_BACKENDS, Busy
+from .engine import Engine
+from .files import norm
+from .link_rows import CPP_SOURCES, choose_links, write_links
+from .protocol import emit_text, log, ms_since, plural, stdout_given_back
+
+
+def progress(phase: str) -> None:
+    emit_text(f"pi-cgc index: {phase}\n")
+
+
+def cgc_index(root: Path, force: bool) -> int:
+    with stdout_given_back():
+        return cgc.run_cli(["index", *(["--force"] if force else []), str(root)])
+
+
+def index_command(args: argparse.Namespace, version: str) -> int:
+    root = Path(args.path).resolve()
+    cache_dir = Path(args.index_cache_dir).resolve() if args.index_cache_dir else None
+    engine = Engine(root, cache_dir, args.context, version)
+    if engine.db.backend not in PROVEN_BACKENDS:
+        log(f"backend {engine.db.backend} is not one the engine was proven on: cgc's own index runs")
+        return cgc_index(root, args.force)
+    try:
+        engine.db.open()
+        present, _ = engine.repository_stamp()
+    except Busy as error:
+        log(str(error))
+        return 1
+    if present and not args.force:
+        engine.db.close()
+        return cgc_index(root, False)
+    started = time.monotonic()
+    engine.start(from_disk=True, progress=progress, save=False)
+    read_ms = ms_since(started)
+    try:
+        write_graph(engine, delete_first=present)
+    finally:
+        engine.db.close()
+    engine.trust()
+    engine.save_cache()
+    files = len(engine.state.files)
+    progress(f"{plural(files, 'file')} written in {ms_since(started) / 1000:.1f} s "
+             f"(read and resolved in {read_ms / 1000:.1f} s)")
+    return 0
+
+
+def write_graph(engine: Engine, delete_first: bool) -> None:
+    """The whole graph of the engine's state, as cgc's full index writes it (cgc's own writer, file by file)."""
+    state, root = engine.state, engine.root
+    root_str = root.as_posix()
+
+    def work(writer: Any) -> None:
+        if delete_first:
+            progress("deleting the old graph")
+            writer.delete_repository_from_graph(root_str)
+        cgc.without_purge_after_delete(writer)
+        writer.add_repository_to_graph(root, False)
+        progress(f"writing the nodes of {plural(len(state.files), 'file')}")
+        for path in sorted(state.files):
+            data = state.files[path].data
+            if "error" not in data:
+                writer.add_file_to_graph(data, root.name, state.imports_map, repo_path_str=root_str)
+            elif not data.get("unsupported"):
+                writer.add_minimal_file_node(Path(path), root, False)
+        progress("writing the edges")
+        chosen = choose_links(state, {norm(p) for p in state.files}, set(), set(state.files))
+        write_links(writer, chosen, state.imports_map)
+        if state.suffixes and state.suffixes & CPP_SOURCES:
+            writer.write_cpp_class_function_links(root_str)
+        if state.suffixes and ".java" in state.suffixes:
+            engine.rewrite_java_passes(writer, state)
+
+    engine.db.write_transaction(work)
+
+
+def add_index_parser(sub: Any) -> None:
+    index_p = sub.add_parser("index", help="pi-cgc's own full index of ROOT (cgc index's command line)")
+    index_p.add_argument("path", metavar="ROOT")
+    index_p.add_argument("--force", "-f", action="store_true", help="delete the root's graph first and index it again")
+    index_p.add_argument("--context")
+
+
+__all__: List[str] = ["add_index_parser", "index_command"]
