@@ -35,7 +35,7 @@ import {
   installedCgcVersion,
   mountChip,
   wholeIndexProgram
-} from "./chunks/chunk-BGS3EXTF.js";
+} from "./chunks/chunk-GNSNMD56.js";
 import {
   agentDir,
   createGraphProvenance,
@@ -540,7 +540,7 @@ function startEngine(options) {
   };
   const handle = options.runner.startLongLived(
     [
-      ENGINE_SCRIPT,
+      ...options.program ?? [ENGINE_SCRIPT],
       "serve",
       "--root",
       options.root,
@@ -2585,11 +2585,11 @@ function createCgcSession(ctx, options = {}) {
   }
   function fullIndexThrough() {
     return wholeIndexProgram({
-      backend: shownBackend(store.get().facts?.reportedBackend, backend)?.name,
       cgcVersion,
       engineOn: config()["freshness.engine"],
       executable: runner.executable,
-      env
+      env,
+      cacheDir: graphRecordPath(env, root, "engine")
     });
   }
   function runMaintenance(kind, args, what, estimate) {
@@ -2724,6 +2724,8 @@ function createCgcSession(ctx, options = {}) {
 }
 function progressOf(line) {
   const trimmed = line.trim();
+  const own = /^pi-cgc index: (.+)$/.exec(trimmed);
+  if (own) return own[1];
   if (/^Deleting existing index/i.test(trimmed)) return "deleting the old graph";
   if (/^Starting indexing|^Re-indexing/i.test(trimmed)) return "reading and writing files";
   const scanned = /Total scanned files\s*\|\s*(\d+)/.exec(trimmed);
@@ -2769,7 +2771,7 @@ function registerCgcCommand(pi, current, hooks) {
       };
       if (!Object.hasOwn(VERBS, verb)) return show(`Unknown verb "${verb}".
 ${usage()}`, "warning");
-      verbs ??= import("./chunks/verbs-XW5LTCM3.js");
+      verbs ??= import("./chunks/verbs-JXSLTMI3.js");
       return (await verbs).runVerb(verb, rest, { session, ctx, show, hooks: hooks() });
     }
   });

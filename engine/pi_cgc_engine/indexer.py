@@ -60,6 +60,9 @@ def index_command(args: argparse.Namespace, version: str) -> int:
         write_graph(engine, delete_first=present)
     finally:
         engine.db.close()
+    marker = engine.dirty_marker()
+    if marker is not None:
+        marker.unlink(missing_ok=True)  # an earlier update's unknown outcome: the graph is whole again
     engine.trust()
     engine.save_cache()
     files = len(engine.state.files)

@@ -3,7 +3,7 @@ import {
   chipText,
   engineFile,
   formatElapsed
-} from "./chunk-BGS3EXTF.js";
+} from "./chunk-GNSNMD56.js";
 import {
   describeWatcher,
   watcherOf

@@ -144,20 +144,20 @@ function engineFile(name) {
     if (dirname2(dir) === dir) return join2(here, "engine", name);
   }
 }
-var ENGINE_SCRIPT = engineFile("pi_cgc_engine.py");
+var ENGINE_SCRIPT = engineFile("pi-cgc-engine.py");
 var PROVEN_CGC_VERSIONS = ["0.6.13"];
 function engineScriptPresent() {
   return existsSync2(ENGINE_SCRIPT);
 }
 function wholeIndexProgram(facts) {
-  if (facts.backend !== "falkordb" || !facts.engineOn) return void 0;
+  if (!facts.engineOn) return void 0;
   if (!facts.cgcVersion || !PROVEN_CGC_VERSIONS.includes(facts.cgcVersion) || !engineScriptPresent()) return void 0;
   const interpreter = cgcInterpreter(facts.executable, facts.env);
   if (!interpreter.ok) return void 0;
   return {
     path: interpreter.python,
-    name: "cgc index (through pi-cgc's engine script)",
-    leading: [ENGINE_SCRIPT, "cgc"]
+    name: "pi-cgc's index (the engine script)",
+    leading: [ENGINE_SCRIPT, "--cache-dir", facts.cacheDir]
   };
 }
 
