@@ -18,6 +18,7 @@ from typing import (
     Tuple,
 )
 
+from . import cgc_contract as cgc
 from .files import FileEntry, norm
 from .journal import as_before
 
@@ -258,10 +259,6 @@ def _link_lists(a: Dict[str, Any], b: Dict[str, Any]) -> Iterator[Tuple[str, int
 def module_import_rows(data: Dict[str, Any]) -> List[Dict[str, Any]]:
     """The rows add_file_to_graph MERGEs into Module nodes with coalesce(lang, full_import_name),
     built exactly as cgc 0.6.13's writer builds them (JS/TS imports set no Module metadata)."""
-    from codegraphcontext.tools.indexing.persistence.writer import (
-        sort_import_rows_for_metadata,
-    )
-
     lang = data.get("lang")
     if lang in {"javascript", "typescript", "tsx"}:
         return []
@@ -281,7 +278,7 @@ def module_import_rows(data: Dict[str, Any]) -> List[Dict[str, Any]]:
             "line_number": imp.get("line_number") or 0,
             "lang": imp.get("lang") or lang,
         })
-    return sort_import_rows_for_metadata(rows)
+    return cgc.sort_import_rows_for_metadata(rows)
 
 
 def suffixes_after(last: Optional[FrozenSet[str]], files: Dict[str, FileEntry], added: Set[str],
