@@ -158,10 +158,12 @@ class Engine(CacheKeeping):
                 files[key] = None  # type: ignore[assignment]  # its place in discovery order, parsed below
                 to_parse.append((path, known))
         total = len(to_parse)
-        step = max(1, total // 50)
+        shown = [time.monotonic()]
 
         def parsed(count: int) -> None:
-            if progress is not None and (count % step == 0 or count == total):
+            # At most twice a second, and the last.
+            if progress is not None and (count == total or time.monotonic() - shown[0] >= 0.5):
+                shown[0] = time.monotonic()
                 progress(f"parsing {count}/{plural(total, 'file')}")
 
         for (path, _), entry in zip(to_parse, parse_all(self.tree, to_parse, parsed)):

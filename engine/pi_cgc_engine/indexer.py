@@ -18,8 +18,9 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
-from typing import Any, List
+from typing import Any, List, Optional
 
+from . import bulk_kuzu, graph_rows
 from . import cgc_contract as cgc
 from .database import PROVEN_BACKENDS, Busy
 from .engine import Engine
@@ -57,7 +58,7 @@ def index_command(args: argparse.Namespace, version: str) -> int:
     engine.start(from_disk=True, progress=progress, save=False)
     read_ms = ms_since(started)
     try:
-        write_graph(engine, delete_first=present)
+        how = write_graph(engine, delete_first=present)
     finally:
         engine.db.close()
     marker = engine.dirty_marker()
@@ -67,20 +68,50 @@ def index_command(args: argparse.Namespace, version: str) -> int:
     engine.save_cache()
     files = len(engine.state.files)
     progress(f"{plural(files, 'file')} written in {ms_since(started) / 1000:.1f} s "
-             f"(read and resolved in {read_ms / 1000:.1f} s)")
+             f"(read and resolved in {read_ms / 1000:.1f} s; written with {how})")
     return 0
 
 
-def write_graph(engine: Engine, delete_first: bool) -> None:
-    """The whole graph of the engine's state, as cgc's full index writes it (cgc's own writer, file by file)."""
+def write_graph(engine: Engine, delete_first: bool) -> str:
+    """The whole graph of the engine's state, as cgc's full index writes it: in bulk where the backend has a bulk
+    writer and the tree is one graph_rows replicates, else with cgc's own writer, file by file. Returns how."""
+    if delete_first:
+        progress("deleting the old graph")
+        engine.db.write_transaction(lambda writer: writer.delete_repository_from_graph(engine.root.as_posix()))
+    why = write_in_bulk(engine)
+    if why is None:
+        return "bulk"
+    log(f"written with cgc's own writer: {why}")
+    write_with_cgc_writer(engine)
+    return "cgc's writer"
+
+
+def write_in_bulk(engine: Engine) -> Optional[str]:
+    """The graph written in bulk; None when written, else why not (nothing written then)."""
+    if engine.db.backend != "kuzudb":
+        return f"no bulk writer for {engine.db.backend} yet"
+    state = engine.state
+    try:
+        rows = graph_rows.build_graph(engine.root, [entry.data for entry in state.files.values()], state.imports_map,
+                                      state.links, normalize=cgc.normalize_path)
+    except graph_rows.NotReplicable as error:
+        return f"this tree is not one the bulk writer replicates ({error})"
+    progress(f"writing {plural(sum(map(len, rows.nodes.values())), 'node')} and "
+             f"{plural(sum(map(len, rows.edges.values())), 'edge')}")
+    try:
+        with cgc.kuzu_connection(engine.db.manager) as connection:
+            bulk_kuzu.load(connection, rows)
+    except (bulk_kuzu.NotEmpty, bulk_kuzu.SchemaMismatch) as error:
+        return str(error)
+    return None
+
+
+def write_with_cgc_writer(engine: Engine) -> None:
+    """The whole graph with cgc's own writer, file by file, in cgc's order."""
     state, root = engine.state, engine.root
     root_str = root.as_posix()
 
     def work(writer: Any) -> None:
-        if delete_first:
-            progress("deleting the old graph")
-            writer.delete_repository_from_graph(root_str)
-        cgc.without_purge_after_delete(writer)
         writer.add_repository_to_graph(root, False)
         progress(f"writing the nodes of {plural(len(state.files), 'file')}")
         for path in sorted(state.files):
