@@ -27,6 +27,7 @@ from .recording import (
     KeptDict,
     RecordingDict,
     _FunctionsByName,
+    _LendableDict,
     _Parsed,
     entries_at,
     imports_owed,
@@ -73,6 +74,16 @@ class _CallRun:
         self.debug: Optional[DebugClock] = None
         self.lent: List[Tuple[Any, type]] = []  # the indices lent to cgc in place (give_back after the run)
         self.prev: Optional["TreeState"] = None  # the last state (an undone update may leave its views owed)
+
+    def owe_view_on_undo(self, lang: str) -> Callable[[bool], None]:
+        """What an undone update whose journal moved this view's key order leaves: the view's order owed."""
+        prev = self.prev
+
+        def owe(moved: bool) -> None:
+            if moved and prev is not None:
+                prev.views_owed = prev.views_owed | {lang}
+
+        return owe
 
     def iterate(self, frame: CallGroupsFrame) -> Iterator[Any]:
         """A loop of cgc's over the engine's list (see "Kept indices")."""
@@ -135,7 +146,7 @@ class _CallRun:
                     self.param_lists.add(id(params))
         if type(functions_by_name) is KeptDict:
             # The kept index becomes the narrowed one in place until give_back (a copy: 5-10 ms at 5 000 files).
-            narrowed = functions_by_name
+            narrowed: _LendableDict = functions_by_name
             cgc.swap_class(narrowed, _FunctionsByName)
             self.lent.append((narrowed, KeptDict))
             settle = keeper.settle_of("_functions_by_name") if keeper is not None else None
@@ -243,9 +254,7 @@ class _CallRun:
                             journal.set(view, name, fresh[name])
                         elif dict.__contains__(view, name):
                             journal.delete(view, name)
-                    prev = self.prev
-                    journal.on_undo(view, lambda moved, lang=lang: moved and prev is not None and setattr(
-                        prev, "views_owed", prev.views_owed | {lang}))
+                    journal.on_undo(view, self.owe_view_on_undo(lang))
                 else:
                     view = KeptDict(old)
                     for name in touched:

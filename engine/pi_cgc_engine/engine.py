@@ -389,6 +389,7 @@ class Engine(CacheKeeping):
             cgc.without_purge_after_delete(writer)
             held_files = self.state.files
             doomed = sorted({p for p in changed if p in held_files or p in removed} | stale)
+            assert new.suffixes is not None  # (set by suffixes_after above)
             took_out = bool(doomed or rewritten or new.suffixes & CPP_SOURCES or ".java" in new.suffixes)
             orphan_candidates.clear()
             orphan_candidates.update(self.modules_linked_from(writer, doomed))
@@ -421,6 +422,7 @@ class Engine(CacheKeeping):
             # (os.path's suffix where Path's would cost 50 ms at 5 000 files; the two differ only for
             # names ending in a dot, never one of these.)
             suffixes = new.suffixes
+            assert suffixes is not None
             if suffixes & CPP_SOURCES:
                 writer.write_cpp_class_function_links(root_str)
             if ".java" in suffixes:
@@ -615,7 +617,8 @@ class Engine(CacheKeeping):
         # the paths read back: a file gone since is unreflected, as is one whose content moved on (below). An
         # ignore rule changed since is a change of its own, which the next update takes. A second walk of the
         # tree here cost as much as the rest of the read-back at 5 000 files.
-        reflected, unreflected = [], []
+        reflected: List[str] = []
+        unreflected: List[str] = []
         for path in (norm(p) for p in paths):
             entry = self.state.files.get(path)
             if entry is not None and Path(path).is_file() and self.tree.parse_in_doubt(path, entry):
@@ -626,9 +629,9 @@ class Engine(CacheKeeping):
             indexable = entry is not None and not entry.data.get("unsupported") and Path(path).is_file()
             exists = bool(self.db.read("MATCH (f:File {path: $p}) RETURN f.path AS p", p=path))
             ok = exists == indexable
-            if ok and indexable and Path(path).is_file() and digest_of(Path(path))[2] != entry.digest:
+            if ok and indexable and entry is not None and Path(path).is_file() and digest_of(Path(path))[2] != entry.digest:
                 ok = False  # the disk moved on since the engine last saw it
-            if ok and indexable:
+            if ok and indexable and entry is not None:
                 for label, key in (("Function", "functions"), ("Class", "classes")):
                     graph = sorted(r["n"] for r in self.db.read(
                         f"MATCH (f:File {{path: $p}})-[:CONTAINS]->(x:{label}) RETURN x.name AS n", p=path))

@@ -65,7 +65,7 @@ def canonical_order(data: Dict[str, Any]) -> Dict[str, Any]:
     cgc's order (for comparisons: bench/engine-profile.py)."""
     if RUN.options.parse_order_as_parsed:
         return data
-    for key, entries in data.items():
+    for _key, entries in data.items():
         if not (isinstance(entries, list) and len(entries) > 1):
             continue
         if not all(isinstance(entry, dict) and isinstance(entry.get("line_number"), int) for entry in entries):

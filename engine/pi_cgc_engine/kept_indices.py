@@ -261,7 +261,7 @@ class _Keeper:
         if prev_full is None:
             # Nothing kept: built from every file's contribution (every file was taken).
             full: Dict[Any, Any] = KeptDict()
-            contributors: Dict[Any, List[str]] = {}
+            owners_of: Dict[Any, List[str]] = {}
             for key in self.keys:
                 part = self.part_of(key, name)
                 if not part:
@@ -270,12 +270,12 @@ class _Keeper:
                     full.update(part)
                 if kind != "file":
                     for item in part:
-                        contributors.setdefault(item, []).append(key)
+                        owners_of.setdefault(item, []).append(key)
             if kind in ("concat", "union"):
-                for item, owners in contributors.items():
+                for item, owners in owners_of.items():
                     full[item] = self._combine(kind, name, item, owners)
             self.full[name] = full
-            self.contributors[name] = {k: tuple(v) for k, v in contributors.items()} if kind != "file" else {}
+            self.contributors[name] = {k: tuple(v) for k, v in owners_of.items()} if kind != "file" else {}
             self.touched[name] = set(full)
             self.reordered[name] = True
             self.owed.discard(name)
@@ -367,8 +367,12 @@ class _Keeper:
                     if item not in values:
                         journal.delete(full, item)
                 prev = self.prev
-                journal.on_undo(full, lambda moved: moved and prev is not None and setattr(
-                    prev, "order_owed", prev.order_owed | {name}))
+
+                def owe(moved: bool) -> None:
+                    if moved and prev is not None:
+                        prev.order_owed = prev.order_owed | {name}
+
+                journal.on_undo(full, owe)
             else:
                 full = KeptDict(prev_full) if touched or type(prev_full) is not KeptDict else prev_full
                 full.update(values)
@@ -386,9 +390,9 @@ class _Keeper:
             # the last file's value; a key of several files in a list or set index then gets its value.
             full = KeptDict()
             for own in self._owns(ROLE_OF[name]):
-                part = own.get(name)
-                if part:
-                    full.update(part)
+                share = own.get(name)
+                if share:
+                    full.update(share)
             if kind in ("concat", "union"):
                 rest = prev_full.copy()
                 for item in touched:
@@ -506,12 +510,12 @@ class _Keeper:
         events.sort(key=lambda event: (event[0], event[1]))
         joined: List[Any] = []
         done = 0
-        for where, _owner, length, part in events:
+        for where, _owner, length, new_part in events:
             if where < done:
                 return None
             joined.extend(last[done:where])
-            if part:
-                joined.extend(part)
+            if new_part:
+                joined.extend(new_part)
             done = where + length
         joined.extend(last[done:])
         return joined

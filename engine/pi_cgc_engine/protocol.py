@@ -35,7 +35,9 @@ def stdout_given_back() -> Iterator[None]:
     sys.stdout.flush()
     held = os.dup(1)
     os.dup2(_protocol.fileno(), 1)
-    sys.stdout = sys.__stdout__
+    real = sys.__stdout__
+    assert real is not None  # (take_stdout found one: it duplicated its descriptor)
+    sys.stdout = real
     try:
         yield
     finally:

@@ -29,6 +29,11 @@ class _LendableDict(dict):
     become the other in place (`lend`), so a 5 000-file index is recorded without being copied."""
 
     __slots__ = ("settle", "tag", "owed", "chosen_only", "run")  # the last two: _FunctionsByName's
+    settle: Any  # Callable[[dict], None] or None
+    tag: Any
+    owed: bool
+    chosen_only: Any
+    run: Any
 
 
 class KeptDict(_LendableDict):
@@ -198,6 +203,7 @@ class _Parsed(dict):
     """A file's parsed data as given to cgc: its function_calls are what the run decides."""
 
     __slots__ = ("key",)
+    key: str
 
     def get(self, name: Any, default: Any = None) -> Any:
         if name == "function_calls":

@@ -166,14 +166,14 @@ class Tree:
                 journal.set(kept_owners, name, tuple(paths))
             else:
                 kept_owners[name] = tuple(paths)
-            bucket: List[str] = []
-            known: Set[str] = set()
+            items: List[str] = []
+            had: Set[str] = set()
             for path in paths:
                 for item in files[path].imports[name]:
-                    if item not in known:
-                        known.add(item)
-                        bucket.append(item)
-            values[name] = bucket
+                    if item not in had:
+                        had.add(item)
+                        items.append(item)
+            values[name] = items
         # The last map with the touched names set again or removed has the right names and paths; a new name
         # is at its end, so when the order may have changed it is owed, and settled (settle_imports) only
         # where something can see it (as the kept indices' order: the indices lent to cgc, the views).

@@ -38,7 +38,7 @@ class TreeState:
     # What each file's resolution read from the tree-wide indices: (index, key) pairs.
     deps: Dict[str, Set[Tuple[str, Any]]] = field(default_factory=dict)
     # Per parsed file: cgc's node label index entry of the file (name -> labels), by normalized path.
-    labels: Dict[str, Dict[str, Set[str]]] = field(default_factory=dict)
+    labels: Dict[str, Tuple[str, Dict[str, Set[str]]]] = field(default_factory=dict)
     # The same entries by path: the node label index cgc's inheritance passes read (not cached; kept between
     # updates: its key order is not path order, and need not be, as cgc only looks keys up in it).
     label_index: Optional[Dict[str, Dict[str, Set[str]]]] = None
