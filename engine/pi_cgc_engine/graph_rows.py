@@ -1067,7 +1067,6 @@ class _Writer:
     # -- write_function_call_groups
 
     def calls(self, groups: List[List[Dict[str, Any]]]) -> None:
-        g = self.g
         names = ["fn_to_fn", "fn_to_class", "fn_to_interface", "fn_to_object", "file_to_fn", "file_to_class",
                  "file_to_interface", "file_to_object", "fn_to_param", "fn_to_file"]
         by_name = dict(zip(names, list(groups) + [[]] * (10 - len(groups))))
