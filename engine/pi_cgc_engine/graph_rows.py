@@ -146,7 +146,7 @@ _CALL_PAIRS = _pairs("""
     FROM Variable TO Function, FROM Variable TO Class, FROM Variable TO Interface""")
 _INHERIT_FROM = ["Class", "Trait", "Interface", "Struct", "Enum", "Union", "Record", "Mixin", "Extension", "Module", "Object"]
 _INHERIT_PAIRS = {(a, b) for a in _INHERIT_FROM for b in _INHERIT_FROM + ["ExternalClass"]}
-_INHERIT_PAIRS |= {("Variable", b) for b in _INHERIT_FROM + ["Variable", "ExternalClass"]} - {("Variable", "Class"), ("Variable", "Trait")} | {("Variable", "Class"), ("Variable", "Trait")}
+_INHERIT_PAIRS |= {("Variable", b) for b in _INHERIT_FROM + ["Variable", "ExternalClass"]}
 _INHERIT_PAIRS |= {(a, "Variable") for a in _INHERIT_FROM}
 # The relationship tables' (FROM, TO) pairs and property columns, as _initialize_schema creates them.
 KUZU_REL_TABLES: Dict[str, Tuple[Set[Tuple[str, str]], Dict[str, str]]] = {
@@ -980,10 +980,8 @@ class _Writer:
                     raise _Binder(f"{cl} or {pl}")
                 children = g.match(cl, name=row["child_name"], path=row["path"])
                 parents = g.match(pl, name=row["parent_name"], path=row["resolved_parent_file_path"])
-                if children and parents and (cl, pl) not in self.p.rel_tables[rel][0]:
-                    raise _Binder(rel)
                 if (cl, pl) not in self.p.rel_tables[rel][0]:
-                    raise _Binder(rel)
+                    raise _Binder(rel)  # the MERGE over a pair the table lacks
                 conf = row.get("confidence_label", "INFERRED")
                 for a in children:
                     for b in parents:
