@@ -242,6 +242,20 @@ def kuzu_connection(manager: Any) -> Iterator[Any]:
         manager._pool.put(connection)
 
 
+def repo_commit_hash(root: Path) -> Optional[str]:
+    """utils.git_utils.get_repo_commit_hash: the commit cgc's Repository node records (None outside git)."""
+    from codegraphcontext.utils.git_utils import get_repo_commit_hash
+
+    return get_repo_commit_hash(root)
+
+
+def config_on(name: str) -> bool:
+    """A cgc setting that is "true", as cgc reads it (cli.config_manager.get_config_value)."""
+    from codegraphcontext.cli.config_manager import get_config_value
+
+    return (get_config_value(name) or "false").lower() == "true"
+
+
 def wrap_falkordb_drivers(wrap: Callable[[Any], Any]) -> None:
     """Every driver cgc's FalkorDB manager hands out in this process goes through `wrap`."""
     from codegraphcontext.core.database_falkordb import FalkorDBManager

@@ -51,6 +51,16 @@ def _position(entry: Dict[str, Any]) -> Tuple[Any, ...]:
     return (entry["line_number"], str(entry.get("name")), str(entry.get("context")), str(entry.get("class_context")))
 
 
+def _line(entry: Dict[str, Any]) -> int:
+    return entry["line_number"]
+
+
+# Lists whose order within a line the parser gives the same at every parse (source order), and the graph reads:
+# cgc's writer MERGEs a JS/TS file's IMPORTS edges by line and sets each row's imported_name in turn, so the last
+# name a line imports is the edge's (`import { Writable, Readable }`: Readable). Sorted by name, the graph differed.
+PARSER_ORDERED = frozenset({"imports"})
+
+
 def _whole(entry: Dict[str, Any]) -> str:
     return repr(sorted((key, repr(value)) for key, value in entry.items() if key not in UNREAD_FIELDS))
 
@@ -61,14 +71,17 @@ def canonical_order(data: Dict[str, Any]) -> Dict[str, Any]:
     graph depends on that order (the parity replays compare with cgc's own index, in whatever order it
     parsed), but the engine's indices do: re-parsing a file whose entries are unchanged would reorder them,
     and every file that read them would be resolved again. Sorted by line, then name and context; entries
-    still tied (two names assigned on one line) by all they hold. PI_CGC_ENGINE_PARSE_ORDER=as-parsed keeps
-    cgc's order (for comparisons: bench/engine-profile.py)."""
+    still tied (two names assigned on one line) by all they hold; imports by line only (PARSER_ORDERED).
+    --parse-order-as-parsed keeps cgc's order (for comparisons: bench/engine-profile.py)."""
     if RUN.options.parse_order_as_parsed:
         return data
-    for _key, entries in data.items():
+    for key, entries in data.items():
         if not (isinstance(entries, list) and len(entries) > 1):
             continue
         if not all(isinstance(entry, dict) and isinstance(entry.get("line_number"), int) for entry in entries):
+            continue
+        if key in PARSER_ORDERED:
+            entries.sort(key=_line)  # stable: a line's entries stay in the parser's order
             continue
         entries.sort(key=_position)
         start = 0

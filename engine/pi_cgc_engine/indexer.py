@@ -38,8 +38,17 @@ def cgc_index(root: Path, force: bool) -> int:
         return cgc.run_cli(["index", *(["--force"] if force else []), str(root)])
 
 
+# cgc settings under which its index writes what the engine does not (SCIP's edges, embeddings, the vector and
+# inheritance re-resolution passes, redacted values): with any of them on, cgc's own index runs.
+CGC_OWN_INDEX_SETTINGS = ("SCIP_INDEXER", "ENABLE_VECTOR_RESOLVE", "ENABLE_INHERIT_RESOLVE", "REDACT_SECRETS")
+
+
 def index_command(args: argparse.Namespace, version: str) -> int:
     root = Path(args.path).resolve()
+    own = [name for name in CGC_OWN_INDEX_SETTINGS if cgc.config_on(name)]
+    if own:
+        log(f"cgc's own index runs: {', '.join(own)} is on, and the engine does not write what that adds")
+        return cgc_index(root, args.force)
     cache_dir = Path(args.index_cache_dir).resolve() if args.index_cache_dir else None
     engine = Engine(root, cache_dir, args.context, version)
     if engine.db.backend not in PROVEN_BACKENDS:
@@ -93,7 +102,8 @@ def write_in_bulk(engine: Engine) -> Optional[str]:
     state = engine.state
     try:
         rows = graph_rows.build_graph(engine.root, [entry.data for entry in state.files.values()], state.imports_map,
-                                      state.links, normalize=cgc.normalize_path)
+                                      state.links, normalize=cgc.normalize_path,
+                                      commit_hash=cgc.repo_commit_hash(engine.root))
     except graph_rows.NotReplicable as error:
         return f"this tree is not one the bulk writer replicates ({error})"
     progress(f"writing {plural(sum(map(len, rows.nodes.values())), 'node')} and "
