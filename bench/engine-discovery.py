@@ -1,35 +1,34 @@
-"""Times cgc's file discovery as the engine runs it (engine/pi_cgc_engine.py Tree.discover) three ways,
+"""Times cgc's file discovery as the engine runs it (engine/pi_cgc_engine/tree.py, Tree.discover) three ways,
 alternated round by round in one Python process, and checks that all find the same files: cgc's own
 ignore matcher on a whole walk, the engine's remembered answers on a whole walk, and the kept walk (cgc's
 discovery handed only the folders whose times changed). Before each timed walk the tree changes as an
 agent's edit changes it: in turn a file's content, a new file in a folder, and that file deleted. Writes one
-JSON line to stderr (the engine's import turns stdout into stderr):
+JSON line to stderr (as the engine, whose stdout is its protocol's):
 {"files", "original": [ms…], "remembering": [ms…], "kept": [ms…]}.
 
   .venv/bin/python bench/engine-discovery.py ROOT ROUNDS
 """
 
-import importlib.util
 import json
 import os
 import sys
 import time
 from pathlib import Path
 
-ENGINE = Path(__file__).resolve().parent.parent / "engine" / "pi_cgc_engine.py"
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "engine"))
+
+from pi_cgc_engine import cgc_contract, walk  # noqa: E402
+from pi_cgc_engine.context import RUN  # noqa: E402
+from pi_cgc_engine.tree import Tree  # noqa: E402
 
 
 def main(root: Path, rounds: int) -> None:
-    spec = importlib.util.spec_from_file_location("pi_cgc_engine", ENGINE)
-    engine = importlib.util.module_from_spec(spec)
-    sys.modules["pi_cgc_engine"] = engine
-    spec.loader.exec_module(engine)
     from codegraphcontext.tools.indexing import discovery
 
     original = discovery.build_ignore_spec
-    engine.load_cgc()  # installs the remembering matcher and the kept walk, as the engine's start does
+    cgc_contract.load()  # installs the remembering matcher and the kept walk, as the engine's start does
     remembering = discovery.build_ignore_spec
-    tree = engine.Tree(root, None)
+    tree = Tree(root, None)
     # The folder the edits happen in: the one of the file in the middle of the walk's list.
     middle = tree.discover()[len(tree.discover()) // 2]
     added = middle.parent / "pi_cgc_walk_bench.py"
@@ -47,7 +46,7 @@ def main(root: Path, rounds: int) -> None:
     # A repository made just now: every folder was changed within the kept walk's margin (RACY_NS) and would
     # be listed again. The folders of a repository an agent works in are older: wait until these are too.
     newest = max(max(st.st_mtime_ns, st.st_ctime_ns) for st in (os.stat(d) for d, _, _ in os.walk(root)))
-    time.sleep(max(0.0, (newest + engine.RACY_NS - time.time_ns()) / 1e9))
+    time.sleep(max(0.0, (newest + walk.RACY_NS - time.time_ns()) / 1e9))
     ways = ("original", "remembering", "kept")
     times = {name: [] for name in ways}
     found = {}
@@ -57,13 +56,13 @@ def main(root: Path, rounds: int) -> None:
             rotation = ways[round_ % 3:] + ways[:round_ % 3]
             for name in rotation:
                 discovery.build_ignore_spec = original if name == "original" else remembering
-                os.environ["PI_CGC_ENGINE_WHOLE_WALK"] = "0" if name == "kept" else "1"
+                RUN.options.whole_walk = name != "kept"
                 change(step)
                 step += 1
                 started = time.perf_counter()
                 files = [path.as_posix() for path in tree.discover()]
                 elapsed = (time.perf_counter() - started) * 1000
-                os.environ["PI_CGC_ENGINE_WHOLE_WALK"] = "1"
+                RUN.options.whole_walk = True
                 whole = [path.as_posix() for path in tree.discover()]
                 if files != whole:
                     raise SystemExit(f"{name}: found other files than a whole walk after the same change")

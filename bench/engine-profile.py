@@ -8,29 +8,33 @@ project's .venv under third_party/, repeated under copy-2/… beyond both) and t
 from that pickle as a trusted warm start does (cgc's indices built again, nothing resolved), applies
 edits of several kinds one after the other, runs the engine's `plan` (discovery, parse, imports map,
 narrowed resolution) and the parts of `apply_update` that need no database (the files rewritten, the
-Module metadata, the rows chosen), and reports CPU ms per phase (resolve_tree's own laps included:
-PI_CGC_ENGINE_DEBUG=1 is set here). The edits are undone at the end, so the cached state stays the tree's.
+Module metadata, the rows chosen), and reports CPU ms per phase (resolve_tree's own laps included: the
+engine's debug option, RUN.options.debug, is on here). The edits are undone at the end, so the cached state
+stays the tree's.
 
   .venv/bin/python bench/engine-profile.py --sizes 100,1000,5000 [--work /tmp/pi-cgc-profile]
       [--rounds 1] [--variants incremental,full] [--check indices|all] [--json OUT] [--sequence kinds|bench]
-      [--cprofile EDIT,...] [--engine OTHER_COPY.py]
+      [--cprofile EDIT,...] [--engine OTHER/engine]
 
---engine profiles another copy of the engine (say `git show REV:engine/pi_cgc_engine.py > /tmp/x/engine.py`):
-run it and this one one after the other, alternating, for a before/after on the same cached trees.
+--engine profiles the engine package of another checkout (its engine/ folder, say from `git worktree add
+/tmp/x/rev REV`: /tmp/x/rev/engine): run it and this one one after the other, alternating, for a before/after on
+the same cached trees. Only a revision with the package (engine/pi_cgc_engine/, its options in context.RUN)
+can be profiled so: the single-file engine of before (engine/pi_cgc_engine.py, its PI_CGC_ENGINE_* switches)
+no longer loads here.
 
 --variants runs each edit sequence once per variant, in one process, alternating: "incremental" is the
-engine as it is, "full" sets PI_CGC_ENGINE_FULL_INDICES=1 (cgc builds its tree-wide indices from every
+engine as it is, "full" sets RUN.options.full_indices (cgc builds its tree-wide indices from every
 file, as before the engine kept them per file); "as-parsed" keeps the order in which cgc's parser lists a file's
-entries (PI_CGC_ENGINE_PARSE_ORDER=as-parsed; the engine sorts them into source order); "order-at-once" puts
-every kept index in cgc's key order at each update (PI_CGC_ENGINE_ORDER_AT_ONCE=1) instead of when it is seen;
+entries (RUN.options.parse_order_as_parsed; the engine sorts them into source order); "order-at-once" puts
+every kept index in cgc's key order at each update (RUN.options.order_at_once) instead of when it is seen;
 "save-beside" keeps a forked copy of the process alive through each update, as the engine's cache save aside
 does when an edit comes during it; "saved-before" forks a copy that ends before each update (a save aside done
 while idle), and "saved-reclaimed" then runs the engine's idle-time page reclaim (PageReclaim) before it;
-"copied" copies the last state where an update changes it (PI_CGC_ENGINE_IN_PLACE=0) instead of changing it in
+"copied" copies the last state where an update changes it (RUN.options.in_place off) instead of changing it in
 place under the engine's journal; "exact-undo" has that journal note each dict's key order before it takes a
 key out, as it does on an embedded database (the others do not, as on a database server). --sequence bench replays the edit-to-fresh bench's edits (a function of
 _compression.py replaced, a new file star-importing it and calling the new one, that file deleted; four times)
-instead of one edit of each kind. --check indices sets PI_CGC_ENGINE_CHECK=1 (each kept
+instead of one edit of each kind. --check indices sets RUN.options.check (each kept
 index compared, values and key order, with cgc's own build from every file; exits on a difference);
 --check all also compares each narrowed resolution with a whole one (slow). One JSON line per size to stderr, a table at the end.
 """
@@ -38,9 +42,7 @@ index compared, values and key order, with cgc's own build from every file; exit
 from __future__ import annotations
 
 import argparse
-import contextlib
-import importlib.util
-import inspect
+import importlib
 import json
 import os
 import pickle
@@ -49,12 +51,12 @@ import statistics
 import subprocess
 import sys
 import time
+import types
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Set, Tuple
 
-os.environ["PI_CGC_ENGINE_DEBUG"] = "1"
 PROJECT = Path(__file__).resolve().parent.parent
-ENGINE = PROJECT / "engine" / "pi_cgc_engine.py"
+ENGINE = PROJECT / "engine"  # the folder that holds the package pi_cgc_engine
 SKIPPED_DIRS = {
     "__pycache__", "site-packages", "dist-packages", "data", "node_modules", "venv", ".venv", "env", ".env",
     "dist", "build", "target", "out", "obj", "coverage", ".git", ".idea", ".vscode", ".tox", ".mypy_cache",
@@ -62,12 +64,27 @@ SKIPPED_DIRS = {
 }
 
 
+# What this script uses of the engine, by the package's module that has it.
+ENGINE_NAMES = {
+    "tree": ("Tree",), "engine": ("Engine",), "protocol": ("DebugClock",), "files": ("digest_of", "norm"),
+    "resolution": ("resolve_tree",), "narrowing": ("call_facts",), "memory": ("keep_heap", "PageReclaim"),
+    "link_rows": ("rewritten_owners", "module_import_rows", "module_metadata", "choose_links", "compare_links"),
+}
+
+
 def load_engine() -> Any:
-    spec = importlib.util.spec_from_file_location("pi_cgc_engine", ENGINE)
-    engine = importlib.util.module_from_spec(spec)
-    sys.modules["pi_cgc_engine"] = engine  # dataclasses and pickle look the module up by name
-    spec.loader.exec_module(engine)
-    engine.load_cgc()
+    """The engine's package (from ENGINE), its contract with cgc loaded, as one namespace of what is used here;
+    `RUN` is the run context whose options the variants set."""
+    sys.path.insert(0, str(ENGINE))
+    contract = importlib.import_module("pi_cgc_engine.cgc_contract")
+    contract.load()
+    engine = types.SimpleNamespace(RUN=importlib.import_module("pi_cgc_engine.context").RUN, modules=[])
+    for module_name, names in ENGINE_NAMES.items():
+        module = importlib.import_module(f"pi_cgc_engine.{module_name}")
+        for name in names:
+            setattr(engine, name, getattr(module, name))
+    engine.modules = [module for name, module in sys.modules.items() if name.startswith("pi_cgc_engine.")]
+    engine.RUN.options.debug = True  # resolve_tree's laps (DebugClock), collected by instrument
     return engine
 
 
@@ -151,14 +168,19 @@ def instrument(engine: Any) -> None:
             clock.laps["resolve: " + name] = clock.laps.get("resolve: " + name, 0.0) + float(ms)
 
     engine.DebugClock.report = report
-    engine.log = lambda message: None  # the debug lines (changed keys) are not wanted here
+    for module in engine.modules:  # the debug lines (changed keys) are not wanted here
+        if hasattr(module, "log"):
+            module.log = lambda message: None
 
 
 def initial_state(engine: Any, root: Path, cache: Path) -> Any:
     tree = engine.Tree(root, None)
     if cache.exists():
-        with cache.open("rb") as handle:
-            return pickle.load(handle)
+        try:
+            with cache.open("rb") as handle:
+                return pickle.load(handle)
+        except (AttributeError, ImportError):
+            pass  # a state pickled by another engine (the single-file one of before): built again
     started = time.process_time()
     files = {p.as_posix(): tree.parse(p, engine.digest_of(p)) for p in tree.discover()}
     imports_map = tree.merge_imports(files)
@@ -167,7 +189,10 @@ def initial_state(engine: Any, root: Path, cache: Path) -> Any:
           file=sys.stderr, flush=True)
     with cache.open("wb") as handle:
         pickle.dump(state, handle, protocol=pickle.HIGHEST_PROTOCOL)
-    return state
+    # As read back from the cache, as every later run starts: the state just built holds the indices its warm
+    # starts then share, and a variant whose journal changes them in place left them wrong for the next variant.
+    with cache.open("rb") as handle:
+        return pickle.load(handle)
 
 
 # -- edits: each returns the paths it touched; the original texts are kept to undo them ------------------
@@ -360,19 +385,12 @@ def undo_all(undo: Dict[Path, bytes], root: Path) -> None:
 
 
 def run_sequence(engine: Any, root: Path, base: Any, variant: str, check: Any) -> List[Dict[str, Any]]:
-    os.environ.pop("PI_CGC_ENGINE_FULL_INDICES", None)
-    os.environ.pop("PI_CGC_ENGINE_PARSE_ORDER", None)
-    if variant == "full":
-        os.environ["PI_CGC_ENGINE_FULL_INDICES"] = "1"
-    if variant == "as-parsed":
-        os.environ["PI_CGC_ENGINE_PARSE_ORDER"] = "as-parsed"
-    os.environ.pop("PI_CGC_ENGINE_ORDER_AT_ONCE", None)
-    if variant == "order-at-once":
-        os.environ["PI_CGC_ENGINE_ORDER_AT_ONCE"] = "1"
+    options = engine.RUN.options
+    options.full_indices = variant == "full"
+    options.parse_order_as_parsed = variant == "as-parsed"
+    options.order_at_once = variant == "order-at-once"
     # "copied": the last state copied where an update changes it (the engine before its journal).
-    os.environ.pop("PI_CGC_ENGINE_IN_PLACE", None)
-    if variant == "copied":
-        os.environ["PI_CGC_ENGINE_IN_PLACE"] = "0"
+    options.in_place = variant != "copied"
     # "save-beside": a forked copy of the process lives through each update, as the engine's cache save aside
     # does when an edit comes during it (the copy only waits: what costs is the parent's writes after a fork).
     save_beside = variant == "save-beside"
@@ -404,7 +422,7 @@ def run_sequence(engine: Any, root: Path, base: Any, variant: str, check: Any) -
                 if saved == 0:
                     os._exit(0)
                 os.waitpid(saved, 0)
-                if variant == "saved-reclaimed" and hasattr(engine, "PageReclaim"):
+                if variant == "saved-reclaimed":
                     started = time.process_time()
                     pages = engine.PageReclaim()
                     pages.begin()
@@ -426,7 +444,7 @@ def run_sequence(engine: Any, root: Path, base: Any, variant: str, check: Any) -
             # The engine's update span (its journal: the last state changed in place, undone unless kept).
             # Its key order is noted for an exact undo as on an embedded database ("exact-undo"), or not, as on
             # the FalkorDB server the edit-to-fresh bench runs on.
-            span = eng.in_place(exact=variant == "exact-undo") if hasattr(eng, "in_place") else contextlib.nullcontext()
+            span = eng.in_place(exact=variant == "exact-undo")
             span.__enter__()
             try:
                 old = eng.state
@@ -442,10 +460,7 @@ def run_sequence(engine: Any, root: Path, base: Any, variant: str, check: Any) -
                 engine.module_metadata(new.files, names, row_by_row=False)
                 clock.lap("module metadata")
                 owners = {engine.norm(p) for p in changed | rewritten}
-                if len(inspect.signature(engine.choose_links).parameters) >= 4:  # an engine of 2026-12-03 on
-                    engine.choose_links(new, owners, changed, changed | rewritten)
-                else:
-                    engine.choose_links(new, owners, changed)
+                engine.choose_links(new, owners, changed, changed | rewritten)
                 clock.lap("choose links")
             finally:
                 CURRENT.pop()
@@ -493,19 +508,18 @@ def main() -> None:
     parser.add_argument("--check", choices=("indices", "all"))
     parser.add_argument("--build-only", action="store_true")
     parser.add_argument("--json")
-    parser.add_argument("--engine", help="profile this copy of the engine (another version, for a before/after)")
+    parser.add_argument("--engine", help="the engine/ folder of another checkout to profile (a before/after)")
     parser.add_argument("--sequence", choices=("kinds", "bench"), default="kinds")
     parser.add_argument("--cprofile", default="", help="run the edits whose name contains one of these (comma-separated) under cProfile")
     args = parser.parse_args()
     global PROFILE_EDIT, SEQUENCE
     PROFILE_EDIT = args.cprofile
     SEQUENCE = args.sequence
-    if args.check:
-        os.environ["PI_CGC_ENGINE_CHECK"] = "1"
     if args.engine:
         global ENGINE
         ENGINE = Path(args.engine).resolve()
     engine = load_engine()
+    engine.RUN.options.check = bool(args.check)
     instrument(engine)
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
