@@ -184,6 +184,9 @@ def load(target: Any, rows: GraphRows, *, temp_parent: Optional[str] = None, req
         p = rows.profile
         folder = tempfile.mkdtemp(prefix="pi-cgc-bulk-", dir=temp_parent)
         os.chmod(folder, 0o700)
+        # One transaction: an index cut short (killed, a full disk, the database failing) leaves nothing of itself.
+        conn.execute("BEGIN TRANSACTION")
+        committed = False
         stats: Dict[str, Any] = {"nodes": 0, "edges": 0, "copies": 0, "fixups": 0}
         fixups: List[Tuple[str, str, str, str, Any, Any]] = []  # (kind, table, pk name, column, key, value)
         try:
@@ -230,7 +233,14 @@ def load(target: Any, rows: GraphRows, *, temp_parent: Optional[str] = None, req
             for _kind, label, pk, column, key, value in fixups:
                 conn.execute(f"MATCH (n:`{label}`) WHERE n.`{pk}` = $key SET n.`{column}` = $value", {"key": key, "value": value})
                 stats["fixups"] += 1
+            conn.execute("COMMIT")
+            committed = True
         finally:
+            if not committed:
+                try:
+                    conn.execute("ROLLBACK")
+                except Exception:  # noqa: BLE001 - a transaction the failure already ended
+                    pass
             shutil.rmtree(folder, ignore_errors=True)
         stats["ms"] = round((time.monotonic() - start) * 1000)
         return stats

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """pi-cgc's engine with a fault planted, for the tests: the engine as pi-cgc runs it, plus one of these.
 
-  python engine/tests/fault_engine.py [--narrow-fault] [--parse-gate PATH] [--save-gate PATH] serve|dump …
+  python engine/tests/fault_engine.py [FAULT…] serve|dump|index …   (the engine's own arguments follow the faults)
 
 Each fault stands for something the real programs do that a test cannot bring about on demand:
   --narrow-fault     a wrong narrowing: an update resolves only the changed files again (what a bug in the
@@ -11,11 +11,18 @@ Each fault stands for something the real programs do that a test cannot bring ab
                      parser's exception into the file's parse error: a large file's parse (seconds), and a file
                      read mid-write;
   --save-gate PATH   a save of the cache made aside waits until PATH exists, and takes it (writing its file
-                     empty first): the save of a large state, which takes seconds.
+                     empty first): the save of a large state, which takes seconds;
+  --kill-at PHASE    the index SIGKILLs itself in PHASE: `parse` (at its second file), `nodes` (after its first
+                     node table was loaded), `edges` (after its first edge table): pi ending, the machine or the
+                     OOM killer, at a moment a test cannot time from outside;
+  --disk-full        the index's first bulk file fails to write with ENOSPC: a full disk.
 """
 
 from __future__ import annotations
 
+import errno
+import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -75,18 +82,63 @@ def plant_save_gate(gate: str) -> None:
     CacheKeeping.write_cache_aside = gated  # type: ignore[method-assign]
 
 
+def plant_kill_at(phase: str) -> None:
+    from pi_cgc_engine import bulk_kuzu
+    from pi_cgc_engine.tree import Tree
+
+    def die() -> None:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    if phase == "parse":
+        parse = Tree.parse
+        parsed = [0]
+
+        def parse_then_die(self: Tree, *args: Any, **kwargs: Any) -> Any:
+            parsed[0] += 1
+            if parsed[0] == 2:
+                die()
+            return parse(self, *args, **kwargs)
+
+        Tree.parse = parse_then_die  # type: ignore[method-assign]
+        return
+    load_query = bulk_kuzu._load_query
+    loaded = {"nodes": 0, "edges": 0}
+
+    def query_then_die(path: str, cols: Any, table: str, pair: Any) -> str:
+        kind = "nodes" if pair is None else "edges"
+        loaded[kind] += 1
+        if kind == phase and loaded[kind] == 2:
+            die()
+        return load_query(path, cols, table, pair)
+
+    bulk_kuzu._load_query = query_then_die  # type: ignore[assignment]
+
+
+def plant_disk_full() -> None:
+    from pi_cgc_engine import bulk_kuzu
+
+    def no_space(path: str, header: Any, records: Any) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), path)
+
+    bulk_kuzu._write_csv = no_space  # type: ignore[assignment]
+
+
 def main(argv: List[str]) -> int:
     rest = list(argv)
-    while rest and rest[0].startswith("--"):
+    faults = {"--narrow-fault": 0, "--parse-gate": 1, "--save-gate": 1, "--kill-at": 1, "--disk-full": 0}
+    while rest and rest[0] in faults:
         flag = rest.pop(0)
+        value = rest.pop(0) if faults[flag] else ""
         if flag == "--narrow-fault":
             plant_narrow_fault()
         elif flag == "--parse-gate":
-            plant_parse_gate(rest.pop(0))
+            plant_parse_gate(value)
         elif flag == "--save-gate":
-            plant_save_gate(rest.pop(0))
+            plant_save_gate(value)
+        elif flag == "--kill-at":
+            plant_kill_at(value)
         else:
-            raise SystemExit(f"fault_engine: unknown fault {flag}")
+            plant_disk_full()
     return serve.main(rest)
 
 

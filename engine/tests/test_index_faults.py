@@ -1,0 +1,89 @@
+"""An index cut short is never an index: pi-cgc's own index killed while it parses, while it loads node tables,
+while it loads edge tables, or failing on a full disk, leaves the graph without anything of itself (KùzuDB: the
+bulk load is one transaction) and without a cache the next engine would take for the graph's model; the index
+run again afterwards is whole (the graph cgc's own index writes). Real cgc and KùzuDB in a private HOME; the
+faults come from engine/tests/fault_engine.py (a SIGKILL at a phase, ENOSPC on the first bulk file)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Dict, List
+
+import pytest
+
+ENGINE_DIR = Path(__file__).resolve().parent.parent
+ENTRY = ENGINE_DIR / "pi-cgc-engine.py"
+FAULT_ENGINE = ENGINE_DIR / "tests" / "fault_engine.py"
+CGC = Path(sys.executable).parent / "cgc"
+
+FILES = {
+    "pkg/__init__.py": "",
+    "pkg/shapes.py": "class Shape:\n    def area(self):\n        return 0\n\n\nclass Square(Shape):\n"
+                     "    def __init__(self, side):\n        self.side = side\n\n    def area(self):\n"
+                     "        return self.side * self.side\n",
+    "pkg/use.py": "from pkg.shapes import Square\n\n\ndef total(sides):\n    return sum(Square(s).area() for s in sides)\n",
+    "pkg/more.py": "from pkg.use import total\n\n\ndef report(values):\n    return f'{total(values)}'\n",
+}
+
+
+def make_tree(parent: Path) -> Path:
+    root = parent / "repo"
+    for name, text in FILES.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    return root
+
+
+def env_of(home: Path) -> Dict[str, str]:
+    keep = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "TREE_SITTER_LANGUAGE_PACK_LIBS_DIR")}
+    home.mkdir(parents=True, exist_ok=True)
+    return {**keep, "HOME": str(home), "COLUMNS": "10000", "ENABLE_AUTO_WATCH": "false", "PYTHONSAFEPATH": "1"}
+
+
+def run(argv: List[str], root: Path, env: Dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, *argv], cwd=root, env=env, capture_output=True, text=True, timeout=600)
+
+
+def dump(root: Path, env: Dict[str, str]) -> List[str]:
+    out = root.parent / "dump.txt"
+    done = run([str(ENTRY), "dump", "--root", str(root), "--out", str(out), "--dangling"], root, env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return out.read_text(encoding="utf-8").splitlines()
+
+
+@pytest.fixture(scope="module")
+def full_index(tmp_path_factory: pytest.TempPathFactory) -> List[str]:
+    """The canonical dump of cgc's own index of the tree."""
+    work = tmp_path_factory.mktemp("cgc-own")
+    root, env = make_tree(work), env_of(work / "home")
+    done = subprocess.run([str(CGC), "index", "--force", str(root)], cwd=root, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return dump(root, env)
+
+
+@pytest.mark.parametrize("fault", [["--kill-at", "parse"], ["--kill-at", "nodes"], ["--kill-at", "edges"],
+                                   ["--disk-full"]], ids=["killed parsing", "killed loading nodes",
+                                                          "killed loading edges", "disk full"])
+def test_an_index_cut_short_leaves_nothing_and_the_next_is_whole(tmp_path: Path, full_index: List[str],
+                                                                 fault: List[str]) -> None:
+    root, env = make_tree(tmp_path), env_of(tmp_path / "home")
+    cache = tmp_path / "cache"
+    cut = run([str(FAULT_ENGINE), *fault, "--cache-dir", str(cache), "index", str(root)], root, env)
+    if fault[0] == "--kill-at":
+        assert cut.returncode == -signal.SIGKILL, cut.stderr[-2000:]
+    else:
+        assert cut.returncode == 1, cut.stderr[-2000:]
+        assert "No space left on device" in cut.stderr
+    # Nothing of the cut index: no Repository node (the graph says "not indexed"), no node or edge at all.
+    assert dump(root, env) == []
+    # No cache the next engine would take for the graph's model.
+    assert not list(cache.glob("*.pickle")) if cache.exists() else True
+    done = run([str(ENTRY), "--cache-dir", str(cache), "index", str(root)], root, env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "written with bulk" in done.stdout
+    assert dump(root, env) == full_index
