@@ -249,6 +249,14 @@ def repo_commit_hash(root: Path) -> Optional[str]:
     return get_repo_commit_hash(root)
 
 
+def create_graph_schema(manager: Any) -> None:
+    """cgc's indexes and constraints on the manager's database (tools.indexing.schema.create_graph_schema, which
+    GraphBuilder.__init__ runs before cgc's index writes anything); each statement is IF NOT EXISTS."""
+    from codegraphcontext.tools.indexing.schema import create_graph_schema as create
+
+    create(manager.get_driver(), manager)
+
+
 def config_on(name: str) -> bool:
     """A cgc setting that is "true", as cgc reads it (cli.config_manager.get_config_value)."""
     from codegraphcontext.cli.config_manager import get_config_value

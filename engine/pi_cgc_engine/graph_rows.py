@@ -33,6 +33,13 @@ exception: cgc's Function->Parameter CALLS group is skipped whole on KùzuDB for
 batches the adapter runs row by row (an UNWIND with a node MERGE and a relationship: forced per-row fallback). On
 KùzuDB each statement of a batch sees the effects of the rows before it, so the replay is sequential.
 
+FALKORDB, FALKORDB_REMOTE and NEO4J are the schemaless profiles (bulk_cypher.py loads their rows): no uid, a node is
+what its MERGE pattern names, every key of a `SET n += row` is kept, no binder exception, parameters as the drivers
+send them. Neo4j applies an UNWIND row by row, as the replay does. FalkorDB's MERGE hands the rows to the SET after
+it in an order of its own: a Module's `coalesce` keeps the statement's last row (batch_reads_before), and a JS or
+other IMPORTS statement whose rows set one relationship to different values is refused (NotReplicable: the row
+FalkorDB keeps was not predictable; see _refuse_conflicting_rows).
+
 Not replicated (the caller must fall back to cgc's own index; `build_graph` raises NotReplicable, or the caller
 checks first with `refusal`):
   - a database that already holds anything (Module and ExternalClass nodes are shared by name across
@@ -182,16 +189,53 @@ KUZU_REL_TABLES: Dict[str, Tuple[Set[Tuple[str, str]], Dict[str, str]]] = {
 
 @dataclass(frozen=True)
 class Profile:
-    """What a backend's adapter does to cgc's writer's statements."""
+    """What a backend's adapter does to cgc's writer's statements.
+
+    typed False (node_tables / rel_tables empty): a backend without a fixed schema (FalkorDB, Neo4j): any label, any property,
+    any (from, to) pair, no binder exception, no cast; a SET of NULL removes the property. uid_parts empty: no uid
+    is injected, a node is the one its MERGE pattern names (positional labels: name, path, line_number,
+    occurrence_index; Parameter: name, path, function_line_number). kuzu_sanitize: the parameters go through
+    EmbeddedSessionWrapper._sanitize_value (else only tuples become lists, as the drivers send them).
+    batch_reads_before: an UNWIND's `SET m.x = coalesce(m.x, row.x)` reads, for every row, the value m had before
+    the statement (FalkorDB: its update is eager, all rows evaluated and then applied, so the statement's last row
+    wins), where KùzuDB (row by row) and Neo4j (each row's SET before the next row) read the value the earlier
+    rows left (the first row wins)."""
     name: str
     node_tables: Dict[str, Dict[str, str]]
     primary_keys: Dict[str, str]
     uid_parts: Dict[str, List[str]]
     set_allowed: Dict[str, Set[str]]
     rel_tables: Dict[str, Tuple[Set[Tuple[str, str]], Dict[str, str]]]
+    typed: bool = True
+    kuzu_sanitize: bool = True
+    batch_reads_before: bool = False
+
+    def has_label(self, label: str) -> bool:
+        return not self.typed or label in self.node_tables
+
+    def has_pair(self, rel: str, a: str, b: str) -> bool:
+        return not self.typed or (a, b) in self.rel_tables[rel][0]
+
+    def columns(self, label: str) -> Optional[Dict[str, str]]:
+        """The label's columns (None: a label the schema lacks, or no schema: any property)."""
+        return self.node_tables.get(label) if self.typed else None
 
 
 KUZU = Profile("kuzudb", KUZU_NODE_TABLES, KUZU_PRIMARY_KEYS, KUZU_UID_PARTS, KUZU_SET_ALLOWED, KUZU_REL_TABLES)
+# The schemaless backends: cgc's FalkorDB adapters (core/database_falkordb.py's FalkorDBSessionWrapper, shared by
+# database_falkordb_remote.py) pass the writer's Cypher through unchanged but for schema statements; cgc's Neo4j
+# driver is the neo4j package's own. The MERGE keys of the writer's statements are the node's identity.
+CYPHER_PRIMARY_KEYS = {"Repository": "path", "File": "path", "Directory": "path", "Module": "name",
+                       "ExternalClass": "name", "DbTable": "fqn"}
+FALKORDB = Profile("falkordb", {}, CYPHER_PRIMARY_KEYS, {}, {}, {}, typed=False, kuzu_sanitize=False,
+                   batch_reads_before=True)
+FALKORDB_REMOTE = Profile("falkordb-remote", {}, CYPHER_PRIMARY_KEYS, {}, {}, {}, typed=False, kuzu_sanitize=False,
+                          batch_reads_before=True)
+NEO4J = Profile("neo4j", {}, CYPHER_PRIMARY_KEYS, {}, {}, {}, typed=False, kuzu_sanitize=False)
+PROFILES = {p.name: p for p in (KUZU, FALKORDB, FALKORDB_REMOTE, NEO4J)}
+# The MERGE pattern's properties of the labels keyed by more than one (schemaless profiles).
+_POSITIONAL_KEY = ("name", "path", "line_number", "occurrence_index")
+_PARAMETER_KEY = ("name", "path", "function_line_number")
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -378,6 +422,27 @@ def _sanitize_value(v: Any) -> Any:
     return v
 
 
+def _refuse_conflicting_rows(rows: List[Dict[str, Any]], key: Tuple[str, ...], values: Tuple[str, ...]) -> None:
+    """FalkorDB: rows of one UNWIND that MERGE one relationship and SET it to different values leave the value of
+    a row FalkorDB's MERGE picks by its own record order (by experiment: not the last row; and cgc's index on a
+    real tree kept another row than an isolated run of the same statement did): not modelled, refused."""
+    seen: Dict[Tuple[Any, ...], Tuple[Any, ...]] = {}
+    for row in rows:
+        k = tuple(row.get(name) for name in key)
+        v = tuple(row.get(name) for name in values)
+        if seen.setdefault(k, v) != v:
+            raise NotReplicable(f"FalkorDB: one statement's rows set the relationship {k} to different values")
+
+
+def _plain(v: Any) -> Any:
+    """A parameter as the neo4j and falkordb drivers send it: tuples as lists."""
+    if isinstance(v, (tuple, list)):
+        return [_plain(i) for i in v]
+    if isinstance(v, dict):
+        return {k: _plain(val) for k, val in v.items()}
+    return v
+
+
 def _row_uid(label: str, item: Dict[str, Any], fixed: Dict[str, Any], parts: List[str]) -> str:
     """_translate_query 1.5b: the uid of an UNWIND row (`fixed`: the parts given as query parameters)."""
     out = []
@@ -416,24 +481,31 @@ class GraphRows:
     def node(self, nid: NodeId) -> Optional[Dict[str, Any]]:
         return self.nodes.get(nid[0], {}).get(nid[1])
 
-    def merge_node(self, label: str, key: Any) -> Tuple[NodeId, Dict[str, Any]]:
-        if key is None:
+    def merge_node(self, label: str, key: Any, key_props: Optional[Dict[str, Any]] = None) -> Tuple[NodeId, Dict[str, Any]]:
+        """MERGE (n:label {key}): key_props are the pattern's properties where the key is not one property."""
+        if key is None or (key_props is not None and any(v is None for v in key_props.values())):
             raise NotReplicable(f"a {label} MERGE with a NULL key")
         table = self.nodes.setdefault(label, {})
         props = table.get(key)
         if props is None:
-            props = table[key] = {self.profile.primary_keys.get(label, "uid"): key}
+            props = table[key] = dict(key_props) if key_props is not None else {self.profile.primary_keys.get(label, "uid"): key}
             if "name" in props:
-                self._by_name.setdefault((label, key), []).append(key)
+                self._by_name.setdefault((label, props["name"]), []).append(key)
         return (label, key), props
 
     def set(self, nid: NodeId, prop: str, value: Any) -> None:
         label, key = nid
-        columns = self.profile.node_tables.get(label)
-        if columns is not None and prop not in columns:
-            raise NotReplicable(f"SET {label}.{prop}: no such column")
-        check_type(f"{label}.{prop}", columns[prop] if columns else None, value)
+        if self.profile.typed:
+            columns = self.profile.columns(label)
+            if columns is not None and prop not in columns:
+                raise NotReplicable(f"SET {label}.{prop}: no such column")
+            check_type(f"{label}.{prop}", columns[prop] if columns else None, value)
         props = self.nodes[label][key]
+        if value is None and not self.profile.typed:  # a SET of NULL removes the property
+            if prop == "name" and "name" in props:
+                self._by_name[(label, props["name"])].remove(key)
+            props.pop(prop, None)
+            return
         if prop == "name" and props.get("name") != value:
             if "name" in props:
                 self._by_name[(label, props["name"])].remove(key)
@@ -443,12 +515,13 @@ class GraphRows:
     def match(self, label: str, **where: Any) -> List[NodeId]:
         """MATCH (n:label {where}): a NULL in the pattern matches nothing; a property the table lacks is a binder
         exception (raised as _Binder)."""
-        columns = self.profile.node_tables.get(label)
-        if columns is None:
-            raise _Binder(label)
-        for prop in where:
-            if prop not in columns:
-                raise _Binder(f"{label}.{prop}")
+        if self.profile.typed:
+            columns = self.profile.columns(label)
+            if columns is None:
+                raise _Binder(label)
+            for prop in where:
+                if prop not in columns:
+                    raise _Binder(f"{label}.{prop}")
         if any(v is None for v in where.values()):
             return []
         table = self.nodes.get(label, {})
@@ -466,8 +539,7 @@ class GraphRows:
 
     # -- edges
     def merge_edge(self, rel: str, a: NodeId, b: NodeId, key: Tuple[Tuple[str, Any], ...] = ()) -> Dict[str, Any]:
-        pairs, columns = self.profile.rel_tables[rel]
-        if (a[0], b[0]) not in pairs:
+        if not self.profile.has_pair(rel, a[0], b[0]):
             raise _Binder(f"{rel} {a[0]}->{b[0]}")
         if any(v is None for _, v in key):
             raise NotReplicable(f"a {rel} MERGE with a NULL in its key {key}")
@@ -481,6 +553,12 @@ class GraphRows:
         return props
 
     def set_edge(self, rel: str, props: Dict[str, Any], prop: str, value: Any) -> None:
+        if not self.profile.typed:
+            if value is None:
+                props.pop(prop, None)
+            else:
+                props[prop] = value
+            return
         columns = self.profile.rel_tables[rel][1]
         if prop not in columns:
             raise _Binder(f"{rel}.{prop}")
@@ -607,6 +685,7 @@ class _Writer:
         self.g = g
         self.p = g.profile
         self.normalize = normalize
+        self.sanitize: Callable[[Any], Any] = _sanitize_value if self.p.kuzu_sanitize else _plain
 
     # -- add_repository_to_graph / add_minimal_file_node / add_file_to_graph
 
@@ -715,7 +794,7 @@ class _Writer:
                                                 "inner_name": item["name"], "inner_line": item["line_number"]})
             if batch:
                 batch = _normalize_batch_types(batch)
-            rows = _sanitize_value(batch)
+            rows = self.sanitize(batch)
             self._merge_items(label, keyed, rows, fps, fid)
 
         if params_batch:
@@ -726,7 +805,7 @@ class _Writer:
                 if k not in seen:
                     seen.add(k)
                     unique.append(p)
-            for row in _sanitize_value(unique):  # per-row fallback (node MERGE with a relationship)
+            for row in self.sanitize(unique):  # per-row fallback (node MERGE with a relationship)
                 for fn in g.match("Function", name=row["func_name"], path=fps, line_number=row["line_number"],
                                   occurrence_index=row["occurrence_index"]):
                     uid_vals = [row["arg_name"], fps, row["line_number"]]
@@ -734,14 +813,17 @@ class _Writer:
                         raise NotReplicable("a Parameter without its uid parts (cgc drops the row after a retry)")
                     if not isinstance(row["arg_name"], str):
                         raise NotReplicable(f"a Parameter name that is not a string: {row['arg_name']!r}")
-                    pid, _ = g.merge_node("Parameter", "".join(str(v) for v in uid_vals))
+                    if self.p.uid_parts:
+                        pid, _ = g.merge_node("Parameter", "".join(str(v) for v in uid_vals))
+                    else:
+                        pid, _ = g.merge_node("Parameter", tuple(uid_vals), dict(zip(_PARAMETER_KEY, uid_vals)))
                     g.set(pid, "name", row["arg_name"])
                     g.set(pid, "path", fps)
                     g.set(pid, "function_line_number", row["line_number"])
                     g.merge_edge("HAS_PARAMETER", fn, pid)
 
         if enum_member_batch:
-            rows = _sanitize_value(enum_member_batch)
+            rows = self.sanitize(enum_member_batch)
             for label in ("Class", "Enum"):
                 self._guarded(lambda label=label: [
                     self._edges("CONTAINS", [c for c in g.match(label, name=row["class_name"], path=fps)
@@ -750,7 +832,7 @@ class _Writer:
                     for row in rows])
 
         if class_fn_batch:
-            rows = _sanitize_value(class_fn_batch)
+            rows = self.sanitize(class_fn_batch)
             for label in ("Class", "Module", "Interface", "Struct", "Record", "Trait", "Object", "Mixin"):
                 self._guarded(lambda label=label: [
                     self._edges("CONTAINS", [c for c in g.match(label, name=row["class_name"], path=fps)
@@ -760,7 +842,7 @@ class _Writer:
                     for row in rows])
 
         if nested_fn_batch:
-            for row in _sanitize_value(nested_fn_batch):
+            for row in self.sanitize(nested_fn_batch):
                 outers = [o for o in g.match("Function", name=row["outer"], path=fps) if _line_ok(row["outer_line"], g.node(o))]
                 if outers:
                     self._edges("CONTAINS", outers, g.match("Function", name=row["inner_name"], path=fps, line_number=row["inner_line"]))
@@ -786,24 +868,39 @@ class _Writer:
                                       "alias": imp.get("alias"), "line_number": imp.get("line_number") or 0,
                                       "lang": imp.get("lang") or lang})
         if js_imports:
-            for row in _sanitize_value(js_imports):  # per-row fallback
+            rows = self.sanitize(js_imports)
+            if self.p.batch_reads_before:
+                _refuse_conflicting_rows(rows, ("module_name", "line_number"), ("imported_name", "alias", "lang"))
+            for row in rows:  # per-row fallback (KùzuDB); one statement elsewhere
                 mid, _ = g.merge_node("Module", row["module_name"])
                 e = g.merge_edge("IMPORTS", fid, mid, (("line_number", row["line_number"]),))
                 g.set_edge("IMPORTS", e, "imported_name", row["imported_name"])
                 g.set_edge("IMPORTS", e, "alias", row["alias"])
                 g.set_edge("IMPORTS", e, "lang", row["lang"])
         if other_imports:
-            for row in _sanitize_value(sort_import_rows_for_metadata(other_imports)):  # per-row fallback
+            rows = self.sanitize(sort_import_rows_for_metadata(other_imports))
+            before: Dict[Any, Tuple[Any, Any]] = {}
+            if self.p.batch_reads_before:  # every row's coalesce reads the value before the statement
+                for row in rows:
+                    m = g.node(("Module", row["name"]))
+                    before.setdefault(row["name"], (m.get("lang"), m.get("full_import_name")) if m else (None, None))
+            edge_rows = rows
+            if self.p.batch_reads_before:
+                _refuse_conflicting_rows(rows, ("name", "line_number", "imported_name"), ("alias", "full_import_name", "lang"))
+            for row in rows:  # per-row fallback (KùzuDB); one statement elsewhere
                 mid, m = g.merge_node("Module", row["name"])
-                g.set(mid, "lang", m.get("lang") if m.get("lang") is not None else row["lang"])
-                g.set(mid, "full_import_name", m.get("full_import_name") if m.get("full_import_name") is not None else row["full_import_name"])
+                lang_was, full_was = before[row["name"]] if self.p.batch_reads_before else (m.get("lang"), m.get("full_import_name"))
+                g.set(mid, "lang", lang_was if lang_was is not None else row["lang"])
+                g.set(mid, "full_import_name", full_was if full_was is not None else row["full_import_name"])
+            for row in edge_rows:
+                mid = ("Module", row["name"])
                 e = g.merge_edge("IMPORTS", fid, mid, (("line_number", row["line_number"]), ("imported_name", row["imported_name"])))
                 g.set_edge("IMPORTS", e, "alias", row["alias"] if row["alias"] is not None else "")
                 g.set_edge("IMPORTS", e, "full_import_name", row["full_import_name"])
                 g.set_edge("IMPORTS", e, "lang", row["lang"])
         inclusions = fd.get("module_inclusions", [])
         if inclusions:
-            for row in _sanitize_value([{"class_name": i["class"], "module_name": i["module"]} for i in inclusions]):
+            for row in self.sanitize([{"class_name": i["class"], "module_name": i["module"]} for i in inclusions]):
                 classes = g.match("Class", name=row["class_name"], path=fps)
                 for c in classes:
                     mid, _ = g.merge_node("Module", row["module_name"])
@@ -814,12 +911,22 @@ class _Writer:
         g = self.g
         if not rows:
             return
+        if not self.p.typed:
+            for row in rows:  # MERGE (n:Label {pattern}) SET n += row: each row's own keys
+                if keyed:
+                    key_props = {"name": row.get("name"), "path": fps, "line_number": row.get("line_number"),
+                                 "occurrence_index": row.get("occurrence_index")}
+                    nid, _ = g.merge_node(label, tuple(key_props[k] for k in _POSITIONAL_KEY), key_props)
+                else:
+                    nid, _ = g.merge_node(label, row.get("name"))
+                for k, v in row.items():
+                    g.set(nid, k, v)
         pk = self.p.primary_keys.get(label, "uid")
         allowed = self.p.set_allowed.get(label)
         sample = rows[0]
         set_keys = [k for k in sample if k not in ("uid", pk) and (not allowed or k in allowed)]
         parts = self.p.uid_parts.get(label) if keyed else None
-        for row in rows:
+        for row in rows if self.p.typed else ():
             if parts is not None:
                 key = _row_uid(label, row, {"path": fps}, parts)
                 displaced = [("name", row.get("name")), ("path", fps), ("line_number", row.get("line_number")),
@@ -845,7 +952,7 @@ class _Writer:
 
     def _edges(self, rel: str, sources: Iterable[NodeId], targets: Iterable[NodeId],
                batch_check: Optional[Tuple[str, str]] = None) -> None:
-        if batch_check is not None and batch_check not in self.p.rel_tables[rel][0]:
+        if batch_check is not None and not self.p.has_pair(rel, *batch_check):
             raise _Binder(f"{rel} {batch_check}")
         targets = list(targets)
         for a in sources:
@@ -874,10 +981,10 @@ class _Writer:
         internal = [r for r in deduped if r.get("resolved_parent_file_path") != EXTERNAL]
         external = [r for r in deduped if r.get("resolved_parent_file_path") == EXTERNAL]
         populated = {label for label in _ITEM_LABELS if g.populated(label)}
-        internal_rows = _sanitize_value(internal)
+        internal_rows = self.sanitize(internal)
 
         def run_internal(rows: List[Dict[str, Any]], cl: str, pl: str) -> None:
-            if (cl, pl) not in self.p.rel_tables["INHERITS"][0] or cl not in self.p.node_tables or pl not in self.p.node_tables:
+            if not self.p.has_pair("INHERITS", cl, pl) or not self.p.has_label(cl) or not self.p.has_label(pl):
                 return  # binder exception: the group is skipped
             for row in rows:
                 for child in g.match(cl, name=row.get("child_name"), path=row.get("path")):
@@ -912,7 +1019,7 @@ class _Writer:
                         run_internal(legacy, cl, pl)
 
         def run_external(rows: List[Dict[str, Any]], cl: str) -> None:
-            if (cl, "ExternalClass") not in self.p.rel_tables["INHERITS"][0] or cl not in self.p.node_tables:
+            if not self.p.has_pair("INHERITS", cl, "ExternalClass") or not self.p.has_label(cl):
                 return
             for row in rows:  # per-row fallback
                 for child in g.match(cl, name=row.get("child_name"), path=row.get("path")):
@@ -922,7 +1029,7 @@ class _Writer:
 
         ext_by_child: Dict[str, List[Dict[str, Any]]] = {}
         ext_legacy: List[Dict[str, Any]] = []
-        for row in _sanitize_value(external):
+        for row in self.sanitize(external):
             cl = row.get("child_label")
             if cl:
                 ext_by_child.setdefault(cl, []).append(row)
@@ -976,11 +1083,11 @@ class _Writer:
             pl = row.get("parent_label", parent_default)
 
             def one() -> None:
-                if cl not in self.p.node_tables or pl not in self.p.node_tables:
+                if not self.p.has_label(cl) or not self.p.has_label(pl):
                     raise _Binder(f"{cl} or {pl}")
                 children = g.match(cl, name=row["child_name"], path=row["path"])
                 parents = g.match(pl, name=row["parent_name"], path=row["resolved_parent_file_path"])
-                if (cl, pl) not in self.p.rel_tables[rel][0]:
+                if not self.p.has_pair(rel, cl, pl):
                     raise _Binder(rel)  # the MERGE over a pair the table lacks
                 conf = row.get("confidence_label", "INFERRED")
                 for a in children:
@@ -1126,13 +1233,13 @@ class _Writer:
             for rel in ("CALLS", "HEURISTIC_CALLS"):
                 rows = [r for r in unique if tier(r) == rel]
                 for i in range(0, len(rows), 1000):
-                    self._guarded(lambda chunk=rows[i:i + 1000], rel=rel: self._call_chunk(rel, caller_label, called_label, _sanitize_value(chunk)))
+                    self._guarded(lambda chunk=rows[i:i + 1000], rel=rel: self._call_chunk(rel, caller_label, called_label, self.sanitize(chunk)))
 
     def _call_chunk(self, rel: str, caller_label: str, called_label: str, rows: List[Dict[str, Any]]) -> None:
         g = self.g
-        columns = self.p.node_tables[called_label]
+        columns = self.p.columns(called_label)
         line_predicate = called_label not in ("File", "Directory")
-        if line_predicate and "line_number" not in columns:
+        if line_predicate and columns is not None and "line_number" not in columns:
             raise _Binder(f"{called_label}.line_number")
         if called_label == "Function":
             ctx_props = ["context", "class_context", "module_context"]
@@ -1141,9 +1248,9 @@ class _Writer:
         else:
             ctx_props = []
         for p in ctx_props:
-            if p not in columns:
+            if columns is not None and p not in columns:
                 raise _Binder(f"{called_label}.{p}")
-        if (caller_label, called_label) not in self.p.rel_tables[rel][0]:
+        if not self.p.has_pair(rel, caller_label, called_label):
             raise _Binder(rel)
         for row in rows:
             if caller_label == "File":
@@ -1186,7 +1293,7 @@ class _Writer:
         if not fns:
             return
         for clab in ("Class", "Struct", "Module"):
-            if (clab, "Function") not in self.p.rel_tables["CONTAINS"][0]:
+            if not self.p.has_pair("CONTAINS", clab, "Function"):
                 continue
             for fn in fns:
                 ctx = g.node(fn)["class_context"]
@@ -1199,7 +1306,7 @@ class _Writer:
         """write_spring_inject_links and write_spring_endpoint_properties."""
         g = self.g
         injections = [i for fd in parsed for i in (fd.get("spring_injections") or [])]
-        for row in _sanitize_value(injections) if injections else []:
+        for row in self.sanitize(injections) if injections else []:
             for a in g.match("Class", name=row.get("injector_class"), path=row.get("injector_path")):
                 for b in g.match("Class", name=row.get("injected_class")):
                     e = g.merge_edge("INJECTS", a, b)
@@ -1209,7 +1316,7 @@ class _Writer:
         endpoints = [{"func_name": fn["name"], "path": fn["path"], "line_number": fn["line_number"],
                       "http_method": fn.get("http_method"), "http_path": fn.get("http_path")}
                      for fd in parsed for fn in fd.get("functions", []) if fn.get("http_method")]
-        for row in _sanitize_value(endpoints) if endpoints else []:
+        for row in self.sanitize(endpoints) if endpoints else []:
             for f in g.match("Function", name=row["func_name"], path=row["path"], line_number=row["line_number"]):
                 g.set(f, "http_method", row["http_method"])
                 g.set(f, "http_path", row["http_path"])

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any, List, Optional
 
-from . import bulk_kuzu, graph_rows
+from . import bulk_cypher, bulk_kuzu, graph_rows
 from . import cgc_contract as cgc
 from .database import PROVEN_BACKENDS, Busy
 from .engine import Engine
@@ -97,21 +97,31 @@ def write_graph(engine: Engine, delete_first: bool) -> str:
 
 def write_in_bulk(engine: Engine) -> Optional[str]:
     """The graph written in bulk; None when written, else why not (nothing written then)."""
-    if engine.db.backend != "kuzudb":
-        return f"no bulk writer for {engine.db.backend} yet"
+    profile = graph_rows.PROFILES.get(engine.db.backend)
+    if profile is None:
+        return f"no bulk writer for {engine.db.backend}"
     state = engine.state
     try:
         rows = graph_rows.build_graph(engine.root, [entry.data for entry in state.files.values()], state.imports_map,
-                                      state.links, normalize=cgc.normalize_path,
+                                      state.links, profile=profile, normalize=cgc.normalize_path,
                                       commit_hash=cgc.repo_commit_hash(engine.root))
     except graph_rows.NotReplicable as error:
         return f"this tree is not one the bulk writer replicates ({error})"
     progress(f"writing {plural(sum(map(len, rows.nodes.values())), 'node')} and "
              f"{plural(sum(map(len, rows.edges.values())), 'edge')}")
+    if profile is graph_rows.KUZU:
+        try:
+            with cgc.kuzu_connection(engine.db.manager) as connection:
+                bulk_kuzu.load(connection, rows)
+        except (bulk_kuzu.NotEmpty, bulk_kuzu.SchemaMismatch) as error:
+            return str(error)
+        return None
+    # FalkorDB (Lite or a server) and Neo4j: cgc's own indexes and constraints first, as cgc's index makes them
+    # (GraphBuilder creates them before it writes), then the rows by Cypher.
+    cgc.create_graph_schema(engine.db.manager)
     try:
-        with cgc.kuzu_connection(engine.db.manager) as connection:
-            bulk_kuzu.load(connection, rows)
-    except (bulk_kuzu.NotEmpty, bulk_kuzu.SchemaMismatch) as error:
+        bulk_cypher.load(engine.db.manager.get_driver(), rows)
+    except bulk_cypher.NotEmpty as error:
         return str(error)
     return None
 

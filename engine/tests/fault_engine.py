@@ -15,7 +15,9 @@ Each fault stands for something the real programs do that a test cannot bring ab
   --kill-at PHASE    the index SIGKILLs itself in PHASE: `parse` (at its second file), `nodes` (after its first
                      node table was loaded), `edges` (after its first edge table): pi ending, the machine or the
                      OOM killer, at a moment a test cannot time from outside;
-  --disk-full        the index's first bulk file fails to write with ENOSPC: a full disk.
+  --disk-full        the index's first bulk file fails to write with ENOSPC: a full disk;
+  --drop-edge-type TYPE  the bulk index's rows lose every edge of TYPE before they are loaded: a bug in
+                     graph_rows' replay, which the index parity test must see.
 """
 
 from __future__ import annotations
@@ -123,9 +125,23 @@ def plant_disk_full() -> None:
     bulk_kuzu._write_csv = no_space  # type: ignore[assignment]
 
 
+def plant_drop_edge_type(rel: str) -> None:
+    from pi_cgc_engine import graph_rows
+
+    build_graph = graph_rows.build_graph
+
+    def without(*args: Any, **kwargs: Any) -> Any:
+        rows = build_graph(*args, **kwargs)
+        rows.edges.pop(rel, None)
+        return rows
+
+    graph_rows.build_graph = without  # type: ignore[assignment]
+
+
 def main(argv: List[str]) -> int:
     rest = list(argv)
-    faults = {"--narrow-fault": 0, "--parse-gate": 1, "--save-gate": 1, "--kill-at": 1, "--disk-full": 0}
+    faults = {"--narrow-fault": 0, "--parse-gate": 1, "--save-gate": 1, "--kill-at": 1, "--disk-full": 0,
+              "--drop-edge-type": 1}
     while rest and rest[0] in faults:
         flag = rest.pop(0)
         value = rest.pop(0) if faults[flag] else ""
@@ -137,6 +153,8 @@ def main(argv: List[str]) -> int:
             plant_save_gate(value)
         elif flag == "--kill-at":
             plant_kill_at(value)
+        elif flag == "--drop-edge-type":
+            plant_drop_edge_type(value)
         else:
             plant_disk_full()
     return serve.main(rest)

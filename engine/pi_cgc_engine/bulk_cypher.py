@@ -1,0 +1,139 @@
+"""Loads the graph graph_rows.build_graph computed into FalkorDB (Lite or a server) or Neo4j in bulk, by Cypher.
+
+No import of codegraphcontext: the caller passes cgc's driver (`manager.get_driver()`: on FalkorDB cgc's
+FalkorDBDriverWrapper, whose sessions' run(query, **params) returns a result with .data(); on Neo4j the neo4j
+package's Driver, whose sessions have execute_write). The graph must be empty (graph_rows models an empty graph):
+`load` checks that first and raises NotEmpty.
+
+cgc's indexes and constraints are the caller's to create before (cgc's own create_graph_schema, through the cgc
+contract, so that the database holds what cgc's index leaves and nothing more); the loader creates none and leaves
+none behind. It does not look nodes up by their properties at all: FalkorDB Lite's range index cannot find the
+number 0 (database.zero_safe), and an internal id is a seek on every backend.
+
+How:
+  nodes, per label, in batches:  UNWIND $rows AS row CREATE (n:`Label`) SET n = row.p RETURN row.i, id(n)
+      (elementId(n) on Neo4j), which gives each node's database id;
+  edges, per type, in batches:   UNWIND $rows AS row MATCH (a) WHERE id(a) = row.a MATCH (b) WHERE id(b) = row.b
+      CREATE (a)-[r:`TYPE`]->(b) SET r = row.p
+No MERGE: every node and edge of GraphRows is distinct by construction. A batch holds at most BATCH_ROWS rows and
+about BATCH_CHARS characters of property text (FalkorDB's client sends parameters as Cypher text). On Neo4j each
+batch is one managed write transaction (execute_write: retried on a transient error, which CREATE makes safe only
+because a failed transaction leaves nothing); on FalkorDB each statement is atomic. An interrupted load leaves a
+partial graph, as cgc's own index does.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+
+from .graph_rows import GraphRows
+
+BATCH_ROWS = 2000
+BATCH_CHARS = 2_000_000
+
+
+class NotEmpty(Exception):
+    """The graph already holds nodes."""
+
+
+class _Writer:
+    """Statements through cgc's driver: Neo4j's managed transactions, or FalkorDB's session wrapper."""
+
+    def __init__(self, driver: Any):
+        self.session = driver.session()
+        self.neo4j = hasattr(self.session, "execute_write")
+        self.statements = 0
+
+    def run(self, query: str, **params: Any) -> List[Dict[str, Any]]:
+        self.statements += 1
+        if self.neo4j:
+            return self.session.execute_write(lambda tx: [record.data() for record in tx.run(query, **params)])
+        return [dict(record) for record in self.session.run(query, **params).data()]
+
+    def read(self, query: str) -> List[Dict[str, Any]]:
+        if self.neo4j:
+            return self.session.execute_read(lambda tx: [record.data() for record in tx.run(query)])
+        return [dict(record) for record in self.session.run(query).data()]
+
+    def close(self) -> None:
+        close = getattr(self.session, "close", None)
+        if callable(close):
+            close()
+
+
+def _size(value: Any) -> int:
+    if isinstance(value, str):
+        return len(value) + 2
+    if isinstance(value, (list, tuple)):
+        return 2 + sum(_size(v) + 1 for v in value)
+    if isinstance(value, dict):
+        return 2 + sum(len(k) + 2 + _size(v) for k, v in value.items())
+    return 8
+
+
+def _batches(rows: List[Dict[str, Any]], measure: Callable[[Dict[str, Any]], int]) -> Iterator[List[Dict[str, Any]]]:
+    batch: List[Dict[str, Any]] = []
+    chars = 0
+    for row in rows:
+        size = measure(row)
+        if batch and (len(batch) >= BATCH_ROWS or chars + size > BATCH_CHARS):
+            yield batch
+            batch, chars = [], 0
+        batch.append(row)
+        chars += size
+    if batch:
+        yield batch
+
+
+def _clean(props: Dict[str, Any]) -> Dict[str, Any]:
+    """The properties a node or edge keeps (a NULL is no property), lists as lists."""
+    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in props.items() if v is not None}
+
+
+def _quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def load(driver: Any, rows: GraphRows, *, require_empty: bool = True,
+         progress: Optional[Callable[[str], None]] = None) -> Dict[str, Any]:
+    """Writes every node and edge of `rows` through cgc's driver. Returns counts and timings (ms)."""
+    start = time.monotonic()
+    writer = _Writer(driver)
+    id_of = "elementId" if writer.neo4j else "id"
+    stats: Dict[str, Any] = {"nodes": 0, "edges": 0, "statements": 0}
+    try:
+        if require_empty:
+            found = writer.read("MATCH (n) RETURN count(n) AS c")
+            count = found[0]["c"] if found else 0
+            if count:
+                raise NotEmpty(f"the graph holds {count} nodes; the rows model an empty graph")
+        ids: Dict[Tuple[str, Any], Any] = {}
+        for label, nodes in rows.nodes.items():
+            if not nodes:
+                continue
+            keys = list(nodes)
+            payload = [{"i": i, "p": _clean(nodes[key])} for i, key in enumerate(keys)]
+            query = (f"UNWIND $rows AS row CREATE (n:{_quote(label)}) SET n = row.p "
+                     f"RETURN row.i AS i, {id_of}(n) AS id")
+            for batch in _batches(payload, lambda row: _size(row["p"])):
+                for record in writer.run(query, rows=batch):
+                    ids[(label, keys[record["i"]])] = record["id"]
+                stats["nodes"] += len(batch)
+        stats["nodes_ms"] = round((time.monotonic() - start) * 1000)
+        if progress:
+            progress(f"{stats['nodes']} nodes written")
+        for rel, edges in rows.edges.items():
+            payload = [{"a": ids[a], "b": ids[b], "p": _clean(props)} for (a, b, _key), props in edges.items()]
+            query = (f"UNWIND $rows AS row MATCH (a) WHERE {id_of}(a) = row.a MATCH (b) WHERE {id_of}(b) = row.b "
+                     f"CREATE (a)-[r:{_quote(rel)}]->(b) SET r = row.p RETURN count(r) AS c")
+            for batch in _batches(payload, lambda row: 40 + _size(row["p"])):
+                made = writer.run(query, rows=batch)
+                if not made or made[0]["c"] != len(batch):
+                    raise RuntimeError(f"{rel}: {made[0]['c'] if made else 0} of {len(batch)} edges were written")
+                stats["edges"] += len(batch)
+        stats["statements"] = writer.statements
+    finally:
+        writer.close()
+    stats["ms"] = round((time.monotonic() - start) * 1000)
+    return stats
