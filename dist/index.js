@@ -10,7 +10,7 @@ import {
   installInjection,
   isWithin,
   resolveWorkspaceRoot
-} from "./chunks/chunk-UNHZS5IZ.js";
+} from "./chunks/chunk-MRCSPT4F.js";
 import {
   UNCONTAINED_REASON,
   cgcIgnoredDirs,
@@ -24,7 +24,7 @@ import {
   touchedAfter,
   uncontainedCount,
   walkedByCgc
-} from "./chunks/chunk-AJKZVND7.js";
+} from "./chunks/chunk-LUSHGWSF.js";
 import {
   CHIP_KEY,
   ENGINE_SCRIPT,
@@ -37,13 +37,13 @@ import {
   wholeIndexProgram
 } from "./chunks/chunk-GNSNMD56.js";
 import {
+  count
+} from "./chunks/chunk-U43P4R4X.js";
+import {
   agentDir,
-  createGraphProvenance,
-  graphRecordPath,
-  loadConfig,
-  openWriteWindow,
-  pidAlive
-} from "./chunks/chunk-ULSSXASY.js";
+  graphLedger,
+  loadConfig
+} from "./chunks/chunk-44YBB7XF.js";
 import {
   detectCgcBackend,
   holdsExclusiveLock,
@@ -150,7 +150,7 @@ function installAgentSurface(pi, current, settle) {
   };
   const deps = { current, lease: leaseFor, settle };
   const loadTools = () => {
-    loading ??= Promise.all([import("./chunks/tools-5JOY6HSG.js"), import("./chunks/gap-tools-S6OPV2ID.js"), import("./chunks/mcp-AX35DL4S.js")]).then(
+    loading ??= Promise.all([import("./chunks/tools-QBF7B6X2.js"), import("./chunks/gap-tools-5I3ZV5BK.js"), import("./chunks/mcp-AX35DL4S.js")]).then(
       ([graph, gaps, mcp]) => {
         tools = { graph: graph.graphTools(deps), gaps: gaps.gapTools(deps), createMcpLease: mcp.createMcpLease };
         return tools;
@@ -260,7 +260,7 @@ ${card}` };
 }
 
 // src/freshness/install.ts
-import { basename as basename2, dirname as dirname2, join as join2, resolve as resolve2 } from "node:path";
+import { basename as basename2, dirname, join, resolve as resolve2 } from "node:path";
 import {
   isEditToolResult,
   isWriteToolResult
@@ -452,64 +452,119 @@ function describeOtherWatchers(watchers) {
   return `a cgc watch outside pi-cgc (${which}) writes this graph, and cgc's watcher leaves it different from a full index; pi-cgc calls it fresh again once that watcher has stopped and the graph is brought up to date`;
 }
 
-// src/lifecycle/interrupted.ts
-import { existsSync, mkdirSync, readFileSync as readFileSync2, rmSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-function readRunNote(env, root) {
-  const path = graphRecordPath(env, root, "runs");
-  if (!existsSync(path)) return void 0;
-  try {
-    return JSON.parse(readFileSync2(path, "utf8"));
-  } catch {
-    return { root, what: "index or sync", startedAt: "an unknown time", pid: 0 };
-  }
+// src/freshness/other-writers.ts
+var OTHER_WATCHERS_EVERY_MS = 3e3;
+function createOtherWriters(deps) {
+  let timer;
+  const look = (session) => {
+    const found = otherWatchersOf(session.root);
+    const before = session.store.get().otherWriter;
+    session.store.apply(
+      (state) => otherWritersSeen(state, found.length > 0 ? describeOtherWatchers(found) : void 0)
+    );
+    if (!before || found.length > 0) return;
+    deps.updates()?.writtenElsewhere("a cgc watch outside pi-cgc wrote the graph");
+    if (session.store.get().freshness !== "possibly-stale") return;
+    deps.catchUp(session);
+  };
+  const stop = () => clearInterval(timer);
+  return {
+    look,
+    poll(session, current) {
+      stop();
+      timer = setInterval(() => {
+        if (current() === session && !session.disposed && isReady(session.store.get())) look(session);
+      }, OTHER_WATCHERS_EVERY_MS);
+      timer.unref();
+    },
+    stop
+  };
 }
-function abandonedRunNote(env, root) {
-  const note = readRunNote(env, root);
-  if (note === void 0 || note.pid === 0 || note.pid === process.pid) return note;
-  return pidAlive(note.pid) ? void 0 : note;
-}
-function noteRunStarted(env, root, what) {
-  const path = graphRecordPath(env, root, "runs");
-  const before = readRunNote(env, root);
-  const closeWindow = openWriteWindow(env, root);
-  const note = { root, what, startedAt: (/* @__PURE__ */ new Date()).toISOString(), pid: process.pid };
-  try {
-    mkdirSync(dirname(path), { recursive: true });
-    writeFileSync(path, `${JSON.stringify(note)}
-`);
-  } catch {
-  }
-  const settle = (outcome, ranForMs) => {
-    const wroteNothing = outcome === "BUSY" || outcome === "UNAVAILABLE" || outcome === "SKIPPED";
-    closeWindow(!wroteNothing);
-    try {
-      if (outcome === "OK" || wroteNothing && !before) rmSync(path, { force: true });
-      else if (wroteNothing) writeFileSync(path, `${JSON.stringify(before)}
-`);
-      else if (outcome === "TIMEOUT")
-        writeFileSync(path, `${JSON.stringify({ ...note, timedOutAfterMs: ranForMs })}
-`);
-    } catch {
+
+// src/freshness/quiet-sync.ts
+var QUIET_MS = 1500;
+function createQuietSync(deps) {
+  let quietTimer;
+  let syncing;
+  const cancel = () => {
+    if (quietTimer) clearTimeout(quietTimer);
+    quietTimer = void 0;
+  };
+  const sync = async (session, automatic) => {
+    const joined = syncing !== void 0;
+    const answer = await shared(session, automatic);
+    const skipped = session.store.get().lastAction?.outcome === "BUSY";
+    return joined && !automatic && skipped && !session.disposed ? shared(session, false) : answer;
+  };
+  const shared = (session, automatic) => {
+    syncing ??= (async () => {
+      const updated = await deps.updates()?.run(!automatic);
+      if (updated !== void 0) return updated;
+      const { readiness, reason, otherWriter } = session.store.get();
+      if (readiness === "unindexed") return `Nothing to sync: cgc is unindexed (${reason}).`;
+      if (otherWriter) return `Not synced: ${otherWriter}.`;
+      if (automatic) session.store.apply(autoSyncCounted);
+      const { syncAndVerify } = await import("./chunks/sync-RJIMZ3A3.js");
+      const outcome = await syncAndVerify(session);
+      if (outcome.result.code !== "OK") return `Sync ended ${outcome.result.code}: ${outcome.result.reason}`;
+      if (outcome.unverified) {
+        if (!automatic) return `Synced ${session.root}, but ${outcome.unverified}; the graph stays possibly stale.`;
+        session.notices.once(
+          "sync-failed",
+          `The graph could not be verified after a sync: ${outcome.unverified}.`,
+          "warning"
+        );
+        return outcome.unverified;
+      }
+      return `Synced ${session.root}: the graph reflects ${count(outcome.verified.length, "changed file")}.`;
+    })().finally(() => {
+      syncing = void 0;
+    });
+    return syncing;
+  };
+  const maybeAuto = (session) => {
+    const state = session.store.get();
+    const config = session.config();
+    if (session.disposed || !config["freshness.autoSync"] || deps.watcherActive() || state.otherWriter) return;
+    if (state.readiness !== "ready" || state.freshness !== "possibly-stale" || state.activity !== "idle") return;
+    if (deps.updates()?.ready) return void sync(session, true);
+    if (state.autoSyncs >= config["freshness.maxSyncsPerSession"]) {
+      session.notices.once(
+        "sync-budget-spent",
+        `pi-cgc made its ${config["freshness.maxSyncsPerSession"]} automatic syncs for this session; the graph stays possibly stale until /cgc sync.`
+      );
+      return;
+    }
+    const stopped = session.stoppedByBudget();
+    if (stopped) {
+      session.notices.once(
+        "budget-exceeded",
+        `pi-cgc is not syncing ${session.root} automatically: its last ${stopped.what} was stopped after ${formatElapsed(stopped.ranForMs)} by its time budget (timeouts.maintenanceMs). The graph stays possibly stale; raise timeouts.maintenanceMs and run /cgc sync, or keep it fresh with a watcher (freshness.watch) on a server backend.`,
+        "warning"
+      );
+      return;
+    }
+    void sync(session, true);
+  };
+  return {
+    arm(session) {
+      cancel();
+      quietTimer = setTimeout(() => maybeAuto(session), QUIET_MS);
+      quietTimer.unref();
+    },
+    cancel,
+    maybeAuto,
+    sync,
+    get syncing() {
+      return syncing !== void 0;
     }
   };
-  return Object.assign(settle, { windowId: closeWindow.id });
-}
-var ENGINE_WRITTEN_ELSEWHERE = "graph-written-elsewhere";
-function noteGraphWrittenElsewhere(env, root) {
-  try {
-    const dir = graphRecordPath(env, root, "engine");
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, ENGINE_WRITTEN_ELSEWHERE), `${(/* @__PURE__ */ new Date()).toISOString()}
-`);
-  } catch {
-  }
 }
 
 // src/freshness/engine.ts
-import { mkdirSync as mkdirSync2 } from "node:fs";
+import { mkdirSync } from "node:fs";
 function startEngine(options) {
-  mkdirSync2(options.cacheDir, { recursive: true });
+  mkdirSync(options.cacheDir, { recursive: true });
   let phase = { phase: "starting" };
   let nextId = 0;
   const waiting = /* @__PURE__ */ new Map();
@@ -678,14 +733,14 @@ function createEngineUpdates(session, fellBack) {
       runner: session.runner,
       python: interpreter.python,
       root: session.root,
-      cacheDir: graphRecordPath(session.env, session.root, "engine"),
+      cacheDir: session.ledger.engineCacheDir,
       startBudgetMs: START_BUDGET_MS,
       holdMs: holdsExclusiveLock(session.backend?.name) ? EMBEDDED_HOLD_MS : void 0
     });
     void engine.started.then((phase) => {
       if (phase.phase === "ready") {
         why = "";
-        const since = session.store.get().rebuildNeeded || abandonedRunNote(session.env, session.root);
+        const since = session.store.get().rebuildNeeded || session.ledger.abandonedRunNote();
         if (rebuiltBeforeReady && !phase.facts.trusted && !since) tellRebuilt();
         if (session.store.get().changedPaths.length > 0) schedule();
       } else if (!session.disposed) {
@@ -729,13 +784,13 @@ function createEngineUpdates(session, fellBack) {
     await rebuiltDone;
     const { readiness, reason } = session.store.get();
     if (readiness === "unindexed") return `Nothing to update: cgc is unindexed (${reason}).`;
-    if (abandonedRunNote(session.env, session.root)) return void 0;
+    if (session.ledger.abandonedRunNote()) return void 0;
     const { changedPaths: paths, freshness, rebuildNeeded } = session.store.get();
     if (rebuildNeeded) return void 0;
     if (paths.length === 0) return freshness === "possibly-stale" ? void 0 : NOTHING_TO_UPDATE;
     const budget = session.config()["timeouts.maintenanceMs"];
     session.store.apply((state, now) => maintenanceStarted(state, "updating", "update", now));
-    const settleNote = noteRunStarted(session.env, session.root, "update");
+    const settleNote = session.ledger.runStarted("update");
     const { updated, checked } = await talk(current, paths, budget);
     if (session.disposed) {
       settleNote("FAILED");
@@ -770,7 +825,7 @@ function createEngineUpdates(session, fellBack) {
     const outside = updated.ok ? session.provenance.ownWrite(updated.value.stampBefore, updated.value.stampAfter, settleNote.windowId) : void 0;
     if (outside) {
       session.store.apply((state) => graphWrittenOutside(state, outside));
-      noteGraphWrittenElsewhere(session.env, session.root);
+      session.ledger.writtenElsewhere();
       fellBack();
       return void 0;
     }
@@ -778,12 +833,12 @@ function createEngineUpdates(session, fellBack) {
     session.store.apply((state, now) => freshnessVerified(state, reflected, now));
     if (updated.ok) {
       const { ms, lockMs, rewritten } = updated.value;
-      last = `last update: ${paths.length} file(s) in ${ms} ms (database held ${lockMs} ms; links of ${rewritten} other file(s) rewritten)`;
+      last = `last update: ${count(paths.length, "file")} in ${ms} ms (database held ${lockMs} ms; links of ${count(rewritten, "other file")} rewritten)`;
     }
     const { otherWriter } = session.store.get();
     if (otherWriter) return `Updated ${session.root}, but ${otherWriter}.`;
     const missing = paths.length - reflected.length;
-    return missing > 0 ? `Updated ${session.root}, but ${missing} changed file(s) are not reflected yet; the graph stays possibly stale.` : `Updated ${session.root}: the graph reflects ${reflected.length} changed file(s).`;
+    return missing > 0 ? `Updated ${session.root}, but ${count(missing, "changed file")} ${missing === 1 ? "is" : "are"} not reflected yet; the graph stays possibly stale.` : `Updated ${session.root}: the graph reflects ${count(reflected.length, "changed file")}.`;
   };
   const talk = async (current, paths, budget) => {
     const exclusive = holdsExclusiveLock(session.backend?.name);
@@ -858,14 +913,14 @@ function createEngineUpdates(session, fellBack) {
       consider();
     },
     writtenElsewhere(by) {
-      noteGraphWrittenElsewhere(session.env, session.root);
+      session.ledger.writtenElsewhere();
       const current = engine;
       if (!current) return;
       engine = void 0;
       notStarted = `stopped: ${by}; the engine starts again at the next change it sees, and its first update then rewrites every file's links`;
       stopping = (async () => {
         await running?.catch(() => void 0);
-        noteGraphWrittenElsewhere(session.env, session.root);
+        session.ledger.writtenElsewhere();
         await current.stop();
       })().finally(() => {
         stopping = void 0;
@@ -894,123 +949,68 @@ function createEngineUpdates(session, fellBack) {
   };
 }
 
+// src/freshness/watch-start.ts
+function startWatcherLater(session, deps) {
+  if (session.config()["freshness.watch"] === "off") return;
+  void import("./chunks/watcher-VBA3KMZJ.js").then(
+    ({ startWatcherIfEnabled }) => {
+      if (!deps.isCurrent() || session.disposed) return;
+      const watcher = startWatcherIfEnabled(session, {
+        worktreeGate: () => session.worktree.allowsWatcher(),
+        graphWritten: () => deps.updates.writtenElsewhere("pi-cgc's cgc watch writes the graph now")
+      });
+      deps.started(watcher);
+      void watcher.finished.then((record) => {
+        if (record.phase !== "died" || !deps.isCurrent() || session.disposed) return;
+        deps.died();
+      });
+    },
+    // No watcher and no claim; syncs keep the graph.
+    (error) => session.notices.once(
+      "watcher-not-verified",
+      `No watcher this session: pi-cgc's watcher could not be loaded (${String(error)}); syncs keep the graph.`,
+      "warning"
+    )
+  );
+}
+
 // src/freshness/install.ts
-var QUIET_MS = 1500;
-var OTHER_WATCHERS_EVERY_MS = 3e3;
 function installFreshness(pi, current) {
-  let quietTimer;
-  let syncing;
   let watcher;
   let updates;
   let agentRunning = false;
-  let otherWatchersPoll;
+  const quiet = createQuietSync({ updates: () => updates, watcherActive: () => watcher?.active ?? false });
+  const catchUp = (session) => {
+    updates?.schedule();
+    if (!agentRunning) quiet.arm(session);
+  };
+  const otherWriters = createOtherWriters({ updates: () => updates, catchUp });
+  const changed = (session, paths) => {
+    if (paths.length === 0) return;
+    session.store.apply((state) => changesObserved(state, paths));
+    updates?.schedule();
+  };
   const observe = (session, paths) => {
     if (watcher?.active) return;
-    lookForOtherWatchers(session);
+    otherWriters.look(session);
     const inside = paths.filter((path) => isWithin(session.root, path) && isTrackedPath(session.root, path));
     session.tracker.observed(inside);
     changed(session, inside);
   };
   const checkFiles = (session) => {
     if (watcher?.active) return;
-    lookForOtherWatchers(session);
+    otherWriters.look(session);
     changed(session, session.tracker.check());
-  };
-  const lookForOtherWatchers = (session) => {
-    const found = otherWatchersOf(session.root);
-    const before = session.store.get().otherWriter;
-    session.store.apply(
-      (state) => otherWritersSeen(state, found.length > 0 ? describeOtherWatchers(found) : void 0)
-    );
-    if (!before || found.length > 0) return;
-    updates?.writtenElsewhere("a cgc watch outside pi-cgc wrote the graph");
-    if (session.store.get().freshness !== "possibly-stale") return;
-    updates?.schedule();
-    if (!agentRunning) armQuietSync(session);
-  };
-  const changed = (session, paths) => {
-    if (paths.length === 0) return;
-    session.store.apply((state) => changesObserved(state, paths));
-    updates?.schedule();
-  };
-  const cancelQuietSync = () => {
-    if (quietTimer) clearTimeout(quietTimer);
-    quietTimer = void 0;
-  };
-  const armQuietSync = (session) => {
-    cancelQuietSync();
-    quietTimer = setTimeout(() => maybeAutoSync(session), QUIET_MS);
-    quietTimer.unref();
-  };
-  const sync = async (session, automatic) => {
-    const joined = syncing !== void 0;
-    const answer = await shared(session, automatic);
-    const skipped = session.store.get().lastAction?.outcome === "BUSY";
-    return joined && !automatic && skipped && !session.disposed ? shared(session, false) : answer;
-  };
-  const shared = (session, automatic) => {
-    syncing ??= (async () => {
-      const updated = await updates?.run(!automatic);
-      if (updated !== void 0) return updated;
-      const { readiness, reason, otherWriter } = session.store.get();
-      if (readiness === "unindexed") return `Nothing to sync: cgc is unindexed (${reason}).`;
-      if (otherWriter) return `Not synced: ${otherWriter}.`;
-      if (automatic) session.store.apply(autoSyncCounted);
-      const { syncAndVerify } = await import("./chunks/sync-OHWHO57P.js");
-      const outcome = await syncAndVerify(session);
-      if (outcome.result.code !== "OK") return `Sync ended ${outcome.result.code}: ${outcome.result.reason}`;
-      if (outcome.unverified) {
-        if (!automatic) return `Synced ${session.root}, but ${outcome.unverified}; the graph stays possibly stale.`;
-        session.notices.once(
-          "sync-failed",
-          `The graph could not be verified after a sync: ${outcome.unverified}.`,
-          "warning"
-        );
-        return outcome.unverified;
-      }
-      return `Synced ${session.root}: the graph reflects ${outcome.verified.length} changed file(s).`;
-    })().finally(() => {
-      syncing = void 0;
-    });
-    return syncing;
-  };
-  const maybeAutoSync = (session) => {
-    const state = session.store.get();
-    const config = session.config();
-    if (session.disposed || !config["freshness.autoSync"] || watcher?.active || state.otherWriter) return;
-    if (state.readiness !== "ready" || state.freshness !== "possibly-stale" || state.activity !== "idle") return;
-    if (updates?.ready) return void sync(session, true);
-    if (state.autoSyncs >= config["freshness.maxSyncsPerSession"]) {
-      session.notices.once(
-        "sync-budget-spent",
-        `pi-cgc made its ${config["freshness.maxSyncsPerSession"]} automatic syncs for this session; the graph stays possibly stale until /cgc sync.`
-      );
-      return;
-    }
-    const stopped = session.stoppedByBudget();
-    if (stopped) {
-      session.notices.once(
-        "budget-exceeded",
-        `pi-cgc is not syncing ${session.root} automatically: its last ${stopped.what} was stopped after ${formatElapsed(stopped.ranForMs)} by its time budget (timeouts.maintenanceMs). The graph stays possibly stale; raise timeouts.maintenanceMs and run /cgc sync, or keep it fresh with a watcher (freshness.watch) on a server backend.`,
-        "warning"
-      );
-      return;
-    }
-    void sync(session, true);
   };
   pi.on("session_start", () => {
     const session = current();
     watcher = void 0;
     updates = void 0;
-    clearInterval(otherWatchersPoll);
+    otherWriters.stop();
     if (!session) return;
-    otherWatchersPoll = setInterval(() => {
-      if (current() === session && !session.disposed && isReady(session.store.get())) lookForOtherWatchers(session);
-    }, OTHER_WATCHERS_EVERY_MS);
-    otherWatchersPoll.unref();
-    let watchDecided = false;
+    otherWriters.poll(session, current);
     const sessionUpdates = createEngineUpdates(session, () => {
-      if (!agentRunning && current() === session) armQuietSync(session);
+      if (!agentRunning && current() === session) quiet.arm(session);
     });
     updates = sessionUpdates;
     session.store.subscribe((state, previous) => {
@@ -1024,36 +1024,25 @@ function installFreshness(pi, current) {
           `The graph of ${session.root} is fresh again: pi-cgc brought it up to date and verified it.`
         );
     });
+    let watchDecided = false;
     session.onProbe((verdict) => {
-      if (verdict.drift?.changed && session.config()["lifecycle.syncOnStart"] && !syncing) maybeAutoSync(session);
+      if (verdict.drift?.changed && session.config()["lifecycle.syncOnStart"] && !quiet.syncing)
+        quiet.maybeAuto(session);
       if (watchDecided) return;
       watchDecided = true;
-      if (session.config()["freshness.watch"] === "off") return;
-      void import("./chunks/watcher-6LJKRKCT.js").then(
-        ({ startWatcherIfEnabled }) => {
-          if (current() !== session || session.disposed) return;
-          watcher = startWatcherIfEnabled(session, {
-            worktreeGate: () => session.worktree.allowsWatcher(),
-            graphWritten: () => sessionUpdates.writtenElsewhere("pi-cgc's cgc watch writes the graph now")
-          });
-          void watcher.finished.then((record) => {
-            if (record.phase !== "died" || current() !== session || session.disposed) return;
-            sessionUpdates.schedule();
-            if (!agentRunning) armQuietSync(session);
-          });
+      startWatcherLater(session, {
+        isCurrent: () => current() === session,
+        updates: sessionUpdates,
+        started: (started) => {
+          watcher = started;
         },
-        // Fail open, as a failed watcher start does: no watcher and no claim; syncs keep the graph.
-        (error) => session.notices.once(
-          "watcher-not-verified",
-          `No watcher this session: pi-cgc's watcher could not be loaded (${String(error)}); syncs keep the graph.`,
-          "warning"
-        )
-      );
+        died: () => catchUp(session)
+      });
     });
   });
   pi.on("session_shutdown", async () => {
-    cancelQuietSync();
-    clearInterval(otherWatchersPoll);
+    quiet.cancel();
+    otherWriters.stop();
     await updates?.stop();
   });
   pi.on("tool_result", (event, ctx) => {
@@ -1063,21 +1052,21 @@ function installFreshness(pi, current) {
       const raw = event.input.path;
       if (typeof raw !== "string") return;
       const absolute = resolve2(ctx.cwd, raw.replace(/^@/, ""));
-      observe(session, [join2(canonical(dirname2(absolute)), basename2(absolute))]);
+      observe(session, [join(canonical(dirname(absolute)), basename2(absolute))]);
     } else if (event.toolName === "bash") {
       checkFiles(session);
     }
   });
   pi.on("before_agent_start", () => {
     agentRunning = true;
-    cancelQuietSync();
+    quiet.cancel();
     const session = current();
     if (session && isReady(session.store.get())) checkFiles(session);
   });
   pi.on("agent_end", () => {
     agentRunning = false;
     const session = current();
-    if (session) armQuietSync(session);
+    if (session) quiet.arm(session);
   });
   return {
     /** For a graph tool: wait (bounded) for a pending update; the changed paths still not in the graph. */
@@ -1095,21 +1084,20 @@ function installFreshness(pi, current) {
       if (!session) return "pi-cgc is not active.";
       const state = session.store.get();
       if (state.readiness !== "ready") return `Nothing to sync: cgc is ${state.readiness} (${state.reason}).`;
-      cancelQuietSync();
+      quiet.cancel();
       checkFiles(session);
-      return sync(session, false);
+      return quiet.sync(session, false);
     }
   };
 }
 
 // src/lifecycle/session.ts
-import { existsSync as existsSync6, writeSync } from "node:fs";
-import { join as join7 } from "node:path";
+import { writeSync } from "node:fs";
 
 // src/cgc/output.ts
-import { chmodSync, mkdtempSync, rmSync as rmSync2, writeFileSync as writeFileSync2 } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join as join3, resolve as resolve3 } from "node:path";
+import { join as join2, resolve as resolve3 } from "node:path";
 import { stripVTControlCharacters } from "node:util";
 import { formatSize, truncateHead, truncateTail } from "@mariozechner/pi-coding-agent";
 function stripControl(text) {
@@ -1149,8 +1137,8 @@ function createSpillDir(workspace) {
   return {
     write(text) {
       dir ??= makePrivateDir(workspace);
-      const path = join3(dir, `cgc-output-${++counter}.txt`);
-      writeFileSync2(path, text, { mode: 384 });
+      const path = join2(dir, `cgc-output-${++counter}.txt`);
+      writeFileSync(path, text, { mode: 384 });
       chmodSync(path, 384);
       return path;
     },
@@ -1158,13 +1146,13 @@ function createSpillDir(workspace) {
       return dir;
     },
     cleanup() {
-      if (dir) rmSync2(dir, { recursive: true, force: true });
+      if (dir) rmSync(dir, { recursive: true, force: true });
       dir = void 0;
     }
   };
 }
 function makePrivateDir(workspace) {
-  const dir = mkdtempSync(join3(tmpdir(), "pi-cgc-"));
+  const dir = mkdtempSync(join2(tmpdir(), "pi-cgc-"));
   chmodSync(dir, 448);
   if (isWithin(resolve3(workspace), dir)) {
     throw new Error(`refusing to spill cgc output inside the workspace (${dir}); set TMPDIR elsewhere`);
@@ -1191,15 +1179,15 @@ ${tail.content}`, truncated: true, originalBytes, spillPath };
 
 // src/cgc/runner.ts
 import { spawn as spawn2 } from "node:child_process";
-import { existsSync as existsSync3 } from "node:fs";
+import { existsSync as existsSync2 } from "node:fs";
 import { PassThrough } from "node:stream";
 
 // src/cgc/lite-gate.ts
 import { createHash } from "node:crypto";
-import { existsSync as existsSync2, readFileSync as readFileSync3, unlinkSync } from "node:fs";
+import { existsSync, readFileSync as readFileSync2, unlinkSync } from "node:fs";
 import { connect, createServer } from "node:net";
 import { homedir, tmpdir as tmpdir2 } from "node:os";
-import { dirname as dirname3, join as join4 } from "node:path";
+import { dirname as dirname2, join as join3 } from "node:path";
 var RETRY_MS = 150;
 function gateKey(home) {
   return createHash("sha256").update(home).digest("hex").slice(0, 32);
@@ -1218,7 +1206,7 @@ function listen(address) {
   });
 }
 function probeSocket(path, timeoutMs, send) {
-  if (!existsSync2(path)) return Promise.resolve("none");
+  if (!existsSync(path)) return Promise.resolve("none");
   return new Promise((resolve5) => {
     const socket = connect(path);
     let connected = false;
@@ -1252,7 +1240,7 @@ async function tryTake(home) {
     if (got2.code === "EADDRINUSE") return void 0;
     abstractWorks = false;
   }
-  const path = join4(tmpdir2(), `pi-cgc-falkordb-lite-${key}.sock`);
+  const path = join3(tmpdir2(), `pi-cgc-falkordb-lite-${key}.sock`);
   const got = await listen(path);
   if (!(got instanceof Error)) return { release: () => got.close() };
   if (got.code !== "EADDRINUSE") throw got;
@@ -1289,24 +1277,24 @@ function liteHome(env) {
 }
 function liteSocketPath(env, argv) {
   if (env.FALKORDB_SOCKET_PATH) return env.FALKORDB_SOCKET_PATH;
-  if (env.CGC_RUNTIME_DB_PATH) return join4(dirname3(env.CGC_RUNTIME_DB_PATH), "falkordb.sock");
+  if (env.CGC_RUNTIME_DB_PATH) return join3(dirname2(env.CGC_RUNTIME_DB_PATH), "falkordb.sock");
   const cgcDir = cgcConfigDir(env);
   const at = argv.indexOf("--context");
   const context = at >= 0 ? argv[at + 1] : void 0;
-  return context ? join4(cgcDir, "contexts", context, "db", "falkordb.sock") : join4(cgcDir, "global", "db", "falkordb.sock");
+  return context ? join3(cgcDir, "contexts", context, "db", "falkordb.sock") : join3(cgcDir, "global", "db", "falkordb.sock");
 }
 async function liteServerSilence(socket, timeoutMs = 3e3) {
   const silent = await probeSocket(socket, timeoutMs, "*1\r\n$4\r\nPING\r\n") === "silent";
   if (!silent) return void 0;
-  const pid = liteServerPid(dirname3(socket));
+  const pid = liteServerPid(dirname2(socket));
   const end = pid === void 0 ? "ending its redis-server" : `ending it (kill -9 ${pid})`;
   return `FalkorDB Lite's server${pid === void 0 ? "" : ` (redis-server, pid ${pid})`} accepts connections on ${socket} but did not answer a PING within ${timeoutMs / 1e3} s: it may be stuck (FalkorDB can hang for good while loading a saved graph, and every cgc of this HOME then waits on it); if it stays silent, ${end} lets the next cgc start a new one (it loses only what the stuck server held unsaved)`;
 }
 function liteServerPid(dbDir) {
   try {
-    const settings = JSON.parse(readFileSync3(join4(dbDir, "falkordb.settings"), "utf8"));
+    const settings = JSON.parse(readFileSync2(join3(dbDir, "falkordb.settings"), "utf8"));
     if (typeof settings.pidfile !== "string") return void 0;
-    const pid = Number.parseInt(readFileSync3(settings.pidfile, "utf8").trim(), 10);
+    const pid = Number.parseInt(readFileSync2(settings.pidfile, "utf8").trim(), 10);
     return Number.isInteger(pid) && pid > 0 ? pid : void 0;
   } catch {
     return void 0;
@@ -1392,7 +1380,7 @@ function createRunner(options) {
     });
     if (closed) return Promise.resolve(done("CANCELLED", "the session ended"));
     if (spec.signal?.aborted) return Promise.resolve(done("CANCELLED", "cancelled before start"));
-    if (!existsSync3(spec.cwd))
+    if (!existsSync2(spec.cwd))
       return Promise.resolve(done("UNAVAILABLE", `working directory does not exist: ${spec.cwd}`));
     return new Promise((resolve5) => {
       const child = launch(program, argv, spec.cwd, spec.env, spec.longLived?.stdin === true);
@@ -1759,8 +1747,8 @@ function createStore(initial = initialState(), clock = Date.now) {
 }
 
 // src/workspace/tracker.ts
-import { mkdirSync as mkdirSync3, readFileSync as readFileSync4, renameSync, writeFileSync as writeFileSync3 } from "node:fs";
-import { dirname as dirname4, relative, sep } from "node:path";
+import { mkdirSync as mkdirSync2, readFileSync as readFileSync3, renameSync, writeFileSync as writeFileSync2 } from "node:fs";
+import { dirname as dirname3, relative, sep } from "node:path";
 function createChangeTracker(env) {
   let root;
   let baseline;
@@ -1775,7 +1763,7 @@ function createChangeTracker(env) {
     startDrift(probedRoot, indexedMs) {
       if (baseline && root === probedRoot) return { paths: look(), basis: "remembered tree" };
       root = probedRoot;
-      const remembered = readSnapshot(graphRecordPath(env, root, "trees"));
+      const remembered = readSnapshot(graphLedger(env, root).treeFile);
       const now = snapshotTree(root, remembered?.files, cgcIgnoredDirs(env));
       baseline = now;
       if (remembered) {
@@ -1818,10 +1806,10 @@ function createChangeTracker(env) {
     },
     remember() {
       if (!baseline || root === void 0) return;
-      const path = graphRecordPath(env, root, "trees");
+      const path = graphLedger(env, root).treeFile;
       try {
-        mkdirSync3(dirname4(path), { recursive: true });
-        writeFileSync3(`${path}.tmp`, JSON.stringify({ root, tracked: TRACKED, files: [...baseline] }));
+        mkdirSync2(dirname3(path), { recursive: true });
+        writeFileSync2(`${path}.tmp`, JSON.stringify({ root, tracked: TRACKED, files: [...baseline] }));
         renameSync(`${path}.tmp`, path);
       } catch {
       }
@@ -1834,7 +1822,7 @@ function trackedBefore(root, path) {
 }
 function readSnapshot(path) {
   try {
-    const record = JSON.parse(readFileSync4(path, "utf8"));
+    const record = JSON.parse(readFileSync3(path, "utf8"));
     if (!Array.isArray(record.files)) return void 0;
     const tracked = typeof record.tracked === "number" ? record.tracked : record.ignoreFiles === true ? 1 : 0;
     return { files: new Map(record.files), tracked };
@@ -1843,8 +1831,206 @@ function readSnapshot(path) {
   }
 }
 
+// src/lifecycle/maintenance.ts
+import { existsSync as existsSync3 } from "node:fs";
+import { join as join4 } from "node:path";
+function createMaintenance(deps) {
+  const { store, notices, runner, tracker } = deps;
+  let maintenance;
+  const stoppedByBudget = () => {
+    const note = deps.ledger().runNote();
+    const ranForMs = note?.timedOutAfterMs;
+    if (note === void 0 || ranForMs === void 0 || ranForMs < deps.config()["timeouts.maintenanceMs"])
+      return void 0;
+    return { what: note.what, ranForMs };
+  };
+  const fullIndexThrough = () => wholeIndexProgram({
+    cgcVersion: deps.cgcVersion(),
+    engineOn: deps.config()["freshness.engine"],
+    executable: runner.executable,
+    env: deps.env,
+    cacheDir: deps.ledger().engineCacheDir
+  });
+  const readBackStructure = async (what) => {
+    const unlinked = await uncontainedCount(runner, deps.root());
+    if (unlinked.kind !== "ok") {
+      const reason = `the graph's structure could not be read back after the ${what} (${unlinked.reason})`;
+      store.apply((state) => freshnessNotVerified(state, `${what}: ${reason}`));
+    } else if (unlinked.value > 0) {
+      const reason = UNCONTAINED_REASON(unlinked.value);
+      store.apply((state) => freshnessNotVerified(state, `${what}: ${reason}`));
+      notices.once("index-unverified", `The graph after cgc ${what} is possibly stale: ${reason}.`, "warning");
+    }
+  };
+  const tellFailure = (result, what) => {
+    if (result.code === "BUSY") {
+      notices.once("skipped-busy", `cgc ${what} skipped: another cgc process holds the database lock.`, "warning");
+    } else if (result.code !== "OK" && result.code !== "CANCELLED") {
+      const message = result.code === "TIMEOUT" ? `cgc ${what} was stopped after ${formatElapsed(result.durationMs)} by its time budget (timeouts.maintenanceMs)` + (what === "sync" ? "; cgc rebuilds from scratch, so the graph may now be incomplete." : ".") : `cgc ${what} failed (${result.code}): ${result.reason}`;
+      notices.once("index-failed", message, "error", what);
+    }
+  };
+  const run = (kind, args, what, estimate) => {
+    if (maintenance) return maintenance;
+    const root = deps.root();
+    const index = kind === "syncing" ? void 0 : tracker.indexStarting(root);
+    const before = index?.before ?? [];
+    const cgcignore = join4(root, ".cgcignore");
+    const hadCgcignore = existsSync3(cgcignore);
+    if (before.length > 0) store.apply((state) => changesObserved(state, before));
+    store.apply((state, now) => maintenanceStarted(state, kind, what, now, estimate));
+    const ledger = deps.ledger();
+    const settleNote = ledger.runStarted(what);
+    ledger.writtenElsewhere();
+    const prepared = what === "index" ? deps.worktree.createContext(runner, deps.backend()) : Promise.resolve(void 0);
+    maintenance = prepared.then(
+      (failed) => failed ?? runner.run(args, {
+        kind: "maintenance",
+        cwd: root,
+        through: fullIndexThrough(),
+        onLine: (line) => {
+          const progress = progressOf(line);
+          if (progress) store.apply((state) => maintenanceProgress(state, progress));
+        }
+      })
+    ).then(async (result) => {
+      const plain = result.code === "OK" && args[1] !== "--force";
+      const skipped = plain && indexSkipped(result.stdout);
+      settleNote(skipped ? "SKIPPED" : result.code, result.durationMs);
+      if (deps.disposed()) return result;
+      if (result.code === "OK" && !hadCgcignore) tracker.observed([cgcignore]);
+      const resumed = plain ? indexResumed(result.stdout) : void 0;
+      const during = result.code === "OK" && !skipped && index ? index.changedSince().filter((path) => hadCgcignore || path !== cgcignore) : [];
+      store.apply((state, now) => {
+        const settled = maintenanceSettled(
+          state,
+          skipped ? "SKIPPED" : result.code,
+          now,
+          result.code === "OK" ? void 0 : `${what}: ${result.reason}`
+        );
+        return during.length > 0 ? changesObserved(settled, during, `changed while cgc's ${what} ran`) : settled;
+      });
+      if (resumed)
+        store.apply(
+          (state) => graphWrittenOutside(
+            state,
+            `cgc index resumed a graph another run left unfinished ("${resumed.trim()}") and kept what that run wrote`
+          )
+        );
+      tellFailure(result, what);
+      if (result.code === "OK" && !skipped && kind !== "syncing") await readBackStructure(what);
+      await deps.refresh();
+      return result;
+    }).finally(() => {
+      maintenance = void 0;
+    });
+    return maintenance;
+  };
+  return {
+    run,
+    get running() {
+      return maintenance !== void 0;
+    },
+    fullIndexThrough,
+    stoppedByBudget
+  };
+}
+function progressOf(line) {
+  const trimmed = line.trim();
+  const own = /^pi-cgc index: (.+)$/.exec(trimmed);
+  if (own) return own[1];
+  if (/^Deleting existing index/i.test(trimmed)) return "deleting the old graph";
+  if (/^Starting indexing|^Re-indexing/i.test(trimmed)) return "reading and writing files";
+  const scanned = /Total scanned files\s*\|\s*(\d+)/.exec(trimmed);
+  if (scanned) return `${scanned[1]} files written`;
+  return void 0;
+}
+
+// src/lifecycle/provenance.ts
+function createGraphProvenance(ledger) {
+  let seen = false;
+  let known;
+  return {
+    check(indexedAt, hasGraph) {
+      const first = !seen;
+      seen = true;
+      const previous = known;
+      known = hasGraph ? indexedAt : void 0;
+      if (first || !hasGraph || indexedAt === void 0 || indexedAt === previous) return void 0;
+      return outside(indexedAt);
+    },
+    ownWrite(before, after, window) {
+      const previous = known;
+      if (after) known = after;
+      if (!seen || !before || previous === void 0 || before === previous) return void 0;
+      return outside(before, window);
+    }
+  };
+  function outside(stamp, except) {
+    const stampMs = Date.parse(stamp);
+    if (Number.isNaN(stampMs) || ledger().writtenByPiCgc(stampMs, except)) return void 0;
+    return `the graph was written at ${stamp} by another cgc process, not by pi-cgc (a cgc watch, an MCP server or a cgc command), and such a write is not known to leave what a full index would`;
+  }
+}
+
+// src/lifecycle/announce.ts
+function verdictNotice(facts) {
+  const { verdict, state, previous, root, worktree } = facts;
+  switch (state.readiness) {
+    case "unavailable":
+      if (worktree.kind === "refused") return void 0;
+      return {
+        id: "cgc-unavailable",
+        message: `cgc is not available: ${verdict.reason}. Install it with \`pipx install codegraphcontext\`, or set cgc.executable.`,
+        level: "warning"
+      };
+    case "unindexed": {
+      const stopped = facts.stoppedByBudget();
+      if (stopped)
+        return {
+          id: "unindexed",
+          message: `No complete code graph for ${root}: the last pi-cgc ${stopped.what} was stopped after ${formatElapsed(stopped.ranForMs)} by its time budget (timeouts.maintenanceMs) before it finished. Raise timeouts.maintenanceMs, then run /cgc index.`,
+          level: "warning"
+        };
+      if (facts.autoCreate) return void 0;
+      const pending = worktree.kind === "pending" ? worktree.name : void 0;
+      return {
+        id: "unindexed",
+        message: pending ? `No code graph for ${root} yet: this worktree's CGC named context ${pending} does not exist. Run /cgc index to create it and build the graph, or set lifecycle.autoCreate to true.` : `No code graph for ${root} yet. Run /cgc index to build it, or set lifecycle.autoCreate to true.`
+      };
+    }
+    case "busy":
+      return {
+        id: "busy",
+        message: `cgc is busy: ${verdict.reason}. pi-cgc does not force it; /cgc status re-checks.`,
+        level: "warning"
+      };
+    case "unknown":
+      return { id: "probe-unknown", message: `cgc's state is unknown: ${verdict.reason}`, level: "warning" };
+    case "corrupt":
+      return { id: "corrupt", message: `cgc reports a damaged graph: ${verdict.reason}`, level: "error" };
+    case "ready": {
+      if (verdict.drift?.changed)
+        return {
+          id: "drift-detected",
+          message: `The graph of ${root} is possibly stale: ${verdict.drift.detail}.`,
+          level: "info"
+        };
+      const repo = state.facts?.repository;
+      const wasIndexing = previous.readiness === "indexing" || previous.lastAction?.what === "index";
+      const backend = shownBackend(state.facts?.reportedBackend, facts.backend)?.name ?? "backend unknown";
+      return {
+        id: "indexed",
+        message: `${wasIndexing ? "Indexed" : "cgc ready"}: ${root} \u2014 ${repo?.files ?? "?"} files, ${repo?.functions ?? "?"} functions (${backend}).`
+      };
+    }
+    case "indexing":
+      return void 0;
+  }
+}
+
 // src/workspace/git.ts
-import { readFileSync as readFileSync5, statSync } from "node:fs";
+import { readFileSync as readFileSync4, statSync } from "node:fs";
 import { isAbsolute, join as join5, resolve as resolve4 } from "node:path";
 function readGitDirs(root) {
   const dotGit = join5(root, ".git");
@@ -1890,7 +2076,7 @@ function readHeadCommit(root) {
 }
 function readText(path) {
   try {
-    return readFileSync5(path, "utf8");
+    return readFileSync4(path, "utf8");
   } catch {
     return void 0;
   }
@@ -1990,21 +2176,21 @@ function versionOf(text) {
 }
 function toRepositoryFacts(row) {
   if (typeof row.path !== "string") return null;
-  const count = (value) => typeof value === "number" && Number.isFinite(value) ? value : void 0;
+  const count2 = (value) => typeof value === "number" && Number.isFinite(value) ? value : void 0;
   const text = (value) => typeof value === "string" && value !== "" ? value : void 0;
   return {
     path: row.path,
     name: text(row.name),
     indexedAt: text(row.indexed_at),
     commit: text(row.commit_hash),
-    files: count(row.files),
-    functions: count(row.functions),
-    classes: count(row.classes),
+    files: count2(row.files),
+    functions: count2(row.functions),
+    classes: count2(row.classes),
     languages: Array.isArray(row.languages) ? row.languages.filter((lang) => typeof lang === "string").sort() : void 0
   };
 }
 function startDrift(root, repository, env, fileDrift) {
-  const unfinished = readRunNote(env, root);
+  const unfinished = graphLedger(env, root).runNote();
   const head = readHeadCommit(root);
   const indexedMs = repository.indexedAt ? Date.parse(repository.indexedAt) : Number.NaN;
   const details = [];
@@ -2014,20 +2200,117 @@ function startDrift(root, repository, env, fileDrift) {
   const { paths, basis } = fileDrift(root, indexedMs);
   if (paths.length > 0)
     details.push(
-      basis === "file times" ? `${paths.length} file(s) written after indexing` : `${paths.length} file(s) changed since the graph was last verified`
+      basis === "file times" ? `${count(paths.length, "file")} written after indexing` : `${count(paths.length, "file")} changed since the graph was last verified`
     );
   if (Number.isNaN(indexedMs)) details.push("the graph records no index time");
   if (unfinished) details.push(`a pi-cgc ${unfinished.what} started ${unfinished.startedAt} has not finished`);
   return { changed: details.length > 0, paths, detail: details.join("; ") };
 }
 
+// src/lifecycle/readiness.ts
+function createReadiness(deps) {
+  const { runner, store, notices, worktree, facts } = deps;
+  const handlers = /* @__PURE__ */ new Set();
+  let probing;
+  let wholeOnLite;
+  const withOutsideWrite = (verdict) => {
+    if (verdict.readiness !== "ready" && verdict.readiness !== "unindexed") return verdict;
+    const repository = verdict.readiness === "ready" ? verdict.facts?.repository : void 0;
+    const outside = deps.provenance.check(repository?.indexedAt, repository !== void 0);
+    if (!outside) return verdict;
+    const detail = [verdict.drift?.changed ? verdict.drift.detail : "", outside].filter(Boolean).join("; ");
+    return { ...verdict, drift: { changed: true, paths: verdict.drift?.paths ?? [], detail } };
+  };
+  const unlinkedOnLite = async (verdict) => {
+    const indexedAt = verdict.facts?.repository?.indexedAt;
+    if (verdict.readiness !== "ready" || verdict.facts?.reportedBackend?.name !== "falkordb") return 0;
+    if (indexedAt !== void 0 && indexedAt === wholeOnLite) return 0;
+    const unlinked = await uncontainedCount(runner, facts.root);
+    if (unlinked.kind !== "ok") return 0;
+    if (unlinked.value === 0) wholeOnLite = indexedAt;
+    return unlinked.value;
+  };
+  const probe = async () => {
+    const scope = await worktree.resolve(runner);
+    if (deps.disposed()) return;
+    const probed = scope.verdict ? {
+      verdict: scope.verdict,
+      root: worktree.root ?? facts.root,
+      backend: facts.backend ?? null,
+      repositories: [],
+      settled: true
+    } : await probeReadiness({
+      runner,
+      cwd: deps.cwd,
+      env: deps.env,
+      knownBackend: facts.backend,
+      knownVersion: facts.cgcVersion,
+      noGraph: scope.noGraph,
+      fileDrift: deps.tracker.startDrift
+    });
+    if (deps.disposed() || !probed.settled) return;
+    const refused = worktree.refuseServerBackend(probed.backend);
+    const outcome = refused ? { ...probed, verdict: refused, repositories: [] } : probed;
+    facts.backend = outcome.backend;
+    facts.cgcVersion = outcome.verdict.facts?.cgcVersion ?? facts.cgcVersion;
+    facts.repositories = outcome.repositories;
+    facts.root = outcome.root;
+    const previous = store.get();
+    const verdict = withOutsideWrite(outcome.verdict);
+    const unlinked = await unlinkedOnLite(verdict);
+    if (deps.disposed()) return;
+    store.apply((state, now) => {
+      const settled = probeSettled(state, verdict, now);
+      return unlinked ? graphNeedsRebuild(settled, UNCONTAINED_REASON(unlinked)) : settled;
+    });
+    if (unlinked)
+      notices.once(
+        "index-unverified",
+        `The graph of ${facts.root} is possibly stale: ${UNCONTAINED_REASON(unlinked)}.`,
+        "warning",
+        "start"
+      );
+    if (verdict !== outcome.verdict) {
+      store.apply((state) => graphWrittenOutside(state, verdict.drift?.detail ?? ""));
+      deps.ledger().writtenElsewhere();
+    }
+    const notice = verdictNotice({
+      verdict,
+      state: store.get(),
+      previous,
+      root: facts.root,
+      backend: facts.backend,
+      worktree: worktree.state,
+      autoCreate: deps.config()["lifecycle.autoCreate"],
+      stoppedByBudget: deps.maintenance.stoppedByBudget
+    });
+    if (notice) notices.once(notice.id, notice.message, notice.level);
+    if (outcome.verdict.readiness === "unindexed" && deps.config()["lifecycle.autoCreate"] && !deps.maintenance.stoppedByBudget()) {
+      void deps.maintenance.run("indexing", ["index", facts.root], "index");
+    }
+    for (const handler of handlers) handler(verdict);
+  };
+  return {
+    refresh() {
+      probing ??= probe().finally(() => {
+        probing = void 0;
+      });
+      return probing;
+    },
+    onProbe(handler) {
+      handlers.add(handler);
+      return () => handlers.delete(handler);
+    }
+  };
+}
+
 // src/lifecycle/worktree-scope.ts
 import { existsSync as existsSync5 } from "node:fs";
-import { dirname as dirname5 } from "node:path";
+import { dirname as dirname4 } from "node:path";
 
 // src/workspace/worktree.ts
 import { createHash as createHash2 } from "node:crypto";
-import { existsSync as existsSync4, linkSync, mkdirSync as mkdirSync4, readdirSync as readdirSync2, readFileSync as readFileSync6, renameSync as renameSync2, rmSync as rmSync3, writeFileSync as writeFileSync4 } from "node:fs";
+import { existsSync as existsSync4, linkSync, mkdirSync as mkdirSync3, readdirSync as readdirSync2, readFileSync as readFileSync5, renameSync as renameSync2, rmSync as rmSync2, writeFileSync as writeFileSync3 } from "node:fs";
 import { join as join6 } from "node:path";
 function detectWorktree(cwd) {
   const root = gitToplevel(cwd);
@@ -2056,7 +2339,7 @@ function readRecord(dir, name) {
   const path = join6(dir, `${name}.json`);
   let text;
   try {
-    text = readFileSync6(path, "utf8");
+    text = readFileSync5(path, "utf8");
   } catch (error) {
     if (error.code === "ENOENT") return { ok: true };
     return { ok: false, error: `${path} cannot be read: ${error.message}` };
@@ -2092,8 +2375,8 @@ function writeRecord(dir, name, record, claim = false) {
   const path = join6(dir, `${name}.json`);
   const aside = `${path}.${process.pid}.${Date.now()}.tmp`;
   try {
-    mkdirSync4(dir, { recursive: true });
-    writeFileSync4(aside, `${JSON.stringify(record, null, 2)}
+    mkdirSync3(dir, { recursive: true });
+    writeFileSync3(aside, `${JSON.stringify(record, null, 2)}
 `, { mode: 384 });
     if (claim) claimPath(aside, path);
     else renameSync2(aside, path);
@@ -2111,7 +2394,7 @@ function writeRecord(dir, name, record, claim = false) {
 }
 function removeAside(aside) {
   try {
-    rmSync3(aside, { force: true });
+    rmSync2(aside, { force: true });
   } catch {
   }
 }
@@ -2121,11 +2404,11 @@ function claimPath(aside, path) {
   } catch (error) {
     const code = error.code;
     if (code !== "EPERM" && code !== "ENOTSUP" && code !== "ENOSYS") throw error;
-    writeFileSync4(path, readFileSync6(aside), { flag: "wx", mode: 384 });
+    writeFileSync3(path, readFileSync5(aside), { flag: "wx", mode: 384 });
   }
 }
 function removeRecord(dir, name) {
-  rmSync3(join6(dir, `${name}.json`), { force: true });
+  rmSync2(join6(dir, `${name}.json`), { force: true });
 }
 function ownershipOf(record, identity) {
   if (!record) return { kind: "unrecorded" };
@@ -2263,7 +2546,7 @@ ${result.stdout}`);
         `Worktree isolation refused: cgc already has a context ${name} that pi-cgc has no record of creating for this ${describeIdentity(identity, root)}, so it is not used. If nothing else needs it, remove it (cgc context delete ${name}; cgc keeps its files) and pi-cgc creates its own; or set worktree.mode to off.`
       );
     }
-    if (!existsSync5(dirname5(context.dbPath))) {
+    if (!existsSync5(dirname4(context.dbPath))) {
       return refuse(
         name,
         `Worktree isolation refused: cgc lists the context ${name} at ${context.dbPath}, which does not exist (cgc drops [bracketed] text from the paths it prints), so cgc's MCP server cannot be pointed at it.`
@@ -2386,46 +2669,17 @@ function createCgcSession(ctx, options = {}) {
   const cwd = ctx.cwd;
   let loaded = loadConfig({ cwd, env });
   const config = () => loaded.values;
-  const runner = createRunner({
-    executable: config()["cgc.executable"],
-    env,
-    // Worktree isolation decides, at each spawn, the context every database-backed call carries.
-    subcommandArgs: () => worktree.subcommandArgs(),
-    serverEnv: () => worktree.serverEnv(),
-    databaseRefusal: () => worktree.databaseRefusal(),
-    // FalkorDB Lite, or not known yet: pi-cgc's processes of the HOME take turns at its daemon (src/cgc/lite-gate.ts).
-    sharedDaemon: () => {
-      const name = store.get().facts?.reportedBackend?.name ?? backend?.name;
-      return name === void 0 || name === "falkordb";
-    },
-    // Read at each spawn, so a budget changed in the settings applies to the next run.
-    budgets: {
-      get probe() {
-        return config()["timeouts.probeMs"];
-      },
-      get query() {
-        return config()["timeouts.queryMs"];
-      },
-      get maintenance() {
-        return config()["timeouts.maintenanceMs"];
-      },
-      get longLived() {
-        return config()["timeouts.longLivedMs"];
-      }
-    }
-  });
+  const facts = { root: cwd, backend: void 0, cgcVersion: void 0, repositories: [] };
   const store = createStore();
   const tracker = createChangeTracker(env);
-  const provenance = createGraphProvenance(env, () => root);
   const spill = createSpillDir(cwd);
   let disposed = false;
-  let root = cwd;
-  let backend;
-  let cgcVersion;
-  let repositories = [];
-  let probing;
-  let maintenance;
-  const driftHandlers = /* @__PURE__ */ new Set();
+  let ledger = graphLedger(env, facts.root);
+  const currentLedger = () => {
+    if (ledger.root !== facts.root) ledger = graphLedger(env, facts.root);
+    return ledger;
+  };
+  const provenance = createGraphProvenance(currentLedger);
   const ui = (use) => {
     if (disposed) return;
     try {
@@ -2444,225 +2698,66 @@ function createCgcSession(ctx, options = {}) {
   for (const [index, warning] of loaded.warnings.entries())
     notices.once("config-warning", warning, "warning", String(index));
   const worktree = createWorktreeScope({ cwd, env, mode: config()["worktree.mode"], notices });
-  function announce(verdict, previous) {
-    const state = store.get();
-    switch (state.readiness) {
-      case "unavailable":
-        if (worktree.state.kind === "refused") return;
-        notices.once(
-          "cgc-unavailable",
-          `cgc is not available: ${verdict.reason}. Install it with \`pipx install codegraphcontext\`, or set cgc.executable.`,
-          "warning"
-        );
-        return;
-      case "unindexed": {
-        const stopped = stoppedByBudget();
-        if (stopped) {
-          notices.once(
-            "unindexed",
-            `No complete code graph for ${root}: the last pi-cgc ${stopped.what} was stopped after ${formatElapsed(stopped.ranForMs)} by its time budget (timeouts.maintenanceMs) before it finished. Raise timeouts.maintenanceMs, then run /cgc index.`,
-            "warning"
-          );
-          return;
-        }
-        if (!config()["lifecycle.autoCreate"]) {
-          const pending = worktree.state.kind === "pending" ? worktree.state.name : void 0;
-          notices.once(
-            "unindexed",
-            pending ? `No code graph for ${root} yet: this worktree's CGC named context ${pending} does not exist. Run /cgc index to create it and build the graph, or set lifecycle.autoCreate to true.` : `No code graph for ${root} yet. Run /cgc index to build it, or set lifecycle.autoCreate to true.`
-          );
-        }
-        return;
+  const runner = createRunner({
+    executable: config()["cgc.executable"],
+    env,
+    // Worktree isolation decides, at each spawn, the context every database-backed call carries.
+    subcommandArgs: () => worktree.subcommandArgs(),
+    serverEnv: () => worktree.serverEnv(),
+    databaseRefusal: () => worktree.databaseRefusal(),
+    // FalkorDB Lite, or not known yet: pi-cgc's processes of the HOME take turns at its daemon (src/cgc/lite-gate.ts).
+    sharedDaemon: () => {
+      const name = store.get().facts?.reportedBackend?.name ?? facts.backend?.name;
+      return name === void 0 || name === "falkordb";
+    },
+    // Read at each spawn, so a budget changed in the settings applies to the next run.
+    budgets: {
+      get probe() {
+        return config()["timeouts.probeMs"];
+      },
+      get query() {
+        return config()["timeouts.queryMs"];
+      },
+      get maintenance() {
+        return config()["timeouts.maintenanceMs"];
+      },
+      get longLived() {
+        return config()["timeouts.longLivedMs"];
       }
-      case "busy":
-        notices.once(
-          "busy",
-          `cgc is busy: ${verdict.reason}. pi-cgc does not force it; /cgc status re-checks.`,
-          "warning"
-        );
-        return;
-      case "unknown":
-        notices.once("probe-unknown", `cgc's state is unknown: ${verdict.reason}`, "warning");
-        return;
-      case "corrupt":
-        notices.once("corrupt", `cgc reports a damaged graph: ${verdict.reason}`, "error");
-        return;
-      case "ready": {
-        if (verdict.drift?.changed) {
-          notices.once("drift-detected", `The graph of ${root} is possibly stale: ${verdict.drift.detail}.`, "info");
-          return;
-        }
-        const repo = state.facts?.repository;
-        const wasIndexing = previous.readiness === "indexing" || previous.lastAction?.what === "index";
-        notices.once(
-          "indexed",
-          `${wasIndexing ? "Indexed" : "cgc ready"}: ${root} \u2014 ${repo?.files ?? "?"} files, ${repo?.functions ?? "?"} functions (${shownBackend(state.facts?.reportedBackend, backend)?.name ?? "backend unknown"}).`
-        );
-        return;
-      }
-      case "indexing":
-        return;
     }
-  }
-  function withOutsideWrite(verdict) {
-    if (verdict.readiness !== "ready" && verdict.readiness !== "unindexed") return verdict;
-    const repository = verdict.readiness === "ready" ? verdict.facts?.repository : void 0;
-    const outside = provenance.check(repository?.indexedAt, repository !== void 0);
-    if (!outside) return verdict;
-    const detail = [verdict.drift?.changed ? verdict.drift.detail : "", outside].filter(Boolean).join("; ");
-    return { ...verdict, drift: { changed: true, paths: verdict.drift?.paths ?? [], detail } };
-  }
-  function refresh() {
-    probing ??= (async () => {
-      const scope = await worktree.resolve(runner);
-      if (disposed) return;
-      const probed = scope.verdict ? {
-        verdict: scope.verdict,
-        root: worktree.root ?? root,
-        backend: backend ?? null,
-        repositories: [],
-        settled: true
-      } : await probeReadiness({
-        runner,
-        cwd,
-        env,
-        knownBackend: backend,
-        knownVersion: cgcVersion,
-        noGraph: scope.noGraph,
-        fileDrift: tracker.startDrift
-      });
-      if (disposed || !probed.settled) return;
-      const refused = worktree.refuseServerBackend(probed.backend);
-      const outcome = refused ? { ...probed, verdict: refused, repositories: [] } : probed;
-      backend = outcome.backend;
-      cgcVersion = outcome.verdict.facts?.cgcVersion ?? cgcVersion;
-      repositories = outcome.repositories;
-      root = outcome.root;
-      const previous = store.get();
-      const verdict = withOutsideWrite(outcome.verdict);
-      const unlinked = await unlinkedOnLite(verdict);
-      if (disposed) return;
-      store.apply((state, now) => {
-        const settled = probeSettled(state, verdict, now);
-        return unlinked ? graphNeedsRebuild(settled, UNCONTAINED_REASON(unlinked)) : settled;
-      });
-      if (unlinked)
-        notices.once(
-          "index-unverified",
-          `The graph of ${root} is possibly stale: ${UNCONTAINED_REASON(unlinked)}.`,
-          "warning",
-          "start"
-        );
-      if (verdict !== outcome.verdict) {
-        store.apply((state) => graphWrittenOutside(state, verdict.drift?.detail ?? ""));
-        noteGraphWrittenElsewhere(env, root);
-      }
-      announce(verdict, previous);
-      if (outcome.verdict.readiness === "unindexed" && config()["lifecycle.autoCreate"] && !stoppedByBudget()) {
-        void runMaintenance("indexing", ["index", root], "index");
-      }
-      for (const handler of driftHandlers) handler(verdict);
-    })().finally(() => {
-      probing = void 0;
-    });
-    return probing;
-  }
-  let wholeOnLite;
-  async function unlinkedOnLite(verdict) {
-    const indexedAt = verdict.facts?.repository?.indexedAt;
-    if (verdict.readiness !== "ready" || verdict.facts?.reportedBackend?.name !== "falkordb") return 0;
-    if (indexedAt !== void 0 && indexedAt === wholeOnLite) return 0;
-    const unlinked = await uncontainedCount(runner, root);
-    if (unlinked.kind !== "ok") return 0;
-    if (unlinked.value === 0) wholeOnLite = indexedAt;
-    return unlinked.value;
-  }
-  function stoppedByBudget() {
-    const note = readRunNote(env, root);
-    const ranForMs = note?.timedOutAfterMs;
-    if (note === void 0 || ranForMs === void 0 || ranForMs < config()["timeouts.maintenanceMs"]) return void 0;
-    return { what: note.what, ranForMs };
-  }
-  function fullIndexThrough() {
-    return wholeIndexProgram({
-      cgcVersion,
-      engineOn: config()["freshness.engine"],
-      executable: runner.executable,
-      env,
-      cacheDir: graphRecordPath(env, root, "engine")
-    });
-  }
-  function runMaintenance(kind, args, what, estimate) {
-    if (maintenance) return maintenance;
-    const index = kind === "syncing" ? void 0 : tracker.indexStarting(root);
-    const before = index?.before ?? [];
-    const cgcignore = join7(root, ".cgcignore");
-    const hadCgcignore = existsSync6(cgcignore);
-    if (before.length > 0) store.apply((state) => changesObserved(state, before));
-    store.apply((state, now) => maintenanceStarted(state, kind, what, now, estimate));
-    const settleNote = noteRunStarted(env, root, what);
-    noteGraphWrittenElsewhere(env, root);
-    const prepared = what === "index" ? worktree.createContext(runner, backend) : Promise.resolve(void 0);
-    maintenance = prepared.then(
-      (failed) => failed ?? runner.run(args, {
-        kind: "maintenance",
-        cwd: root,
-        through: fullIndexThrough(),
-        onLine: (line) => {
-          const progress = progressOf(line);
-          if (progress) store.apply((state) => maintenanceProgress(state, progress));
-        }
-      })
-    ).then(async (result) => {
-      const plain = result.code === "OK" && args[1] !== "--force";
-      const skipped = plain && indexSkipped(result.stdout);
-      settleNote(skipped ? "SKIPPED" : result.code, result.durationMs);
-      if (disposed) return result;
-      if (result.code === "OK" && !hadCgcignore) tracker.observed([cgcignore]);
-      const resumed = plain ? indexResumed(result.stdout) : void 0;
-      const during = result.code === "OK" && !skipped && index ? index.changedSince().filter((path) => hadCgcignore || path !== cgcignore) : [];
-      store.apply((state, now) => {
-        const settled = maintenanceSettled(
-          state,
-          skipped ? "SKIPPED" : result.code,
-          now,
-          result.code === "OK" ? void 0 : `${what}: ${result.reason}`
-        );
-        return during.length > 0 ? changesObserved(settled, during, `changed while cgc's ${what} ran`) : settled;
-      });
-      if (resumed)
-        store.apply(
-          (state) => graphWrittenOutside(
-            state,
-            `cgc index resumed a graph another run left unfinished ("${resumed.trim()}") and kept what that run wrote`
-          )
-        );
-      if (result.code === "BUSY") {
-        notices.once("skipped-busy", `cgc ${what} skipped: another cgc process holds the database lock.`, "warning");
-      } else if (result.code !== "OK" && result.code !== "CANCELLED") {
-        const message = result.code === "TIMEOUT" ? `cgc ${what} was stopped after ${formatElapsed(result.durationMs)} by its time budget (timeouts.maintenanceMs)` + (what === "sync" ? "; cgc rebuilds from scratch, so the graph may now be incomplete." : ".") : `cgc ${what} failed (${result.code}): ${result.reason}`;
-        notices.once("index-failed", message, "error", what);
-      }
-      if (result.code === "OK" && !skipped && kind !== "syncing") {
-        const unlinked = await uncontainedCount(runner, root);
-        if (unlinked.kind !== "ok") {
-          const reason = `the graph's structure could not be read back after the ${what} (${unlinked.reason})`;
-          store.apply((state) => freshnessNotVerified(state, `${what}: ${reason}`));
-        } else if (unlinked.value > 0) {
-          const reason = UNCONTAINED_REASON(unlinked.value);
-          store.apply((state) => freshnessNotVerified(state, `${what}: ${reason}`));
-          notices.once("index-unverified", `The graph after cgc ${what} is possibly stale: ${reason}.`, "warning");
-        }
-      }
-      await refresh();
-      return result;
-    }).finally(() => {
-      maintenance = void 0;
-    });
-    return maintenance;
-  }
+  });
+  const isDisposed = () => disposed;
+  const maintenance = createMaintenance({
+    env,
+    runner,
+    store,
+    tracker,
+    notices,
+    worktree,
+    config,
+    root: () => facts.root,
+    backend: () => facts.backend,
+    cgcVersion: () => facts.cgcVersion,
+    ledger: currentLedger,
+    disposed: isDisposed,
+    refresh: () => readiness.refresh()
+  });
+  const readiness = createReadiness({
+    cwd,
+    env,
+    runner,
+    store,
+    tracker,
+    notices,
+    worktree,
+    provenance,
+    maintenance,
+    facts,
+    config,
+    ledger: currentLedger,
+    disposed: isDisposed
+  });
   return {
-    /** The environment this session's cgc children and records are keyed by. */
     env,
     store,
     tracker,
@@ -2674,40 +2769,35 @@ function createCgcSession(ctx, options = {}) {
       return loaded;
     },
     get root() {
-      return root;
+      return facts.root;
     },
     get backend() {
-      return backend;
+      return facts.backend;
     },
     get repositories() {
-      return repositories;
+      return facts.repositories;
     },
-    /** Worktree isolation: the context this session's cgc calls carry, its state, its record. */
+    get ledger() {
+      return currentLedger();
+    },
     worktree,
     hasUI,
-    /** Runs a call on pi's UI unless the session ended or its context went stale meanwhile. */
     withUi: ui,
     get disposed() {
       return disposed;
     },
-    /** Who wrote the graph: the stamps this session saw, against pi-cgc's write windows. */
     provenance,
-    refresh,
-    runMaintenance,
-    fullIndexThrough,
-    stoppedByBudget,
+    refresh: readiness.refresh,
+    runMaintenance: maintenance.run,
+    fullIndexThrough: maintenance.fullIndexThrough,
+    stoppedByBudget: maintenance.stoppedByBudget,
     get maintenanceRunning() {
-      return maintenance !== void 0;
+      return maintenance.running;
     },
-    /** Subscribe to each settled probe (start-time drift goes to the freshness machinery). */
-    onProbe(handler) {
-      driftHandlers.add(handler);
-      return () => driftHandlers.delete(handler);
-    },
+    onProbe: readiness.onProbe,
     reloadConfig() {
       loaded = loadConfig({ cwd, env });
     },
-    /** Everything cgc printed, through the one output policy, ready to show. */
     present(raw) {
       return applyOutputPolicy(
         raw,
@@ -2721,16 +2811,6 @@ function createCgcSession(ctx, options = {}) {
       spill.cleanup();
     }
   };
-}
-function progressOf(line) {
-  const trimmed = line.trim();
-  const own = /^pi-cgc index: (.+)$/.exec(trimmed);
-  if (own) return own[1];
-  if (/^Deleting existing index/i.test(trimmed)) return "deleting the old graph";
-  if (/^Starting indexing|^Re-indexing/i.test(trimmed)) return "reading and writing files";
-  const scanned = /Total scanned files\s*\|\s*(\d+)/.exec(trimmed);
-  if (scanned) return `${scanned[1]} files written`;
-  return void 0;
 }
 
 // src/ui/command.ts
@@ -2771,7 +2851,7 @@ function registerCgcCommand(pi, current, hooks) {
       };
       if (!Object.hasOwn(VERBS, verb)) return show(`Unknown verb "${verb}".
 ${usage()}`, "warning");
-      verbs ??= import("./chunks/verbs-JXSLTMI3.js");
+      verbs ??= import("./chunks/verbs-BR6ID2TM.js");
       return (await verbs).runVerb(verb, rest, { session, ctx, show, hooks: hooks() });
     }
   });

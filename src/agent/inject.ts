@@ -5,8 +5,9 @@
 // outputs only. Content classes: coverage and staleness facts here, routing rules in the card — never both.
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import { shownBackend } from "../cgc/backend.ts";
-import type { CgcSession, CurrentSession } from "../lifecycle/session.ts";
+import type { CgcSession } from "../lifecycle/session.ts";
 import { isReady, type State } from "../state/model.ts";
+import { count } from "../state/words.ts";
 
 export const NOTE_MAX_CHARS = 600;
 export const STEER_TYPE = "cgc-drift-steer";
@@ -39,7 +40,7 @@ export function coverageNote(state: State, root: string): string | undefined {
 
 export function driftSteer(state: State): string {
   const changed = state.changedPaths.length;
-  return `The code graph is now possibly stale: ${changed > 0 ? `${changed} file(s) changed since it was last verified` : "the files changed since it was last verified"}. pi-cgc syncs it when this run ends; the user can run /cgc sync.`;
+  return `The code graph is now possibly stale: ${changed > 0 ? `${count(changed, "file")} changed since it was last verified` : "the files changed since it was last verified"}. pi-cgc syncs it when this run ends; the user can run /cgc sync.`;
 }
 
 /** What an annotation reads of a session. */
@@ -51,10 +52,13 @@ export function annotate(session: AnnotatingSession | undefined, text: string): 
   const state = session.store.get();
   if (!isReady(state) || state.freshness !== "possibly-stale") return text;
   const changed = state.changedPaths.length;
-  return `${text}\n${ANNOTATION_PREFIX} ${changed} changed file(s) not yet in the graph; results may lag the code]`;
+  return `${text}\n${ANNOTATION_PREFIX} ${count(changed, "changed file")} not yet in the graph; results may lag the code]`;
 }
 
-export function installInjection(pi: ExtensionAPI, current: CurrentSession) {
+/** What the proactive tiers use of a session. */
+export type InjectingSession = AnnotatingSession & Pick<CgcSession, "root">;
+
+export function installInjection(pi: ExtensionAPI, current: () => InjectingSession | undefined) {
   let steeredEpisode = 0;
   let pendingSteer: string | undefined;
   let streaming = false;

@@ -7,7 +7,7 @@
 // pi's start-up does not pay for loading it, and a print-mode run that ends first never does.
 import type { ExtensionAPI, ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { holdsExclusiveLock } from "../cgc/backend.ts";
-import type { CurrentSession } from "../lifecycle/session.ts";
+import type { CgcSession } from "../lifecycle/session.ts";
 import { isReady, type State } from "../state/model.ts";
 import { buildCard, type CardTools } from "./card.ts";
 import { detectMcpTools, GAP_TOOL_NAMES, GRAPH_TOOL_NAMES, INTENT_CATALOG, INTENTS, type Intent } from "./catalog.ts";
@@ -25,7 +25,14 @@ interface Tools {
   createMcpLease: typeof import("./mcp.ts").createMcpLease;
 }
 
-export function installAgentSurface(pi: ExtensionAPI, current: CurrentSession, settle: GraphDeps["settle"]) {
+/** What the agent surface uses of a session: the graph tools' part, and the backend (for the query lease). */
+export type AgentSession = GraphSession & Pick<CgcSession, "backend">;
+
+export function installAgentSurface(
+  pi: ExtensionAPI,
+  current: () => AgentSession | undefined,
+  settle: GraphDeps["settle"],
+) {
   let lease: { session: GraphSession; lease: McpLease } | undefined;
   let tools: Tools | undefined;
   let loading: Promise<Tools> | undefined;

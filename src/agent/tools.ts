@@ -14,6 +14,7 @@ import {
 import { Type } from "typebox";
 import type { CgcSession } from "../lifecycle/session.ts";
 import { isReady } from "../state/model.ts";
+import { count } from "../state/words.ts";
 import { GRAPH_TOOL_NAMES, type Intent } from "./catalog.ts";
 import { checkReadOnlyCypher } from "./cypher.ts";
 import type { McpLease } from "./mcp.ts";
@@ -166,7 +167,7 @@ function findTool(deps: GraphDeps) {
             "try fuzzy: true, or grep for the text.",
           );
         }
-        return [`${byName} definition(s) for "${params.query}":`, ...lines].join("\n");
+        return [`${count(byName, "definition")} for "${params.query}":`, ...lines].join("\n");
       });
     },
   });
@@ -265,8 +266,8 @@ async function directCalls(
   }
   const sites = lines.length === functions.size ? "" : ` at ${lines.length} call sites`;
   const heading = callers
-    ? `${functions.size} caller(s) of ${params.target}${sites} (path:line is the call site):`
-    : `${params.target} calls ${functions.size} function(s)${sites} (path:line is the definition):`;
+    ? `${count(functions.size, "caller")} of ${params.target}${sites} (path:line is the call site):`
+    : `${params.target} calls ${count(functions.size, "function")}${sites} (path:line is the definition):`;
   return [heading, ...lines].join("\n");
 }
 
@@ -294,13 +295,19 @@ async function transitiveCalls(
   );
   if (rows.length === 0) {
     await requireSymbol(deps, session, params.target, file, signal);
-    return `No ${callers ? "callers of" : "calls from"} ${params.target} within ${depth} hop(s).`;
+    return `No ${callers ? "callers of" : "calls from"} ${params.target} within ${count(depth, "hop")}.`;
   }
   const lines = rows.map(
-    (row) => `- ${text(row.name)}  ${location(ctx.cwd, row.path, row.line)}  (${row.hops} hop(s))`,
+    (row) => `- ${text(row.name)}  ${location(ctx.cwd, row.path, row.line)}  (${count(Number(row.hops), "hop")})`,
   );
-  const what = callers ? `function(s) reach ${params.target}` : `function(s) are reached from ${params.target}`;
-  return [`${rows.length} ${what} within ${depth} call(s) (path:line is the definition):`, ...lines].join("\n");
+  const one = rows.length === 1;
+  const what = callers
+    ? `${one ? "reaches" : "reach"} ${params.target}`
+    : `${one ? "is" : "are"} reached from ${params.target}`;
+  return [
+    `${count(rows.length, "function")} ${what} within ${count(depth, "call")} (path:line is the definition):`,
+    ...lines,
+  ].join("\n");
 }
 
 async function callChain(
@@ -326,13 +333,13 @@ async function callChain(
   if (rows.length === 0) {
     await requireSymbol(deps, session, from, undefined, signal);
     await requireSymbol(deps, session, to, undefined, signal);
-    return `No call chain from ${from} to ${to} within ${depth} call(s).`;
+    return `No call chain from ${from} to ${to} within ${count(depth, "call")}.`;
   }
   const chains = rows.map((row, index) => {
     const nodes = Array.isArray(row.chain) ? (row.chain as Row[]) : [];
     return `${index + 1}. ${nodes.map((node) => `${text(node.name)} (${location(ctx.cwd, node.path, node.line_number)})`).join(" → ")}`;
   });
-  return [`${rows.length} call chain(s) from ${from} to ${to}, shortest first:`, ...chains].join("\n");
+  return [`${count(rows.length, "call chain")} from ${from} to ${to}, shortest first:`, ...chains].join("\n");
 }
 
 async function catalogRelation(
@@ -368,7 +375,7 @@ async function catalogRelation(
     if (parents.length + children.length + methods.length === 0)
       await requireSymbol(deps, session, params.target, file, signal);
     return [
-      `Class ${params.target}: ${parents.length} parent(s), ${children.length} child(ren), ${methods.length} method(s)`,
+      `Class ${params.target}: ${count(parents.length, "parent")}, ${count(children.length, "child", "children")}, ${count(methods.length, "method")}`,
       ...parents,
       ...children,
       ...methods,
@@ -381,7 +388,7 @@ async function catalogRelation(
       (row) =>
         `- ${text(row.class_name)}.${text(row.function_name)}  ${location(ctx.cwd, row.class_file_path, row.function_line_number)}`,
     );
-    return [`${rows.length} implementation(s) of ${params.target}:`, ...lines].join("\n");
+    return [`${count(rows.length, "implementation")} of ${params.target}:`, ...lines].join("\n");
   }
   const lines = rows.map((row) => {
     const imports = Array.isArray(row.imports) ? (row.imports as Row[]) : [];
@@ -389,7 +396,9 @@ async function catalogRelation(
     return `- ${location(ctx.cwd, row.path, undefined)}  (${names})`;
   });
   if (rows.length === 0) return `No file imports ${params.target} (give a module name such as pkg.text).`;
-  return [`${rows.length} file(s) import ${params.target}:`, ...lines].join("\n");
+  return [`${count(rows.length, "file")} ${rows.length === 1 ? "imports" : "import"} ${params.target}:`, ...lines].join(
+    "\n",
+  );
 }
 
 function relationsTool(deps: GraphDeps) {
@@ -467,7 +476,7 @@ function deadCodeTool(deps: GraphDeps) {
           return `- ${owner}${text(row.function_name)}  ${location(ctx.cwd, row.path, row.line_number)}  (${text(row.confidence) || "?"} confidence)`;
         });
         return [
-          `${rows.length} function(s) nothing calls (check entry points and dynamic use before deleting):`,
+          `${count(rows.length, "function")} nothing calls (check entry points and dynamic use before deleting):`,
           ...lines,
         ].join("\n");
       });
@@ -498,9 +507,10 @@ function complexityTool(deps: GraphDeps) {
         const lines = rows.map(
           (row) => `- ${row.complexity}  ${text(row.function_name)}  ${location(ctx.cwd, row.path, row.line_number)}`,
         );
-        return [`${rows.length} most complex function(s) (cyclomatic complexity, name, path:line):`, ...lines].join(
-          "\n",
-        );
+        return [
+          `${count(rows.length, "most complex function")} (cyclomatic complexity, name, path:line):`,
+          ...lines,
+        ].join("\n");
       });
     },
   });
@@ -519,7 +529,7 @@ function cypherTool(deps: GraphDeps) {
     async execute(_id, params, signal) {
       return answer(deps, signal, async (session) => {
         const rows = await cypherRows(deps, session, params.query, params.params ?? {}, signal);
-        return `${rows.length} row(s):\n${JSON.stringify(rows, null, 1)}`;
+        return `${count(rows.length, "row")}:\n${JSON.stringify(rows, null, 1)}`;
       });
     },
   });

@@ -20,7 +20,7 @@ export function uncontainedQuery(root: string): string {
 }
 
 export const UNCONTAINED_REASON = (count: number) =>
-  `cgc left ${count} function(s) and class(es) that no file contains, which a full index does not (on FalkorDB Lite this is a known fault of cgc 0.6.13's index after the first: see pi-cgc's docs/cgc-compat.md)`;
+  `cgc left ${count === 1 ? "1 function or class" : `${count} functions and classes`} that no file contains, which a full index does not (on FalkorDB Lite this is a known fault of cgc 0.6.13's index after the first: see pi-cgc's docs/cgc-compat.md)`;
 
 /** One read-back query's rows, or why cgc did not answer it (the call's code and reason, for the user). */
 export async function readBack(

@@ -4,6 +4,7 @@
 // (bench/RESULTS.md, "cgc index cost by backend"). An estimate: it says so, and rounds.
 import { execFile } from "node:child_process";
 import { formatElapsed } from "../state/elapsed.ts";
+import { count } from "../state/words.ts";
 import { engineFile } from "./engine-script.ts";
 
 export const DISCOVER_SCRIPT = engineFile("discover.py");
@@ -49,7 +50,7 @@ export function roughly(ms: number): string {
 /** One or two sentences for a confirmation. */
 export function describeIndexCost(cost: IndexCost): string {
   const rate = cost.backend ? `on ${cost.backend}` : "on this backend (its rate not measured: KùzuDB's used)";
-  let text = `cgc will read ${cost.files} file(s), ${size(cost.bytes)}: ${roughly(cost.estimateMs)} ${rate}, at the rates pi-cgc measured (machines differ).`;
+  let text = `cgc will read ${count(cost.files, "file")}, ${size(cost.bytes)}: ${roughly(cost.estimateMs)} ${rate}, at the rates pi-cgc measured (machines differ).`;
   if (cost.backend === "kuzudb" && cost.estimateMs > 5 * 60_000) {
     const server = estimateIndex(cost, "falkordb-remote").estimateMs;
     text +=

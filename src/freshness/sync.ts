@@ -8,6 +8,7 @@ import { type Parsed, richPrinted } from "../cgc/parse.ts";
 import type { RunResult } from "../cgc/runner.ts";
 import type { CgcSession } from "../lifecycle/session.ts";
 import { changesObserved, freshnessVerified, graphNeedsRebuild } from "../state/model.ts";
+import { count } from "../state/words.ts";
 import { isIndexedPath } from "../workspace/tree.ts";
 
 /** Clock slack between Node's clock and cgc's recorded UTC time on the same machine. */
@@ -70,7 +71,7 @@ export async function syncAndVerify(session: SyncingSession): Promise<SyncOutcom
     return {
       result,
       verified: [],
-      unverified: `the graph holds ${vanished.value.length} file(s) no longer on disk (${some})`,
+      unverified: `the graph holds ${count(vanished.value.length, "file")} no longer on disk (${some})`,
     };
   }
   const unlinked = await uncontainedCount(session.runner, session.root);
@@ -99,7 +100,12 @@ export async function syncAndVerify(session: SyncingSession): Promise<SyncOutcom
   });
   session.store.apply((state, now) => freshnessVerified(state, verified, now));
   const missing = paths.length - verified.length;
-  return { result, verified, unverified: missing > 0 ? `${missing} changed file(s) are not reflected yet` : "" };
+  return {
+    result,
+    verified,
+    unverified:
+      missing > 0 ? `${count(missing, "changed file")} ${missing === 1 ? "is" : "are"} not reflected yet` : "",
+  };
 }
 
 /** Files the graph holds under the root that are not on disk. */

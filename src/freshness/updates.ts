@@ -6,10 +6,9 @@
 import { holdsExclusiveLock } from "../cgc/backend.ts";
 import { engineScriptPresent, PROVEN_CGC_VERSIONS } from "../cgc/engine-script.ts";
 import { cgcInterpreter } from "../cgc/interpreter.ts";
-import { abandonedRunNote, noteGraphWrittenElsewhere, noteRunStarted } from "../lifecycle/interrupted.ts";
 import type { CgcSession } from "../lifecycle/session.ts";
 import { freshnessVerified, graphWrittenOutside, maintenanceSettled, maintenanceStarted } from "../state/model.ts";
-import { graphRecordPath } from "../state/records.ts";
+import { count } from "../state/words.ts";
 import { type Engine, startEngine } from "./engine.ts";
 
 const NOTHING_TO_UPDATE = "Nothing to update: no file changed since the graph was verified.";
@@ -70,6 +69,7 @@ export type UpdatingSession = Pick<
   | "config"
   | "disposed"
   | "env"
+  | "ledger"
   | "notices"
   | "provenance"
   | "refresh"
@@ -143,7 +143,7 @@ export function createEngineUpdates(session: UpdatingSession, fellBack: () => vo
       runner: session.runner,
       python: interpreter.python,
       root: session.root,
-      cacheDir: graphRecordPath(session.env, session.root, "engine"),
+      cacheDir: session.ledger.engineCacheDir,
       startBudgetMs: START_BUDGET_MS,
       holdMs: holdsExclusiveLock(session.backend?.name) ? EMBEDDED_HOLD_MS : undefined,
     });
@@ -151,7 +151,7 @@ export function createEngineUpdates(session: UpdatingSession, fellBack: () => vo
       if (phase.phase === "ready") {
         why = "";
         // Unless something wrote the graph since (the rebuild then to come will tell it again).
-        const since = session.store.get().rebuildNeeded || abandonedRunNote(session.env, session.root);
+        const since = session.store.get().rebuildNeeded || session.ledger.abandonedRunNote();
         if (rebuiltBeforeReady && !phase.facts.trusted && !since) tellRebuilt();
         if (session.store.get().changedPaths.length > 0) schedule();
       } else if (!session.disposed) {
@@ -209,7 +209,7 @@ export function createEngineUpdates(session: UpdatingSession, fellBack: () => vo
     const { readiness, reason } = session.store.get();
     if (readiness === "unindexed") return `Nothing to update: cgc is unindexed (${reason}).`;
     // A previous run that never settled left a graph of unknown shape: only a full rebuild knows it.
-    if (abandonedRunNote(session.env, session.root)) return undefined;
+    if (session.ledger.abandonedRunNote()) return undefined;
     const { changedPaths: paths, freshness, rebuildNeeded } = session.store.get();
     // Written by another process: which files it left wrong is not known, so the engine cannot target them.
     if (rebuildNeeded) return undefined;
@@ -217,7 +217,7 @@ export function createEngineUpdates(session: UpdatingSession, fellBack: () => vo
     if (paths.length === 0) return freshness === "possibly-stale" ? undefined : NOTHING_TO_UPDATE;
     const budget = session.config()["timeouts.maintenanceMs"];
     session.store.apply((state, now) => maintenanceStarted(state, "updating", "update", now));
-    const settleNote = noteRunStarted(session.env, session.root, "update");
+    const settleNote = session.ledger.runStarted("update");
     const { updated, checked } = await talk(current, paths, budget);
     // A session that ended meanwhile cannot read the update back nor remember the tree it wrote: the run stays
     // unfinished for the next session, which then rebuilds rather than trust a graph no one verified.
@@ -263,7 +263,7 @@ export function createEngineUpdates(session: UpdatingSession, fellBack: () => vo
       : undefined;
     if (outside) {
       session.store.apply((state) => graphWrittenOutside(state, outside));
-      noteGraphWrittenElsewhere(session.env, session.root); // as the probe does when it finds such a stamp
+      session.ledger.writtenElsewhere(); // as the probe does when it finds such a stamp
       fellBack();
       return undefined;
     }
@@ -271,14 +271,14 @@ export function createEngineUpdates(session: UpdatingSession, fellBack: () => vo
     session.store.apply((state, now) => freshnessVerified(state, reflected, now));
     if (updated.ok) {
       const { ms, lockMs, rewritten } = updated.value;
-      last = `last update: ${paths.length} file(s) in ${ms} ms (database held ${lockMs} ms; links of ${rewritten} other file(s) rewritten)`;
+      last = `last update: ${count(paths.length, "file")} in ${ms} ms (database held ${lockMs} ms; links of ${count(rewritten, "other file")} rewritten)`;
     }
     const { otherWriter } = session.store.get();
     if (otherWriter) return `Updated ${session.root}, but ${otherWriter}.`;
     const missing = paths.length - reflected.length;
     return missing > 0
-      ? `Updated ${session.root}, but ${missing} changed file(s) are not reflected yet; the graph stays possibly stale.`
-      : `Updated ${session.root}: the graph reflects ${reflected.length} changed file(s).`;
+      ? `Updated ${session.root}, but ${count(missing, "changed file")} ${missing === 1 ? "is" : "are"} not reflected yet; the graph stays possibly stale.`
+      : `Updated ${session.root}: the graph reflects ${count(reflected.length, "changed file")}.`;
   };
 
   /** The update and its read-back; never beside pi-cgc's own cgc calls where the database has one opener. */
@@ -366,7 +366,7 @@ export function createEngineUpdates(session: UpdatingSession, fellBack: () => vo
       consider();
     },
     writtenElsewhere(by) {
-      noteGraphWrittenElsewhere(session.env, session.root);
+      session.ledger.writtenElsewhere();
       const current = engine;
       if (!current) return;
       engine = undefined;
@@ -378,7 +378,7 @@ export function createEngineUpdates(session: UpdatingSession, fellBack: () => vo
       stopping = (async () => {
         await running?.catch(() => undefined);
         // Again: that update, ending, took its state for the graph's and wiped the mark.
-        noteGraphWrittenElsewhere(session.env, session.root);
+        session.ledger.writtenElsewhere();
         await current.stop();
       })().finally(() => {
         stopping = undefined;

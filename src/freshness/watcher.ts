@@ -7,7 +7,7 @@ import { type Backend, detectCgcBackend, isServerBackend } from "../cgc/backend.
 import { detectWatchFailure } from "../cgc/parse.ts";
 import type { Runner, RunResult } from "../cgc/runner.ts";
 import type { Config, WatchMode } from "../config/keys.ts";
-import { openWriteWindow } from "../lifecycle/provenance.ts";
+import { graphLedger } from "../state/ledger.ts";
 import {
   changesObserved,
   freshnessNotVerified,
@@ -187,7 +187,7 @@ async function spawnAndVerify(
   Object.assign(record, { phase: "verifying", pid: handle.pid, livenessMs, startedAt: Date.now() });
   // Its writes are pi-cgc's for as long as it runs (ADR 0010 says what "fresh" means under it), but not the
   // engine's: the engine's model of the graph is no longer what the graph holds.
-  const closeWindow = openWriteWindow(session.env, root);
+  const closeWindow = graphLedger(session.env, root).openWriteWindow();
   seams.graphWritten?.();
 
   /** cgc watch keeps running when it cannot write a change (a thread's traceback): the graph lags from here. */

@@ -6,11 +6,12 @@ import { type Backend, detectCgcBackend, reportedBackend } from "../cgc/backend.
 import { installedCgcVersion } from "../cgc/interpreter.ts";
 import { detectDamagedDatabase, parseQueryJson, parseVersion, richPrinted } from "../cgc/parse.ts";
 import type { Runner } from "../cgc/runner.ts";
+import { graphLedger } from "../state/ledger.ts";
 import type { ProbeVerdict, RepositoryFacts } from "../state/model.ts";
+import { count } from "../state/words.ts";
 import { readHeadCommit } from "../workspace/git.ts";
 import { resolveWorkspaceRoot } from "../workspace/root.ts";
 import type { StartDrift } from "../workspace/tracker.ts";
-import { readRunNote } from "./interrupted.ts";
 
 /** Every repository with its counts, in one query; the graph decides indexedness, never a folder marker. */
 export const REPOSITORIES_QUERY =
@@ -175,7 +176,7 @@ function toRepositoryFacts(row: Record<string, unknown>): RepositoryFacts | null
 /**
  * Start-time drift: the graph's recorded commit against HEAD, the files changed since the graph last
  * reflected the tree, and a pi-cgc index or sync of this workspace that never finished
- * (src/lifecycle/interrupted.ts).
+ * (the graph's ledger, src/state/ledger.ts).
  */
 export function startDrift(
   root: string,
@@ -183,7 +184,7 @@ export function startDrift(
   env: NodeJS.ProcessEnv,
   fileDrift: ProbeInput["fileDrift"],
 ): ProbeVerdict["drift"] {
-  const unfinished = readRunNote(env, root);
+  const unfinished = graphLedger(env, root).runNote();
   const head = readHeadCommit(root);
   const indexedMs = repository.indexedAt ? Date.parse(repository.indexedAt) : Number.NaN;
   const details: string[] = [];
@@ -194,8 +195,8 @@ export function startDrift(
   if (paths.length > 0)
     details.push(
       basis === "file times"
-        ? `${paths.length} file(s) written after indexing`
-        : `${paths.length} file(s) changed since the graph was last verified`,
+        ? `${count(paths.length, "file")} written after indexing`
+        : `${count(paths.length, "file")} changed since the graph was last verified`,
     );
   if (Number.isNaN(indexedMs)) details.push("the graph records no index time");
   if (unfinished) details.push(`a pi-cgc ${unfinished.what} started ${unfinished.startedAt} has not finished`);

@@ -4,7 +4,7 @@
 // the answer is no.
 import { writeSync } from "node:fs";
 import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
-import type { CgcSession } from "../lifecycle/session.ts";
+import type { VerbSession } from "./verbs.ts";
 
 export const VERBS = {
   status:
@@ -33,7 +33,11 @@ export interface CommandHooks {
   written(paths: string[]): void;
 }
 
-export function registerCgcCommand(pi: ExtensionAPI, current: () => CgcSession | undefined, hooks: () => CommandHooks) {
+export function registerCgcCommand(
+  pi: ExtensionAPI,
+  current: () => VerbSession | undefined,
+  hooks: () => CommandHooks,
+) {
   let verbs: Promise<typeof import("./verbs.ts")> | undefined;
   pi.registerCommand("cgc", {
     description: "CodeGraphContext: status, index, sync, doctor, report, config",

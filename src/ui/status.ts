@@ -4,6 +4,7 @@ import { CONFIG_KEY_NAMES, CONFIG_KEYS, type Config, type ConfigKey } from "../c
 import { describeSource, type Source } from "../config/load.ts";
 import { formatElapsed } from "../state/elapsed.ts";
 import type { State } from "../state/model.ts";
+import { count } from "../state/words.ts";
 import { chipText } from "./chip.ts";
 
 export interface StatusInput {
@@ -63,7 +64,7 @@ export function renderStatus({
   }
   const changed = state.changedPaths.length;
   lines.push(
-    `freshness:  ${state.freshness}${changed ? ` — ${changed} changed file(s) not yet in the graph` : ""}` +
+    `freshness:  ${state.freshness}${changed ? ` — ${count(changed, "changed file")} not yet in the graph` : ""}` +
       `${state.freshness === "fresh" && state.keptByWatcher ? ` — ${WATCHED}` : ""}` +
       `${state.freshness === "possibly-stale" && state.staleReason ? ` — ${state.staleReason}` : ""}` +
       `${state.verifiedAt ? `; last verified ${new Date(state.verifiedAt).toISOString()}` : ""}`,

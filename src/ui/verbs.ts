@@ -15,8 +15,28 @@ import type { CommandHooks, Show, Verb } from "./command.ts";
 import { openSettings } from "./settings.ts";
 import { renderConfigTable, renderStatus } from "./status.ts";
 
+/** What the verbs use of a session. */
+export type VerbSession = Pick<
+  CgcSession,
+  | "backend"
+  | "config"
+  | "env"
+  | "fullIndexThrough"
+  | "loaded"
+  | "maintenanceRunning"
+  | "notices"
+  | "present"
+  | "refresh"
+  | "reloadConfig"
+  | "root"
+  | "runMaintenance"
+  | "runner"
+  | "store"
+  | "worktree"
+>;
+
 export interface VerbContext {
-  session: CgcSession;
+  session: VerbSession;
   ctx: ExtensionCommandContext;
   show: Show;
   hooks: CommandHooks;
@@ -68,7 +88,7 @@ function cgcignoreNote(root: string): string {
 }
 
 /** The files cgc would read and an estimate of the time, or undefined when they cannot be had quickly. */
-async function indexCost(session: CgcSession, backend: string | undefined): Promise<IndexCost | undefined> {
+async function indexCost(session: VerbSession, backend: string | undefined): Promise<IndexCost | undefined> {
   const interpreter = cgcInterpreter(session.runner.executable, session.env);
   if (!interpreter.ok) return undefined;
   const counted = await countIndexFiles(interpreter.python, session.root, session.env);
@@ -77,7 +97,7 @@ async function indexCost(session: CgcSession, backend: string | undefined): Prom
 
 const isTransient = (state: State) => state.readiness === "busy" || state.readiness === "unknown";
 
-async function indexVerb(session: CgcSession, ctx: ExtensionCommandContext, force: boolean, show: Show) {
+async function indexVerb(session: VerbSession, ctx: ExtensionCommandContext, force: boolean, show: Show) {
   // Whether a worktree's context exists (and so what the confirmation must name) is known after the first probe.
   if (!session.store.get().probed) await session.refresh();
   const state = session.store.get();
@@ -135,7 +155,7 @@ async function indexVerb(session: CgcSession, ctx: ExtensionCommandContext, forc
   show(result.code === "OK" ? `Indexed ${session.root}.` : `Indexing ended ${result.code}: ${result.reason}`);
 }
 
-async function reportVerb(session: CgcSession, ctx: ExtensionCommandContext, show: Show, hooks: CommandHooks) {
+async function reportVerb(session: VerbSession, ctx: ExtensionCommandContext, show: Show, hooks: CommandHooks) {
   if (session.store.get().readiness !== "ready") return show("No graph to report on yet (see /cgc status).", "warning");
   const path = join(session.root, "CGC_REPORT.md");
   const confirmed = await ctx.ui.confirm(
@@ -152,7 +172,7 @@ async function reportVerb(session: CgcSession, ctx: ExtensionCommandContext, sho
   show(result.code === "OK" ? `Report written to ${path}.` : `cgc report ended ${result.code}: ${result.reason}`);
 }
 
-async function configVerb(session: CgcSession, ctx: ExtensionCommandContext, show: Show, hooks: CommandHooks) {
+async function configVerb(session: VerbSession, ctx: ExtensionCommandContext, show: Show, hooks: CommandHooks) {
   session.reloadConfig();
   const loaded = session.loaded;
   if (!ctx.hasUI) return show(renderConfigTable(loaded.values, loaded.sources));

@@ -5,7 +5,7 @@
 // between sessions, so the next session's start sees deletions and renames made while pi was away.
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, relative, sep } from "node:path";
-import { graphRecordPath } from "../state/records.ts";
+import { graphLedger } from "../state/ledger.ts";
 import {
   cgcIgnoredDirs,
   changedBetween,
@@ -65,7 +65,7 @@ export function createChangeTracker(env: NodeJS.ProcessEnv): ChangeTracker {
     startDrift(probedRoot, indexedMs) {
       if (baseline && root === probedRoot) return { paths: look(), basis: "remembered tree" };
       root = probedRoot;
-      const remembered = readSnapshot(graphRecordPath(env, root, "trees"));
+      const remembered = readSnapshot(graphLedger(env, root).treeFile);
       const now = snapshotTree(root, remembered?.files, cgcIgnoredDirs(env));
       baseline = now;
       if (remembered) {
@@ -114,7 +114,7 @@ export function createChangeTracker(env: NodeJS.ProcessEnv): ChangeTracker {
     },
     remember() {
       if (!baseline || root === undefined) return;
-      const path = graphRecordPath(env, root, "trees");
+      const path = graphLedger(env, root).treeFile;
       try {
         mkdirSync(dirname(path), { recursive: true });
         writeFileSync(`${path}.tmp`, JSON.stringify({ root, tracked: TRACKED, files: [...baseline] }));

@@ -186,7 +186,7 @@ describe("every kind of change reaches the graph before it is called fresh", () 
     await waitFor(() => ui.statuses.get("cgc") === "cgc ready · fresh", "fresh after the start-time sync", 120_000);
     expect(ui.statusHistory).toContain("cgc ready · possibly stale");
     expect(ui.notices.map((notice) => notice.message)).toContainEqual(
-      expect.stringMatching(/possibly stale: 3 file\(s\) changed since the graph was last verified/),
+      expect.stringMatching(/possibly stale: 3 files changed since the graph was last verified/),
     );
     const files = await graphFiles(repo);
     expect(files.has("pkg/beta.py")).toBe(false);

@@ -4,7 +4,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { noteRunStarted } from "../../src/lifecycle/interrupted.ts";
+import { graphLedger } from "../../src/state/ledger.ts";
 import { type CgcHome, cgcBinary, cgcExec, makeCgcHome, PROJECT_ROOT } from "../helpers/cgc-env.ts";
 import { cgcStatus, type PiHarness, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
 import { indexedTinyRepo, type TinyRepo } from "../helpers/repos.ts";
@@ -186,7 +186,7 @@ describe("a session started while a previous session's sync never finished", () 
   it("chip, notice and /cgc status say the same thing: possibly stale until a sync is verified, then fresh", async () => {
     const repo = await indexedTinyRepo(home.env);
     // What a pi killed mid-sync leaves behind (the real case: test/reliability/faults.test.ts).
-    noteRunStarted(process.env, repo.path, "sync");
+    graphLedger(process.env, repo.path).runStarted("sync");
     process.env.CGC_LIFECYCLE_SYNC_ON_START = "false";
     const ui = recordingUi();
     const h = await startPi({ cwd: repo.path, ui });

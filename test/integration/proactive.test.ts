@@ -172,7 +172,7 @@ describe("tier 2: steers and annotations (opt-in)", () => {
     expect(otherResult).not.toContain(ANNOTATION_PREFIX);
     expect(ownResult).toContain(ANNOTATION_PREFIX);
     await h.session.prompt("/cgc status");
-    expect(ui.notices.at(-1)?.message).toContain(`${ANNOTATION_PREFIX} 1 changed file(s)`);
+    expect(ui.notices.at(-1)?.message).toContain(`${ANNOTATION_PREFIX} 1 changed file not yet`);
   });
 
   it("all three keys off: the model sees none of the tiers; the routing card is unaffected", async () => {

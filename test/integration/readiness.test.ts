@@ -112,7 +112,7 @@ describe("readiness at session start", () => {
     const { ui, chip } = await start(repo.path);
     await waitFor(() => chip() === "cgc ready · possibly stale", "chip possibly stale");
     expect(noticeTexts(ui)).toEqual([
-      expect.stringMatching(/possibly stale: HEAD moved .*1 file\(s\) written after indexing/),
+      expect.stringMatching(/possibly stale: HEAD moved .*1 file written after indexing/),
     ]);
   });
 

@@ -458,7 +458,7 @@ describe("the probe's verdict on any answer", () => {
 // The session's notices: no verdict goes unannounced
 
 /**
- * The notice a probe verdict requires (src/lifecycle/session.ts announce, ADR 0004): the user hears of each
+ * The notice a probe verdict requires (src/lifecycle/announce.ts, ADR 0004): the user hears of each
  * condition the first time the session meets it. lifecycle.autoCreate is off here, so unindexed is told.
  */
 function requiredNotice(verdict: ProbeVerdict): NoticeId {

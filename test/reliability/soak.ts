@@ -774,7 +774,7 @@ async function checkParity(run: Run): Promise<void> {
     const { missing, extra, keptIn } = await compareWithFullIndex(run.repo.path, run.backend, copyBackend);
     if (missing.length + extra.length > 0) {
       run.violations.push(
-        `fresh at the end, yet the graph differs from a full index: ${missing.length} line(s) missing ` +
+        `fresh at the end, yet the graph differs from a full index: ${missing.length} ${missing.length === 1 ? "line" : "lines"} missing ` +
           `(${missing.slice(0, 3).join(" | ")}), ${extra.length} extra (${extra.slice(0, 3).join(" | ")}); both dumps in ${keptIn}`,
       );
     }

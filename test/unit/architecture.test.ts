@@ -9,11 +9,11 @@ const SRC = join(PROJECT_ROOT, "src");
 
 /** Folder (or the entry) → its rank; a module may import from a lower rank or from its own folder. */
 const RANK: Record<string, number> = {
-  state: 0, // the one state model, its store, notices and records; config and workspace beside it
+  state: 0, // the one state model, its store, notices and the graph's ledger; config and workspace beside it
   config: 0,
   workspace: 0,
   cgc: 1, // the cgc program at the edge: spawning, parsing its output
-  lifecycle: 2, // one session: probe, maintenance, provenance
+  lifecycle: 2, // one session: readiness, announcements, maintenance, provenance
   agent: 3, // features, independent of each other
   freshness: 3,
   ui: 4, // what pi shows: chip, /cgc, settings, status
@@ -62,6 +62,16 @@ function violations(files: string[]): string[] {
   return found;
 }
 
+describe("the graph's ledger", () => {
+  it("is the one module that knows where pi-cgc's records of a graph live", () => {
+    const ledger = join(SRC, "state", "ledger.ts");
+    const naming = sources(SRC).filter(
+      (file) => file !== ledger && /join\([^)]*["']pi-cgc["']|graph-written-elsewhere/.test(readFileSync(file, "utf8")),
+    );
+    expect(naming.map((file) => relative(PROJECT_ROOT, file))).toEqual([]);
+  });
+});
+
 describe("the import rule", () => {
   const files = sources(SRC);
 
@@ -81,7 +91,10 @@ describe("the import rule", () => {
     expect(layers("cgc/runner.ts", "lifecycle/session.ts")).toBe(false);
     expect(layers("ui/command.ts", "index.ts")).toBe(false);
     expect(layers("ui/command.ts", "freshness/watcher.ts")).toBe(true);
-    expect(layers("state/records.ts", "config/load.ts")).toBe(true);
+    expect(layers("state/ledger.ts", "config/load.ts")).toBe(true);
+    expect(layers("workspace/tracker.ts", "state/ledger.ts")).toBe(true);
+    expect(layers("lifecycle/maintenance.ts", "freshness/quiet-sync.ts")).toBe(false);
+    expect(layers("freshness/other-writers.ts", "agent/tools.ts")).toBe(false);
     expect(layers("index.ts", "ui/chip.ts")).toBe(true);
   });
 });

@@ -1,4 +1,4 @@
-// A graph written by another process (src/lifecycle/provenance.ts, the state's rebuildNeeded): pi-cgc tells
+// A graph written by another process (src/lifecycle/provenance.ts over the windows of src/state/ledger.ts, the state's rebuildNeeded): pi-cgc tells
 // its own writes — this session's, another pi session's — from a cgc watch's or a user's cgc command by
 // the windows it records, and such a graph is not fresh again before a full rebuild. The real case runs in
 // the soak's fixed seed 1 run 0 (test/reliability/soak-seeds.json): a cgc watch stopped half-way through its
@@ -6,7 +6,8 @@
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { createGraphProvenance, openWriteWindow, writtenByPiCgc } from "../../src/lifecycle/provenance.ts";
+import { createGraphProvenance } from "../../src/lifecycle/provenance.ts";
+import { graphLedger } from "../../src/state/ledger.ts";
 import {
   changesObserved,
   freshnessVerified,
@@ -27,7 +28,7 @@ afterEach(removeAgentDirs);
 describe("who wrote the graph", () => {
   it("the graph the session starts with is taken as its dates say; a later stamp outside pi-cgc's writes is named", () => {
     const env = scratchAgentEnv();
-    const provenance = createGraphProvenance(env, () => ROOT);
+    const provenance = createGraphProvenance(() => graphLedger(env, ROOT));
     const found = stamp(Date.now() - 60_000);
     expect(provenance.check(found, true)).toBeUndefined();
     expect(provenance.check(found, true)).toBeUndefined();
@@ -39,16 +40,16 @@ describe("who wrote the graph", () => {
 
   it("a graph that appears mid-session without pi-cgc writing it is another process's", () => {
     const env = scratchAgentEnv();
-    const provenance = createGraphProvenance(env, () => ROOT);
+    const provenance = createGraphProvenance(() => graphLedger(env, ROOT));
     expect(provenance.check(undefined, false)).toBeUndefined();
     expect(provenance.check(stamp(Date.now()), true)).toMatch(/another cgc process/);
   });
 
   it("a stamp inside this session's own write is pi-cgc's", () => {
     const env = scratchAgentEnv();
-    const provenance = createGraphProvenance(env, () => ROOT);
+    const provenance = createGraphProvenance(() => graphLedger(env, ROOT));
     provenance.check(undefined, false);
-    const close = openWriteWindow(env, ROOT);
+    const close = graphLedger(env, ROOT).openWriteWindow();
     const written = stamp(Date.now());
     close();
     expect(provenance.check(written, true)).toBeUndefined();
@@ -64,23 +65,23 @@ describe("who wrote the graph", () => {
         "--import",
         "tsx",
         "-e",
-        `import("${join(process.cwd(), "src/lifecycle/provenance.ts")}").then((m) => m.openWriteWindow(process.env, "${ROOT}")())`,
+        `import("${join(process.cwd(), "src/state/ledger.ts")}").then((m) => m.graphLedger(process.env, "${ROOT}").openWriteWindow()())`,
       ],
       { env: { ...process.env, ...env } },
     );
     const after = Date.now();
-    expect(writtenByPiCgc(env, ROOT, Math.round((before + after) / 2))).toBe(true);
-    expect(writtenByPiCgc(env, ROOT, before - 60_000)).toBe(false);
-    expect(writtenByPiCgc(env, ROOT, after + 60_000)).toBe(false);
+    expect(graphLedger(env, ROOT).writtenByPiCgc(Math.round((before + after) / 2))).toBe(true);
+    expect(graphLedger(env, ROOT).writtenByPiCgc(before - 60_000)).toBe(false);
+    expect(graphLedger(env, ROOT).writtenByPiCgc(after + 60_000)).toBe(false);
   });
 
   it("a run that met the lock wrote nothing: a stamp in its time is another writer's", () => {
     const env = scratchAgentEnv();
-    const close = openWriteWindow(env, ROOT);
+    const close = graphLedger(env, ROOT).openWriteWindow();
     const theirs = Date.now(); // a user's cgc watch wrote while pi-cgc's update waited for the lock
-    expect(writtenByPiCgc(env, ROOT, theirs)).toBe(true);
+    expect(graphLedger(env, ROOT).writtenByPiCgc(theirs)).toBe(true);
     close(false);
-    expect(writtenByPiCgc(env, ROOT, theirs)).toBe(false);
+    expect(graphLedger(env, ROOT).writtenByPiCgc(theirs)).toBe(false);
   });
 
   it("the engine's own write found a stamp nobody in pi-cgc left since the last one it knew: named", () => {
@@ -88,18 +89,18 @@ describe("who wrote the graph", () => {
     const t = Date.now();
     vi.useFakeTimers({ toFake: ["Date"], now: t });
     try {
-      const provenance = createGraphProvenance(env, () => ROOT);
+      const provenance = createGraphProvenance(() => graphLedger(env, ROOT));
       const known = stamp(t - 60_000);
       provenance.check(known, true);
       // An update in its window found the graph as the session last knew it: its own stamp is known next.
-      let close = openWriteWindow(env, ROOT);
+      let close = graphLedger(env, ROOT).openWriteWindow();
       expect(provenance.ownWrite(known, stamp(t + 500), close.id)).toBeUndefined();
       vi.setSystemTime(t + 1_000);
       close();
       // The next update's first attempt met the lock, a cgc watch wrote meanwhile, the second attempt wrote:
       // the watcher's stamp lies in this update's own window, which wrote nothing before it read the stamp.
       vi.setSystemTime(t + 10_000);
-      close = openWriteWindow(env, ROOT);
+      close = graphLedger(env, ROOT).openWriteWindow();
       vi.setSystemTime(t + 12_000);
       expect(provenance.ownWrite(stamp(t + 11_000), stamp(t + 12_500), close.id)).toMatch(
         /written at .* by another cgc process/,
@@ -107,11 +108,11 @@ describe("who wrote the graph", () => {
       close();
       // Another pi session's write (a window that closed before this update's opened) is pi-cgc's.
       vi.setSystemTime(t + 20_000);
-      const other = openWriteWindow(env, ROOT);
+      const other = graphLedger(env, ROOT).openWriteWindow();
       vi.setSystemTime(t + 21_000);
       other();
       vi.setSystemTime(t + 30_000);
-      close = openWriteWindow(env, ROOT);
+      close = graphLedger(env, ROOT).openWriteWindow();
       expect(provenance.ownWrite(stamp(t + 20_500), stamp(t + 30_500), close.id)).toBeUndefined();
       close();
     } finally {
@@ -121,8 +122,8 @@ describe("who wrote the graph", () => {
 
   it("a window still open reaches to now while its process lives", () => {
     const env = scratchAgentEnv();
-    openWriteWindow(env, ROOT); // a long write of this (live) process, not closed yet
-    expect(writtenByPiCgc(env, ROOT, Date.now() + 1_000)).toBe(true);
+    graphLedger(env, ROOT).openWriteWindow(); // a long write of this (live) process, not closed yet
+    expect(graphLedger(env, ROOT).writtenByPiCgc(Date.now() + 1_000)).toBe(true);
   });
 });
 

@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, utimesSync, wr
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { graphRecordPath } from "../../src/state/records.ts";
+import { graphLedger } from "../../src/state/ledger.ts";
 import { createChangeTracker } from "../../src/workspace/tracker.ts";
 import { cgcIgnoredDirs, snapshotTree, stampPath, walkedByCgc } from "../../src/workspace/tree.ts";
 import { venvPython } from "../helpers/engine.ts";
@@ -203,7 +203,7 @@ describe("the change tracker", () => {
     const w = workspace();
     writeFileSync(w.at(".cgcignore"), "# written by cgc during its index, after the index time it records\n");
     // The record as pi-cgc wrote it before ignore files were tracked.
-    const record = graphRecordPath(w.env, w.root, "trees");
+    const record = graphLedger(w.env, w.root).treeFile;
     mkdirSync(dirname(record), { recursive: true });
     const files = [w.at("pkg/a.py"), w.at("pkg/b.py")].map((path) => [path, stampPath(path)]);
     writeFileSync(record, JSON.stringify({ root: w.root, files }));
@@ -223,7 +223,7 @@ describe("the change tracker", () => {
     mkdirSync(w.at(".pi"));
     writeFileSync(w.at(".pi/cgc.json"), "{}\n");
     const indexedAt = Date.now() + 60_000; // every file so far was there when the graph was built
-    const record = graphRecordPath(w.env, w.root, "trees");
+    const record = graphLedger(w.env, w.root).treeFile;
     mkdirSync(dirname(record), { recursive: true });
     const files = [w.at("pkg/a.py"), w.at("pkg/b.py")].map((path) => [path, stampPath(path)]);
     writeFileSync(record, JSON.stringify({ root: w.root, ignoreFiles: true, files }));

@@ -4,10 +4,11 @@ import {
   confinedPath,
   failureOf,
   liveSession
-} from "./chunk-UDIOF6L3.js";
+} from "./chunk-UTJARFJC.js";
 import {
   GAP_TOOL_NAMES
-} from "./chunk-UNHZS5IZ.js";
+} from "./chunk-MRCSPT4F.js";
+import "./chunk-U43P4R4X.js";
 import "./chunk-MCUY5J2Q.js";
 import "./chunk-E2TQSZPH.js";
 import "./chunk-BNPLH5UU.js";

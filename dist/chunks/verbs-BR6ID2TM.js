@@ -5,16 +5,19 @@ import {
   formatElapsed
 } from "./chunk-GNSNMD56.js";
 import {
+  count
+} from "./chunk-U43P4R4X.js";
+import {
   describeWatcher,
   watcherOf
-} from "./chunk-AIWCFYPL.js";
+} from "./chunk-G5RARRQU.js";
 import {
   CONFIG_KEYS,
   CONFIG_KEY_NAMES,
   describeSource,
   isConfigKey,
   isPlainObject
-} from "./chunk-ULSSXASY.js";
+} from "./chunk-44YBB7XF.js";
 import {
   describeBackend,
   shownBackend
@@ -50,7 +53,7 @@ function roughly(ms) {
 }
 function describeIndexCost(cost) {
   const rate = cost.backend ? `on ${cost.backend}` : "on this backend (its rate not measured: K\xF9zuDB's used)";
-  let text = `cgc will read ${cost.files} file(s), ${size(cost.bytes)}: ${roughly(cost.estimateMs)} ${rate}, at the rates pi-cgc measured (machines differ).`;
+  let text = `cgc will read ${count(cost.files, "file")}, ${size(cost.bytes)}: ${roughly(cost.estimateMs)} ${rate}, at the rates pi-cgc measured (machines differ).`;
   if (cost.backend === "kuzudb" && cost.estimateMs > 5 * 6e4) {
     const server = estimateIndex(cost, "falkordb-remote").estimateMs;
     text += ` A FalkorDB server indexes about ten times faster (${roughly(server)} here): cgc uses one when DEFAULT_DATABASE=falkordb-remote and FALKORDB_HOST name it.`;
@@ -296,7 +299,7 @@ function renderStatus({
   }
   const changed = state.changedPaths.length;
   lines.push(
-    `freshness:  ${state.freshness}${changed ? ` \u2014 ${changed} changed file(s) not yet in the graph` : ""}${state.freshness === "fresh" && state.keptByWatcher ? ` \u2014 ${WATCHED}` : ""}${state.freshness === "possibly-stale" && state.staleReason ? ` \u2014 ${state.staleReason}` : ""}${state.verifiedAt ? `; last verified ${new Date(state.verifiedAt).toISOString()}` : ""}`
+    `freshness:  ${state.freshness}${changed ? ` \u2014 ${count(changed, "changed file")} not yet in the graph` : ""}${state.freshness === "fresh" && state.keptByWatcher ? ` \u2014 ${WATCHED}` : ""}${state.freshness === "possibly-stale" && state.staleReason ? ` \u2014 ${state.staleReason}` : ""}${state.verifiedAt ? `; last verified ${new Date(state.verifiedAt).toISOString()}` : ""}`
   );
   if (engine) lines.push(`engine:     ${engine}`);
   if (fullIndexThroughEngine) lines.push(`full index: ${THROUGH_ENGINE}`);

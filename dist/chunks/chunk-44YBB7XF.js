@@ -1,10 +1,7 @@
-// src/lifecycle/provenance.ts
-import { appendFileSync, existsSync as existsSync2, mkdirSync, readFileSync as readFileSync2, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
-
-// src/state/records.ts
+// src/state/ledger.ts
 import { createHash } from "node:crypto";
-import { join as join2 } from "node:path";
+import { appendFileSync, existsSync as existsSync2, mkdirSync, readFileSync as readFileSync2, rmSync, writeFileSync } from "node:fs";
+import { dirname, join as join2 } from "node:path";
 
 // src/config/load.ts
 import { existsSync, readFileSync } from "node:fs";
@@ -287,18 +284,74 @@ function describeSource(source) {
   }
 }
 
-// src/state/records.ts
+// src/state/ledger.ts
 var DATABASE_VARIABLES = ["HOME", "DEFAULT_DATABASE", "FALKORDB_HOST", "FALKORDB_PORT", "NEO4J_URI"];
-function graphRecordPath(env, root, kind) {
-  const key2 = [root, ...DATABASE_VARIABLES.map((name2) => env[name2] ?? "")].join("\0");
-  const name = createHash("sha256").update(key2).digest("hex").slice(0, 24);
-  return join2(agentDir(env), "pi-cgc", kind, kind === "engine" ? name : `${name}.json`);
-}
-
-// src/lifecycle/provenance.ts
+var ENGINE_WRITTEN_ELSEWHERE = "graph-written-elsewhere";
 var SLACK_MS = 2e3;
 var KEEP_LINES = 200;
-var ownWindows = /* @__PURE__ */ new Map();
+function graphLedger(env, root) {
+  const key2 = [root, ...DATABASE_VARIABLES.map((name2) => env[name2] ?? "")].join("\0");
+  const name = createHash("sha256").update(key2).digest("hex").slice(0, 24);
+  const folder = join2(agentDir(env), "pi-cgc");
+  const runs = join2(folder, "runs", `${name}.json`);
+  const writes = join2(folder, "writes", `${name}.json`);
+  const engineCacheDir = join2(folder, "engine", name);
+  const runNote = () => {
+    if (!existsSync2(runs)) return void 0;
+    try {
+      return JSON.parse(readFileSync2(runs, "utf8"));
+    } catch {
+      return { root, what: "index or sync", startedAt: "an unknown time", pid: 0 };
+    }
+  };
+  const openWriteWindow = () => openWindow(writes);
+  return {
+    root,
+    engineCacheDir,
+    treeFile: join2(folder, "trees", `${name}.json`),
+    runNote,
+    abandonedRunNote() {
+      const note = runNote();
+      if (note === void 0 || note.pid === 0 || note.pid === process.pid) return note;
+      return pidAlive(note.pid) ? void 0 : note;
+    },
+    runStarted(what) {
+      const before = runNote();
+      const closeWindow = openWriteWindow();
+      const note = { root, what, startedAt: (/* @__PURE__ */ new Date()).toISOString(), pid: process.pid };
+      try {
+        mkdirSync(dirname(runs), { recursive: true });
+        writeFileSync(runs, `${JSON.stringify(note)}
+`);
+      } catch {
+      }
+      const settle = (outcome, ranForMs) => {
+        const wroteNothing = outcome === "BUSY" || outcome === "UNAVAILABLE" || outcome === "SKIPPED";
+        closeWindow(!wroteNothing);
+        try {
+          if (outcome === "OK" || wroteNothing && !before) rmSync(runs, { force: true });
+          else if (wroteNothing) writeFileSync(runs, `${JSON.stringify(before)}
+`);
+          else if (outcome === "TIMEOUT")
+            writeFileSync(runs, `${JSON.stringify({ ...note, timedOutAfterMs: ranForMs })}
+`);
+        } catch {
+        }
+      };
+      return Object.assign(settle, { windowId: closeWindow.id });
+    },
+    openWriteWindow,
+    writtenByPiCgc: (stampMs, except) => inWindow(writes, stampMs, except),
+    writtenElsewhere() {
+      try {
+        mkdirSync(engineCacheDir, { recursive: true });
+        writeFileSync(join2(engineCacheDir, ENGINE_WRITTEN_ELSEWHERE), `${(/* @__PURE__ */ new Date()).toISOString()}
+`);
+      } catch {
+      }
+    }
+  };
+}
 function pidAlive(pid) {
   try {
     process.kill(pid, 0);
@@ -307,8 +360,8 @@ function pidAlive(pid) {
     return error.code === "EPERM";
   }
 }
-function openWriteWindow(env, root) {
-  const path = graphRecordPath(env, root, "writes");
+var ownWindows = /* @__PURE__ */ new Map();
+function openWindow(path) {
   const id = `${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
   const append = (line) => {
     try {
@@ -344,8 +397,7 @@ function compact(path) {
   } catch {
   }
 }
-function writtenByPiCgc(env, root, stampMs, except) {
-  const path = graphRecordPath(env, root, "writes");
+function inWindow(path, stampMs, except) {
   const windows = new Map((ownWindows.get(path) ?? []).map((window) => [window.id, { ...window }]));
   if (existsSync2(path))
     try {
@@ -369,31 +421,6 @@ function writtenByPiCgc(env, root, stampMs, except) {
   }
   return false;
 }
-function createGraphProvenance(env, root) {
-  let seen = false;
-  let known;
-  return {
-    check(indexedAt, hasGraph) {
-      const first = !seen;
-      seen = true;
-      const previous = known;
-      known = hasGraph ? indexedAt : void 0;
-      if (first || !hasGraph || indexedAt === void 0 || indexedAt === previous) return void 0;
-      return outside(indexedAt);
-    },
-    ownWrite(before, after, window) {
-      const previous = known;
-      if (after) known = after;
-      if (!seen || !before || previous === void 0 || before === previous) return void 0;
-      return outside(before, window);
-    }
-  };
-  function outside(stamp, except) {
-    const stampMs = Date.parse(stamp);
-    if (Number.isNaN(stampMs) || writtenByPiCgc(env, root(), stampMs, except)) return void 0;
-    return `the graph was written at ${stamp} by another cgc process, not by pi-cgc (a cgc watch, an MCP server or a cgc command), and such a write is not known to leave what a full index would`;
-  }
-}
 
 export {
   CONFIG_KEYS,
@@ -403,8 +430,5 @@ export {
   isConfigKey,
   isPlainObject,
   describeSource,
-  graphRecordPath,
-  pidAlive,
-  openWriteWindow,
-  createGraphProvenance
+  graphLedger
 };

@@ -1,4 +1,7 @@
 import {
+  count
+} from "./chunk-U43P4R4X.js";
+import {
   shownBackend
 } from "./chunk-MCUY5J2Q.js";
 import {
@@ -24,7 +27,7 @@ function coverageNote(state, root) {
 }
 function driftSteer(state) {
   const changed = state.changedPaths.length;
-  return `The code graph is now possibly stale: ${changed > 0 ? `${changed} file(s) changed since it was last verified` : "the files changed since it was last verified"}. pi-cgc syncs it when this run ends; the user can run /cgc sync.`;
+  return `The code graph is now possibly stale: ${changed > 0 ? `${count(changed, "file")} changed since it was last verified` : "the files changed since it was last verified"}. pi-cgc syncs it when this run ends; the user can run /cgc sync.`;
 }
 function annotate(session, text) {
   if (!session?.config()["proactive.resultAnnotations"]) return text;
@@ -32,7 +35,7 @@ function annotate(session, text) {
   if (!isReady(state) || state.freshness !== "possibly-stale") return text;
   const changed = state.changedPaths.length;
   return `${text}
-${ANNOTATION_PREFIX} ${changed} changed file(s) not yet in the graph; results may lag the code]`;
+${ANNOTATION_PREFIX} ${count(changed, "changed file")} not yet in the graph; results may lag the code]`;
 }
 function installInjection(pi, current) {
   let steeredEpisode = 0;

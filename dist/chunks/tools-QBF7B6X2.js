@@ -5,10 +5,13 @@ import {
   failureOf,
   liveSession,
   location
-} from "./chunk-UDIOF6L3.js";
+} from "./chunk-UTJARFJC.js";
 import {
   GRAPH_TOOL_NAMES
-} from "./chunk-UNHZS5IZ.js";
+} from "./chunk-MRCSPT4F.js";
+import {
+  count
+} from "./chunk-U43P4R4X.js";
 import "./chunk-MCUY5J2Q.js";
 import {
   isReady
@@ -184,7 +187,7 @@ function findTool(deps) {
             "try fuzzy: true, or grep for the text."
           );
         }
-        return [`${byName} definition(s) for "${params.query}":`, ...lines].join("\n");
+        return [`${count(byName, "definition")} for "${params.query}":`, ...lines].join("\n");
       });
     }
   });
@@ -241,7 +244,7 @@ async function directCalls(deps, session, ctx, params, file, signal) {
     lines.push(line);
   }
   const sites = lines.length === functions.size ? "" : ` at ${lines.length} call sites`;
-  const heading = callers ? `${functions.size} caller(s) of ${params.target}${sites} (path:line is the call site):` : `${params.target} calls ${functions.size} function(s)${sites} (path:line is the definition):`;
+  const heading = callers ? `${count(functions.size, "caller")} of ${params.target}${sites} (path:line is the call site):` : `${params.target} calls ${count(functions.size, "function")}${sites} (path:line is the definition):`;
   return [heading, ...lines].join("\n");
 }
 async function transitiveCalls(deps, session, ctx, params, file, signal) {
@@ -257,13 +260,17 @@ async function transitiveCalls(deps, session, ctx, params, file, signal) {
   );
   if (rows.length === 0) {
     await requireSymbol(deps, session, params.target, file, signal);
-    return `No ${callers ? "callers of" : "calls from"} ${params.target} within ${depth} hop(s).`;
+    return `No ${callers ? "callers of" : "calls from"} ${params.target} within ${count(depth, "hop")}.`;
   }
   const lines = rows.map(
-    (row) => `- ${text(row.name)}  ${location(ctx.cwd, row.path, row.line)}  (${row.hops} hop(s))`
+    (row) => `- ${text(row.name)}  ${location(ctx.cwd, row.path, row.line)}  (${count(Number(row.hops), "hop")})`
   );
-  const what = callers ? `function(s) reach ${params.target}` : `function(s) are reached from ${params.target}`;
-  return [`${rows.length} ${what} within ${depth} call(s) (path:line is the definition):`, ...lines].join("\n");
+  const one = rows.length === 1;
+  const what = callers ? `${one ? "reaches" : "reach"} ${params.target}` : `${one ? "is" : "are"} reached from ${params.target}`;
+  return [
+    `${count(rows.length, "function")} ${what} within ${count(depth, "call")} (path:line is the definition):`,
+    ...lines
+  ].join("\n");
 }
 async function callChain(deps, session, ctx, params, signal) {
   const [from, to] = params.to ? [params.target, params.to] : params.target.split("->").map((part) => part.trim());
@@ -281,13 +288,13 @@ async function callChain(deps, session, ctx, params, signal) {
   if (rows.length === 0) {
     await requireSymbol(deps, session, from, void 0, signal);
     await requireSymbol(deps, session, to, void 0, signal);
-    return `No call chain from ${from} to ${to} within ${depth} call(s).`;
+    return `No call chain from ${from} to ${to} within ${count(depth, "call")}.`;
   }
   const chains = rows.map((row, index) => {
     const nodes = Array.isArray(row.chain) ? row.chain : [];
     return `${index + 1}. ${nodes.map((node) => `${text(node.name)} (${location(ctx.cwd, node.path, node.line_number)})`).join(" \u2192 ")}`;
   });
-  return [`${rows.length} call chain(s) from ${from} to ${to}, shortest first:`, ...chains].join("\n");
+  return [`${count(rows.length, "call chain")} from ${from} to ${to}, shortest first:`, ...chains].join("\n");
 }
 async function catalogRelation(deps, session, ctx, params, file, signal) {
   const queryType = { importers: "find_importers", class_hierarchy: "class_hierarchy", overrides: "overrides" }[params.relation];
@@ -313,7 +320,7 @@ async function catalogRelation(deps, session, ctx, params, file, signal) {
     if (parents.length + children.length + methods.length === 0)
       await requireSymbol(deps, session, params.target, file, signal);
     return [
-      `Class ${params.target}: ${parents.length} parent(s), ${children.length} child(ren), ${methods.length} method(s)`,
+      `Class ${params.target}: ${count(parents.length, "parent")}, ${count(children.length, "child", "children")}, ${count(methods.length, "method")}`,
       ...parents,
       ...children,
       ...methods
@@ -325,7 +332,7 @@ async function catalogRelation(deps, session, ctx, params, file, signal) {
     const lines2 = rows.map(
       (row) => `- ${text(row.class_name)}.${text(row.function_name)}  ${location(ctx.cwd, row.class_file_path, row.function_line_number)}`
     );
-    return [`${rows.length} implementation(s) of ${params.target}:`, ...lines2].join("\n");
+    return [`${count(rows.length, "implementation")} of ${params.target}:`, ...lines2].join("\n");
   }
   const lines = rows.map((row) => {
     const imports = Array.isArray(row.imports) ? row.imports : [];
@@ -333,7 +340,9 @@ async function catalogRelation(deps, session, ctx, params, file, signal) {
     return `- ${location(ctx.cwd, row.path, void 0)}  (${names})`;
   });
   if (rows.length === 0) return `No file imports ${params.target} (give a module name such as pkg.text).`;
-  return [`${rows.length} file(s) import ${params.target}:`, ...lines].join("\n");
+  return [`${count(rows.length, "file")} ${rows.length === 1 ? "imports" : "import"} ${params.target}:`, ...lines].join(
+    "\n"
+  );
 }
 function relationsTool(deps) {
   return defineTool({
@@ -403,7 +412,7 @@ function deadCodeTool(deps) {
           return `- ${owner}${text(row.function_name)}  ${location(ctx.cwd, row.path, row.line_number)}  (${text(row.confidence) || "?"} confidence)`;
         });
         return [
-          `${rows.length} function(s) nothing calls (check entry points and dynamic use before deleting):`,
+          `${count(rows.length, "function")} nothing calls (check entry points and dynamic use before deleting):`,
           ...lines
         ].join("\n");
       });
@@ -432,9 +441,10 @@ function complexityTool(deps) {
         const lines = rows.map(
           (row) => `- ${row.complexity}  ${text(row.function_name)}  ${location(ctx.cwd, row.path, row.line_number)}`
         );
-        return [`${rows.length} most complex function(s) (cyclomatic complexity, name, path:line):`, ...lines].join(
-          "\n"
-        );
+        return [
+          `${count(rows.length, "most complex function")} (cyclomatic complexity, name, path:line):`,
+          ...lines
+        ].join("\n");
       });
     }
   });
@@ -451,7 +461,7 @@ function cypherTool(deps) {
     async execute(_id, params, signal) {
       return answer(deps, signal, async (session) => {
         const rows = await cypherRows(deps, session, params.query, params.params ?? {}, signal);
-        return `${rows.length} row(s):
+        return `${count(rows.length, "row")}:
 ${JSON.stringify(rows, null, 1)}`;
       });
     }
@@ -467,7 +477,7 @@ function statsTool(deps) {
       return answer(deps, signal, async (session) => {
         const value = await catalog(deps, session, "get_repository_stats", { repo_path: session.root }, signal);
         const stats = value.stats ?? {};
-        const parts = Object.entries(stats).map(([key, count]) => `${key}: ${count}`);
+        const parts = Object.entries(stats).map(([key, count2]) => `${key}: ${count2}`);
         return `Code graph of ${session.root}: ${parts.join(", ") || "no statistics"}`;
       });
     }

@@ -4,7 +4,10 @@ import {
   isIndexedPath,
   readBack,
   uncontainedCount
-} from "./chunk-AJKZVND7.js";
+} from "./chunk-LUSHGWSF.js";
+import {
+  count
+} from "./chunk-U43P4R4X.js";
 import {
   changesObserved,
   freshnessVerified,
@@ -53,7 +56,7 @@ async function syncAndVerify(session) {
     return {
       result,
       verified: [],
-      unverified: `the graph holds ${vanished.value.length} file(s) no longer on disk (${some})`
+      unverified: `the graph holds ${count(vanished.value.length, "file")} no longer on disk (${some})`
     };
   }
   const unlinked = await uncontainedCount(session.runner, session.root);
@@ -75,7 +78,11 @@ async function syncAndVerify(session) {
   });
   session.store.apply((state, now) => freshnessVerified(state, verified, now));
   const missing = paths.length - verified.length;
-  return { result, verified, unverified: missing > 0 ? `${missing} changed file(s) are not reflected yet` : "" };
+  return {
+    result,
+    verified,
+    unverified: missing > 0 ? `${count(missing, "changed file")} ${missing === 1 ? "is" : "are"} not reflected yet` : ""
+  };
 }
 async function filesNotOnDisk(session) {
   const rows = await readBack(

@@ -164,7 +164,7 @@ function uncontainedQuery(root) {
   const under = cypherString(`${root}/`);
   return `MATCH (n:Function) WHERE n.path STARTS WITH ${under} AND NOT ()-[:CONTAINS]->(n) RETURN count(n) AS functions UNION ALL MATCH (n:Class) WHERE n.path STARTS WITH ${under} AND NOT ()-[:CONTAINS]->(n) RETURN count(n) AS functions`;
 }
-var UNCONTAINED_REASON = (count) => `cgc left ${count} function(s) and class(es) that no file contains, which a full index does not (on FalkorDB Lite this is a known fault of cgc 0.6.13's index after the first: see pi-cgc's docs/cgc-compat.md)`;
+var UNCONTAINED_REASON = (count) => `cgc left ${count === 1 ? "1 function or class" : `${count} functions and classes`} that no file contains, which a full index does not (on FalkorDB Lite this is a known fault of cgc 0.6.13's index after the first: see pi-cgc's docs/cgc-compat.md)`;
 async function readBack(runner, root, query) {
   const check = await runner.run(["query", query], { kind: "query", cwd: root });
   if (check.code !== "OK") return { kind: "unknown", reason: `${check.code}: ${check.reason}` };

@@ -1,6 +1,6 @@
 import {
-  openWriteWindow
-} from "./chunk-ULSSXASY.js";
+  graphLedger
+} from "./chunk-44YBB7XF.js";
 import {
   detectCgcBackend,
   isServerBackend
@@ -110,7 +110,7 @@ async function spawnAndVerify(session, root, record, seams, settle) {
     }
   });
   Object.assign(record, { phase: "verifying", pid: handle.pid, livenessMs, startedAt: Date.now() });
-  const closeWindow = openWriteWindow(session.env, root);
+  const closeWindow = graphLedger(session.env, root).openWriteWindow();
   seams.graphWritten?.();
   const failedToWrite = (line) => {
     if (failure) return;

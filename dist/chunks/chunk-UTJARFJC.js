@@ -2,7 +2,7 @@ import {
   annotate,
   canonical,
   isWithin
-} from "./chunk-UNHZS5IZ.js";
+} from "./chunk-MRCSPT4F.js";
 
 // src/agent/results.ts
 import { existsSync, realpathSync } from "node:fs";
