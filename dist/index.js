@@ -2726,8 +2726,7 @@ function createCgcSession(ctx, options = {}) {
       }
     }
   });
-  const isDisposed = () => disposed;
-  const maintenance = createMaintenance({
+  const parts = {
     env,
     runner,
     store,
@@ -2735,28 +2734,17 @@ function createCgcSession(ctx, options = {}) {
     notices,
     worktree,
     config,
+    ledger: currentLedger,
+    disposed: () => disposed
+  };
+  const maintenance = createMaintenance({
+    ...parts,
     root: () => facts.root,
     backend: () => facts.backend,
     cgcVersion: () => facts.cgcVersion,
-    ledger: currentLedger,
-    disposed: isDisposed,
     refresh: () => readiness.refresh()
   });
-  const readiness = createReadiness({
-    cwd,
-    env,
-    runner,
-    store,
-    tracker,
-    notices,
-    worktree,
-    provenance,
-    maintenance,
-    facts,
-    config,
-    ledger: currentLedger,
-    disposed: isDisposed
-  });
+  const readiness = createReadiness({ ...parts, cwd, provenance, maintenance, facts });
   return {
     env,
     store,

@@ -144,8 +144,8 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
     },
   });
 
-  const isDisposed = () => disposed;
-  const maintenance = createMaintenance({
+  /** What the session's background work shares. */
+  const parts = {
     env,
     runner,
     store,
@@ -153,28 +153,17 @@ export function createCgcSession(ctx: ExtensionContext, options: SessionOptions 
     notices,
     worktree,
     config,
+    ledger: currentLedger,
+    disposed: () => disposed,
+  };
+  const maintenance = createMaintenance({
+    ...parts,
     root: () => facts.root,
     backend: () => facts.backend,
     cgcVersion: () => facts.cgcVersion,
-    ledger: currentLedger,
-    disposed: isDisposed,
     refresh: () => readiness.refresh(),
   });
-  const readiness = createReadiness({
-    cwd,
-    env,
-    runner,
-    store,
-    tracker,
-    notices,
-    worktree,
-    provenance,
-    maintenance,
-    facts,
-    config,
-    ledger: currentLedger,
-    disposed: isDisposed,
-  });
+  const readiness = createReadiness({ ...parts, cwd, provenance, maintenance, facts });
 
   return {
     env,

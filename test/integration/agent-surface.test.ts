@@ -7,6 +7,7 @@ import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { CARD_HEADING } from "../../src/agent/card.ts";
 import { type CgcHome, cgcBinary, cgcExec, makeCgcHome, PROJECT_ROOT } from "../helpers/cgc-env.ts";
+import { restoreEnv, restoreSuiteEnv, suiteEnv, withEnv } from "../helpers/env.ts";
 import { EXTENSION_PATH, type PiHarness, recordingUi, startPi, toolResults, waitFor } from "../helpers/pi-sdk.ts";
 import { caseRepos, type TinyRepo } from "../helpers/repos.ts";
 
@@ -16,16 +17,17 @@ const repos = caseRepos();
 
 beforeAll(() => {
   home = makeCgcHome();
-  process.env.HOME = home.home;
+  suiteEnv({ HOME: home.home });
 });
 afterEach(async () => {
   for (const h of harnesses.splice(0)) await h.dispose();
   repos.cleanup();
-  process.env.CGC_EXECUTABLE = cgcBinary();
-  delete process.env.CGC_OUTPUT_MAX_BYTES;
-  delete process.env.CGC_OUTPUT_MAX_LINES;
+  restoreEnv();
 });
-afterAll(() => home.cleanup());
+afterAll(() => {
+  restoreSuiteEnv();
+  home.cleanup();
+});
 
 async function repo(indexed: boolean): Promise<TinyRepo> {
   return indexed ? await repos.indexed(home.env) : repos.tiny();
@@ -54,7 +56,7 @@ function lineOf(repoPath: string, file: string, line: number): string {
 }
 
 beforeAll(() => {
-  process.env.CGC_EXECUTABLE = cgcBinary();
+  suiteEnv({ CGC_EXECUTABLE: cgcBinary() });
 });
 
 describe("graph tools through the faux model", () => {
@@ -120,7 +122,7 @@ describe("the routing card", () => {
 
   it("is absent while cgc is missing", async () => {
     const tiny = await repo(true);
-    process.env.CGC_EXECUTABLE = "/nonexistent/cgc";
+    withEnv({ CGC_EXECUTABLE: "/nonexistent/cgc" });
     const { h } = await session(tiny.path, /^cgc unavailable/);
     const prompts: string[] = [];
     h.faux.setResponses([capture(prompts), capture(prompts)]);
@@ -150,8 +152,7 @@ describe("the routing card", () => {
 
 describe("tool output through the output policy", () => {
   it("caps an oversized result with a marker and a private spill file outside the workspace, gone after quit", async () => {
-    process.env.CGC_OUTPUT_MAX_BYTES = "2048";
-    process.env.CGC_OUTPUT_MAX_LINES = "40";
+    withEnv({ CGC_OUTPUT_MAX_BYTES: "2048", CGC_OUTPUT_MAX_LINES: "40" });
     const tiny = await repo(true);
     const { h } = await session(tiny.path, /^cgc ready/);
     h.faux.setResponses([

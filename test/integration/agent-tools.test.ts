@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type CgcHome, cgcBinary, cgcExec, makeCgcHome } from "../helpers/cgc-env.ts";
+import { restoreSuiteEnv, suiteEnv } from "../helpers/env.ts";
 import { type PiHarness, type RecordingUi, recordingUi, startPi, toolResults, waitFor } from "../helpers/pi-sdk.ts";
 import { indexedTinyRepo, type TinyRepo, tinyRepo } from "../helpers/repos.ts";
 
@@ -15,14 +16,14 @@ const harnesses: PiHarness[] = [];
 
 beforeAll(async () => {
   home = makeCgcHome();
-  process.env.HOME = home.home;
-  process.env.CGC_EXECUTABLE = cgcBinary();
   tiny = await indexedTinyRepo(home.env);
+  suiteEnv({ HOME: home.home, CGC_EXECUTABLE: cgcBinary() });
 });
 afterEach(async () => {
   for (const h of harnesses.splice(0)) await h.dispose();
 });
 afterAll(() => {
+  restoreSuiteEnv();
   tiny.cleanup();
   home.cleanup();
 });

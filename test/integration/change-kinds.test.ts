@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type CgcHome, cgcBinary, cgcExec, makeCgcHome, PROJECT_ROOT } from "../helpers/cgc-env.ts";
+import { restoreEnv, restoreSuiteEnv, suiteEnv, withEnv } from "../helpers/env.ts";
 import { compareWithFullIndexInNewHome } from "../helpers/graph-parity.ts";
 import { cgcStatus, type PiHarness, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
 import { caseRepos, type TinyRepo } from "../helpers/repos.ts";
@@ -21,14 +22,17 @@ const repos = caseRepos();
 
 beforeAll(() => {
   home = makeCgcHome();
-  process.env.HOME = home.home;
-  process.env.CGC_EXECUTABLE = cgcBinary();
+  suiteEnv({ HOME: home.home, CGC_EXECUTABLE: cgcBinary() });
 });
 afterEach(async () => {
   for (const h of harnesses.splice(0)) await h.dispose();
   repos.cleanup();
+  restoreEnv();
 });
-afterAll(() => home.cleanup());
+afterAll(() => {
+  restoreSuiteEnv();
+  home.cleanup();
+});
 
 async function readySession(repo: TinyRepo) {
   const ui = recordingUi();
@@ -143,19 +147,15 @@ describe("every kind of change reaches the graph before it is called fresh", () 
   });
 
   it("a file a new .gitignore line leaves out, with the engine off: the full rebuild takes it out, then fresh", async () => {
-    process.env.CGC_FRESHNESS_ENGINE = "false";
-    try {
-      const repo = await repos.indexed(home.env);
-      const session = await readySession(repo);
-      session.h.faux.setResponses(bashRun("printf 'pkg/beta.py\\n' >> .gitignore"));
-      await session.h.session.prompt("ignore beta.py");
-      await staleThenFresh(session);
-      const files = await graphFiles(repo);
-      expect(files.has("pkg/beta.py")).toBe(false);
-      expect(files.has("pkg/alpha.py")).toBe(true);
-    } finally {
-      delete process.env.CGC_FRESHNESS_ENGINE;
-    }
+    withEnv({ CGC_FRESHNESS_ENGINE: "false" });
+    const repo = await repos.indexed(home.env);
+    const session = await readySession(repo);
+    session.h.faux.setResponses(bashRun("printf 'pkg/beta.py\\n' >> .gitignore"));
+    await session.h.session.prompt("ignore beta.py");
+    await staleThenFresh(session);
+    const files = await graphFiles(repo);
+    expect(files.has("pkg/beta.py")).toBe(false);
+    expect(files.has("pkg/alpha.py")).toBe(true);
   }, 300_000);
 
   it("a file deleted and one renamed outside pi between two prompts", async () => {
@@ -301,11 +301,11 @@ async function withIndexLauncher(
       "sys.exit(status)\n",
   );
   chmodSync(launcher, 0o755);
-  process.env.CGC_EXECUTABLE = launcher;
+  withEnv({ CGC_EXECUTABLE: launcher });
   try {
     await body();
   } finally {
-    process.env.CGC_EXECUTABLE = cgcBinary();
+    withEnv({ CGC_EXECUTABLE: cgcBinary() });
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -11,6 +11,7 @@ import { createRunner } from "../../src/cgc/runner.ts";
 import { startEngine } from "../../src/freshness/engine.ts";
 import { type CgcHome, cgcBinary, cgcExec, cgcStart, makeCgcHome } from "../helpers/cgc-env.ts";
 import { FAULT_ENGINE, venvPython } from "../helpers/engine.ts";
+import { restoreEnv, restoreSuiteEnv, suiteEnv, withEnv } from "../helpers/env.ts";
 import { compareWithFullIndexInNewHome } from "../helpers/graph-parity.ts";
 import { cgcStatus, type PiHarness, recordingUi, startPi, toolResults, waitFor } from "../helpers/pi-sdk.ts";
 import { caseRepos, type TinyRepo } from "../helpers/repos.ts";
@@ -22,16 +23,20 @@ const repos = caseRepos();
 
 beforeAll(() => {
   home = makeCgcHome();
-  process.env.HOME = home.home;
+  suiteEnv({ HOME: home.home });
 });
 afterEach(async () => {
   for (const h of harnesses.splice(0)) await h.dispose();
   repos.cleanup();
+  restoreEnv();
 });
-afterAll(() => home.cleanup());
+afterAll(() => {
+  restoreSuiteEnv();
+  home.cleanup();
+});
 
 async function readySession(repo: TinyRepo, executable = cgcBinary()) {
-  process.env.CGC_EXECUTABLE = executable;
+  withEnv({ CGC_EXECUTABLE: executable });
   const ui = recordingUi();
   const h = await startPi({ cwd: repo.path, ui });
   harnesses.push(h);
@@ -129,53 +134,47 @@ describe("the incremental engine", () => {
   });
 
   it("after pi-cgc's own index the engine takes that graph as its model: no first edit rewrites other files' links", async () => {
-    process.env.CGC_LIFECYCLE_AUTO_CREATE = "true";
-    try {
-      const repo = repos.tiny();
-      const first = await readySession(repo);
-      expect(first.ui.statusHistory).toContainEqual(expect.stringMatching(/^cgc indexing…/));
-      // Started by the index, not by an edit: the tree it reads is the one the graph was just built from.
-      await waitFor(
-        async () => /engine: {5}ready/.test(await first.status()),
-        "the engine up after the index",
-        60_000,
-        500,
-      );
-      first.h.faux.setResponses([
-        fauxAssistantMessage(addCaller, { stopReason: "toolUse" }),
-        fauxAssistantMessage("done"),
-      ]);
-      await first.h.session.prompt("add a caller of normalize");
-      await waitFor(() => first.chip() === "cgc ready · fresh", "fresh after the update", 30_000);
-      // An engine that could not know what the graph held would have rewritten the links of all four others.
-      expect(await first.status()).toMatch(
-        /last update: 1 file in \d+ ms \(database held \d+ ms; links of 0 other files rewritten\)/,
-      );
-      expect(await functionNames(repo, "pkg/text.py")).toContain("engine_caller");
-      await harnesses.splice(harnesses.indexOf(first.h), 1)[0]?.dispose();
+    withEnv({ CGC_LIFECYCLE_AUTO_CREATE: "true" });
+    const repo = repos.tiny();
+    const first = await readySession(repo);
+    expect(first.ui.statusHistory).toContainEqual(expect.stringMatching(/^cgc indexing…/));
+    // Started by the index, not by an edit: the tree it reads is the one the graph was just built from.
+    await waitFor(
+      async () => /engine: {5}ready/.test(await first.status()),
+      "the engine up after the index",
+      60_000,
+      500,
+    );
+    first.h.faux.setResponses([
+      fauxAssistantMessage(addCaller, { stopReason: "toolUse" }),
+      fauxAssistantMessage("done"),
+    ]);
+    await first.h.session.prompt("add a caller of normalize");
+    await waitFor(() => first.chip() === "cgc ready · fresh", "fresh after the update", 30_000);
+    // An engine that could not know what the graph held would have rewritten the links of all four others.
+    expect(await first.status()).toMatch(
+      /last update: 1 file in \d+ ms \(database held \d+ ms; links of 0 other files rewritten\)/,
+    );
+    expect(await functionNames(repo, "pkg/text.py")).toContain("engine_caller");
+    await harnesses.splice(harnesses.indexOf(first.h), 1)[0]?.dispose();
 
-      // The next session's engine starts from the cache the last one saved: the graph's model still.
-      const next = await readySession(repo);
-      next.h.faux.setResponses([
-        fauxAssistantMessage(
-          fauxToolCall("edit", {
-            path: "pkg/text.py",
-            edits: [{ oldText: "def engine_caller(value):", newText: "def engine_caller_renamed(value):" }],
-          }),
-          { stopReason: "toolUse" },
-        ),
-        fauxAssistantMessage("done"),
-      ]);
-      await next.h.session.prompt("rename it");
-      await waitFor(() => next.chip() === "cgc ready · fresh", "fresh after the next session's update", 60_000);
-      expect(await next.status()).toMatch(/\(warm\); last update: 1 file .*links of 0 other files rewritten/);
-      expect(await functionNames(repo, "pkg/text.py")).toContain("engine_caller_renamed");
-      expect(next.ui.statusHistory.filter((text) => /^cgc (syncing|rebuilding|indexing)…/.test(text ?? ""))).toEqual(
-        [],
-      );
-    } finally {
-      delete process.env.CGC_LIFECYCLE_AUTO_CREATE;
-    }
+    // The next session's engine starts from the cache the last one saved: the graph's model still.
+    const next = await readySession(repo);
+    next.h.faux.setResponses([
+      fauxAssistantMessage(
+        fauxToolCall("edit", {
+          path: "pkg/text.py",
+          edits: [{ oldText: "def engine_caller(value):", newText: "def engine_caller_renamed(value):" }],
+        }),
+        { stopReason: "toolUse" },
+      ),
+      fauxAssistantMessage("done"),
+    ]);
+    await next.h.session.prompt("rename it");
+    await waitFor(() => next.chip() === "cgc ready · fresh", "fresh after the next session's update", 60_000);
+    expect(await next.status()).toMatch(/\(warm\); last update: 1 file .*links of 0 other files rewritten/);
+    expect(await functionNames(repo, "pkg/text.py")).toContain("engine_caller_renamed");
+    expect(next.ui.statusHistory.filter((text) => /^cgc (syncing|rebuilding|indexing)…/.test(text ?? ""))).toEqual([]);
   });
 
   it("a line added to .cgcignore by a shell command takes the folder's file out of the graph; removed, puts it back", async () => {

@@ -11,6 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } 
 import { uncontainedQuery } from "../../src/cgc/graph-checks.ts";
 import { falkordbLiteDaemons, startBackend, type TestBackend, useBackendInProcess } from "../helpers/backends.ts";
 import { cgcExec, cgcStart, stopEscalating } from "../helpers/cgc-env.ts";
+import { restoreEnv, withEnv } from "../helpers/env.ts";
 import { compareWithFullIndex } from "../helpers/graph-parity.ts";
 import { cgcStatus, type PiHarness, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
 import { caseRepos } from "../helpers/repos.ts";
@@ -27,6 +28,7 @@ beforeAll(async () => {
 afterEach(async () => {
   for (const h of harnesses.splice(0)) await h.dispose();
   repos.cleanup();
+  restoreEnv();
 });
 afterAll(async () => {
   restore();
@@ -122,7 +124,7 @@ describe("FalkorDB Lite: a re-index that links nothing", () => {
   }, 400_000);
 
   it("a sync (a full rebuild) that leaves such a graph is not called fresh, and says why", async () => {
-    process.env.CGC_FRESHNESS_ENGINE = "false"; // the full-rebuild sync: the engine's updates are the next case
+    withEnv({ CGC_FRESHNESS_ENGINE: "false" }); // the full-rebuild sync: the engine's updates are the next case
     const lite = await ownLite();
     const repo = repos.tiny();
     const options = { cwd: repo.path, env: lite.env, cgc: lite.cgc, timeoutMs: 240_000 };
@@ -148,7 +150,6 @@ describe("FalkorDB Lite: a re-index that links nothing", () => {
       expect(status).toMatch(/freshness: {2}possibly-stale/);
       expect(status).not.toContain("full index:"); // with the engine off, cgc's own command
     } finally {
-      delete process.env.CGC_FRESHNESS_ENGINE;
       for (const h of harnesses.splice(0)) await h.dispose();
       await stopEscalating(owner);
     }

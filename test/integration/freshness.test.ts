@@ -6,6 +6,7 @@ import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { graphLedger } from "../../src/state/ledger.ts";
 import { type CgcHome, cgcBinary, cgcExec, makeCgcHome, PROJECT_ROOT } from "../helpers/cgc-env.ts";
+import { restoreEnv, restoreSuiteEnv, suiteEnv, withEnv } from "../helpers/env.ts";
 import { cgcStatus, type PiHarness, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
 import { indexedTinyRepo, type TinyRepo } from "../helpers/repos.ts";
 
@@ -14,20 +15,16 @@ const harnesses: PiHarness[] = [];
 
 beforeAll(() => {
   home = makeCgcHome();
-  process.env.HOME = home.home;
-  process.env.CGC_EXECUTABLE = cgcBinary();
+  suiteEnv({ HOME: home.home, CGC_EXECUTABLE: cgcBinary() });
 });
 afterEach(async () => {
   for (const h of harnesses.splice(0)) await h.dispose();
-  delete process.env.CGC_FRESHNESS_MAX_SYNCS_PER_SESSION;
-  delete process.env.CGC_TIMEOUTS_MAINTENANCE_MS;
-  delete process.env.CGC_LIFECYCLE_AUTO_CREATE;
-  delete process.env.CGC_LIFECYCLE_SYNC_ON_START;
-  delete process.env.CGC_FRESHNESS_ENGINE;
-  delete process.env.FAKE_CGC_HANG;
-  process.env.CGC_EXECUTABLE = cgcBinary();
+  restoreEnv();
 });
-afterAll(() => home.cleanup());
+afterAll(() => {
+  restoreSuiteEnv();
+  home.cleanup();
+});
 
 async function functionNames(repo: TinyRepo, file: string): Promise<string[]> {
   const result = await cgcExec(
@@ -116,8 +113,8 @@ describe("freshness", () => {
   });
 
   it("after the automatic sync budget is spent, the state stays possibly stale; /cgc sync still runs", async () => {
-    process.env.CGC_FRESHNESS_ENGINE = "false"; // the budget counts full rebuilds, the engine's fallback
-    process.env.CGC_FRESHNESS_MAX_SYNCS_PER_SESSION = "1";
+    withEnv({ CGC_FRESHNESS_ENGINE: "false" }); // the budget counts full rebuilds, the engine's fallback
+    withEnv({ CGC_FRESHNESS_MAX_SYNCS_PER_SESSION: "1" });
     const repo = await indexedTinyRepo(home.env);
     const { h, ui, chip } = await readySession(repo);
     h.faux.setResponses(twoRunsWritingNewFiles());
@@ -136,12 +133,14 @@ describe("freshness", () => {
 describe("a sync that runs out of its time budget", () => {
   it("is not started again automatically; with a larger budget the next session rebuilds the graph", async () => {
     const repo = await indexedTinyRepo(home.env);
-    process.env.CGC_FRESHNESS_ENGINE = "false"; // a full rebuild stopped by its budget, the engine's fallback
+    withEnv({ CGC_FRESHNESS_ENGINE: "false" }); // a full rebuild stopped by its budget, the engine's fallback
     // A rebuild longer than its budget, whatever the machine's speed: the real cgc but for `index`, which hangs
     // (test/fixtures/fakes/cgc-hang) until the budget stops it.
-    process.env.CGC_EXECUTABLE = join(PROJECT_ROOT, "test", "fixtures", "fakes", "cgc-hang");
-    process.env.FAKE_CGC_HANG = "index";
-    process.env.CGC_TIMEOUTS_MAINTENANCE_MS = "1000";
+    withEnv({
+      CGC_EXECUTABLE: join(PROJECT_ROOT, "test", "fixtures", "fakes", "cgc-hang"),
+      FAKE_CGC_HANG: "index",
+      CGC_TIMEOUTS_MAINTENANCE_MS: "1000",
+    });
     const { h, ui, chip } = await readySession(repo);
     h.faux.setResponses(twoRunsWritingNewFiles());
     // The chip ticks while a run goes on: count the moments it turned to syncing or indexing.
@@ -170,9 +169,7 @@ describe("a sync that runs out of its time budget", () => {
 
     // The default budget (30 min) is larger than the one that ran out: the next session rebuilds — a
     // start-time sync of an intact graph, or the index lifecycle.autoCreate allows — and both edits are in.
-    delete process.env.CGC_TIMEOUTS_MAINTENANCE_MS;
-    process.env.CGC_EXECUTABLE = cgcBinary();
-    process.env.CGC_LIFECYCLE_AUTO_CREATE = "true";
+    withEnv({ CGC_TIMEOUTS_MAINTENANCE_MS: undefined, CGC_EXECUTABLE: cgcBinary(), CGC_LIFECYCLE_AUTO_CREATE: "true" });
     const next = recordingUi();
     harnesses.push(await startPi({ cwd: repo.path, ui: next }));
     await waitFor(() => next.statuses.get("cgc") === "cgc ready · fresh", "fresh after the rebuild", 120_000);
@@ -187,7 +184,7 @@ describe("a session started while a previous session's sync never finished", () 
     const repo = await indexedTinyRepo(home.env);
     // What a pi killed mid-sync leaves behind (the real case: test/reliability/faults.test.ts).
     graphLedger(process.env, repo.path).runStarted("sync");
-    process.env.CGC_LIFECYCLE_SYNC_ON_START = "false";
+    withEnv({ CGC_LIFECYCLE_SYNC_ON_START: "false" });
     const ui = recordingUi();
     const h = await startPi({ cwd: repo.path, ui });
     harnesses.push(h);

@@ -9,28 +9,25 @@ import { CARD_HEADING } from "../../src/agent/card.ts";
 import { ANNOTATION_PREFIX, NOTE_MAX_CHARS, STEER_TYPE } from "../../src/agent/inject.ts";
 import { totalSpawns } from "../../src/cgc/children.ts";
 import { type CgcHome, cgcBinary, cgcExec, makeCgcHome } from "../helpers/cgc-env.ts";
+import { restoreEnv, restoreSuiteEnv, suiteEnv, withEnv } from "../helpers/env.ts";
 import { EXTENSION_PATH, type PiHarness, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
 import { indexedTinyRepo, type TinyRepo, tinyRepo } from "../helpers/repos.ts";
 
 let home: CgcHome;
 const harnesses: PiHarness[] = [];
-const KEYS = [
-  "CGC_EXECUTABLE",
-  "CGC_PROACTIVE_SESSION_NOTE",
-  "CGC_PROACTIVE_DRIFT_STEERS",
-  "CGC_PROACTIVE_RESULT_ANNOTATIONS",
-  "CGC_FRESHNESS_AUTO_SYNC",
-];
 
 beforeAll(() => {
   home = makeCgcHome();
-  process.env.HOME = home.home;
+  suiteEnv({ HOME: home.home });
 });
 afterEach(async () => {
   for (const h of harnesses.splice(0)) await h.dispose();
-  for (const key of KEYS) delete process.env[key];
+  restoreEnv();
 });
-afterAll(() => home.cleanup());
+afterAll(() => {
+  restoreSuiteEnv();
+  home.cleanup();
+});
 
 /** A test-only extension standing for any other extension's tool (an MCP adapter's, say). */
 function otherToolExtension(): string {
@@ -49,8 +46,7 @@ export default function (pi) {
 }
 
 async function session(repo: TinyRepo, env: Record<string, string> = {}, extraExtensions: string[] = []) {
-  process.env.CGC_EXECUTABLE = cgcBinary();
-  Object.assign(process.env, env);
+  withEnv({ CGC_EXECUTABLE: cgcBinary(), ...env });
   const ui = recordingUi();
   const h = await startPi({ cwd: repo.path, ui, extensionPaths: [EXTENSION_PATH, ...extraExtensions] });
   harnesses.push(h);

@@ -4,7 +4,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type CgcHome, cgcBinary, cgcExec, cgcStart, makeCgcHome } from "../helpers/cgc-env.ts";
-import { restoreEnv, withEnv as setEnv } from "../helpers/env.ts";
+import { restoreEnv, restoreSuiteEnv, withEnv as setEnv, suiteEnv } from "../helpers/env.ts";
 import { cgcStatus, type PiHarness, type RecordingUi, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
 import { commitAll, indexedTinyRepo, tinyRepo } from "../helpers/repos.ts";
 
@@ -13,13 +13,16 @@ const harnesses: PiHarness[] = [];
 
 beforeAll(() => {
   home = makeCgcHome();
-  process.env.HOME = home.home;
+  suiteEnv({ HOME: home.home });
 });
 afterEach(async () => {
   for (const h of harnesses.splice(0)) await h.dispose();
   restoreEnv();
 });
-afterAll(() => home.cleanup());
+afterAll(() => {
+  restoreSuiteEnv();
+  home.cleanup();
+});
 
 /** The case's environment: the real cgc unless it names another executable. */
 function withEnv(values: Record<string, string>) {

@@ -17,6 +17,7 @@ import {
   makeCgcHome,
   PROJECT_ROOT,
 } from "../helpers/cgc-env.ts";
+import { restoreEnv, restoreSuiteEnv, suiteEnv, withEnv } from "../helpers/env.ts";
 import { type FalkorServer, startFalkorDB } from "../helpers/falkordb.ts";
 import { compareWithFullIndex } from "../helpers/graph-parity.ts";
 import { type Frame, startPiRpc } from "../helpers/pi-rpc.ts";
@@ -26,13 +27,6 @@ import { stopOwnCgc, writeSlowToIndexFile } from "../reliability/support.ts";
 
 const PI_CLI = join(PROJECT_ROOT, "node_modules", "@mariozechner", "pi-coding-agent", "dist", "cli.js");
 const EXTENSION = EXTENSION_ENTRY;
-const ENV_KEYS = [
-  "CGC_FRESHNESS_WATCH",
-  "CGC_FRESHNESS_WATCHER_LIVENESS_MS",
-  "FALKORDB_HOST",
-  "FALKORDB_PORT",
-  "DEFAULT_DATABASE",
-] as const;
 /** Short enough for a quick suite, long enough that a watcher which fails at start-up dies inside it. */
 const WINDOW_MS = "1500";
 
@@ -43,28 +37,28 @@ const repos: TinyRepo[] = [];
 
 beforeAll(async () => {
   home = makeCgcHome();
-  process.env.HOME = home.home;
-  process.env.CGC_EXECUTABLE = cgcBinary();
   falkor = await startFalkorDB();
+  suiteEnv({ HOME: home.home, CGC_EXECUTABLE: cgcBinary() });
 });
 afterEach(async () => {
   for (const h of harnesses.splice(0)) await h.dispose();
-  for (const key of ENV_KEYS) delete process.env[key];
   // Every teardown leaves the process table clean.
   for (const repo of repos.splice(0)) {
     await waitFor(() => watchProcesses(repo.path).length === 0, `no cgc watch left for ${repo.path}`, 15_000);
     repo.cleanup();
   }
+  restoreEnv();
 });
 afterAll(async () => {
   await falkor?.stop();
+  restoreSuiteEnv();
   home.cleanup();
 });
 
 type Backend = "embedded" | "server";
 
 function useBackend(backend: Backend) {
-  if (backend === "server") Object.assign(process.env, falkor.env);
+  if (backend === "server") withEnv(falkor.env);
 }
 
 function cgcEnv(backend: Backend): Record<string, string> {
@@ -143,8 +137,7 @@ describe("freshness.watch with the real cgc", () => {
   });
 
   it("on, embedded backend: spawned, verified after the window, watched + watcher-started; dispose stops it", async () => {
-    process.env.CGC_FRESHNESS_WATCH = "on";
-    process.env.CGC_FRESHNESS_WATCHER_LIVENESS_MS = WINDOW_MS;
+    withEnv({ CGC_FRESHNESS_WATCH: "on", CGC_FRESHNESS_WATCHER_LIVENESS_MS: WINDOW_MS });
     const repo = await repoFor("embedded", true);
     const { h, ui, chip } = await start(repo);
     await waitFor(() => watchProcesses(repo.path).length === 1, "a cgc watch process");
@@ -159,7 +152,7 @@ describe("freshness.watch with the real cgc", () => {
   });
 
   it("auto, embedded default: no spawn, watcher-not-started-embedded, no detection of its own", async () => {
-    process.env.CGC_FRESHNESS_WATCH = "auto";
+    withEnv({ CGC_FRESHNESS_WATCH: "auto" });
     const repo = await repoFor("embedded", true);
     const spawnsBefore = totalSpawns();
     const { h, ui, chip } = await start(repo);
@@ -176,8 +169,7 @@ describe("freshness.watch with the real cgc", () => {
 
   it("auto, FalkorDB server, indexed: spawned, verified, watched + watcher-started; the watcher, not a sync, follows an edit", async () => {
     useBackend("server");
-    process.env.CGC_FRESHNESS_WATCH = "auto";
-    process.env.CGC_FRESHNESS_WATCHER_LIVENESS_MS = WINDOW_MS;
+    withEnv({ CGC_FRESHNESS_WATCH: "auto", CGC_FRESHNESS_WATCHER_LIVENESS_MS: WINDOW_MS });
     const repo = await repoFor("server", true);
     const { h, ui, chip } = await start(repo);
     await waitFor(() => watcherNotices(ui).length > 0, "the watcher-started notice");
@@ -236,8 +228,7 @@ describe("freshness.watch with the real cgc", () => {
     await before.h.dispose();
     harnesses.splice(harnesses.indexOf(before.h), 1);
 
-    process.env.CGC_FRESHNESS_WATCH = "auto";
-    process.env.CGC_FRESHNESS_WATCHER_LIVENESS_MS = WINDOW_MS;
+    withEnv({ CGC_FRESHNESS_WATCH: "auto", CGC_FRESHNESS_WATCHER_LIVENESS_MS: WINDOW_MS });
     const { h, ui, chip } = await start(repo);
     await waitFor(() => watcherNotices(ui).length > 0, "the watcher-started notice");
     expect(chip()).toBe("cgc ready · watched");
@@ -362,7 +353,7 @@ describe("freshness.watch with the real cgc", () => {
 
   it("auto, FalkorDB server, unindexed: no spawn, no index created, watcher-not-started-unindexed", async () => {
     useBackend("server");
-    process.env.CGC_FRESHNESS_WATCH = "auto";
+    withEnv({ CGC_FRESHNESS_WATCH: "auto" });
     const repo = await repoFor("server", false);
     const { ui, chip } = await start(repo);
     await waitFor(() => chip() === "cgc unindexed", "the unindexed verdict");
@@ -376,8 +367,7 @@ describe("freshness.watch with the real cgc", () => {
 
   it("on, FalkorDB server: spawns there too", async () => {
     useBackend("server");
-    process.env.CGC_FRESHNESS_WATCH = "on";
-    process.env.CGC_FRESHNESS_WATCHER_LIVENESS_MS = WINDOW_MS;
+    withEnv({ CGC_FRESHNESS_WATCH: "on", CGC_FRESHNESS_WATCHER_LIVENESS_MS: WINDOW_MS });
     const repo = await repoFor("server", true);
     const { ui } = await start(repo);
     await waitFor(() => watcherNotices(ui).length > 0, "the watcher-started notice");
@@ -386,8 +376,7 @@ describe("freshness.watch with the real cgc", () => {
   });
 
   it("a watcher that dies at start-up: watcher-not-verified, possibly stale with the error, never fresh after it", async () => {
-    process.env.CGC_FRESHNESS_WATCH = "on";
-    process.env.CGC_FRESHNESS_WATCHER_LIVENESS_MS = "60000"; // the death, not the window, ends the wait
+    withEnv({ CGC_FRESHNESS_WATCH: "on", CGC_FRESHNESS_WATCHER_LIVENESS_MS: "60000" }); // the death, not the window, ends the wait
     const repo = await repoFor("embedded", true);
     // The real cgc 0.6.13 reads the workspace's .cgcignore when the watch starts; an undecodable one makes
     // it print "An error occurred: 'utf-8' codec can't decode …" and exit 0, about two seconds in.
@@ -415,8 +404,7 @@ describe("freshness.watch with the real cgc", () => {
   });
 
   it("a lock held by the user's own watcher (embedded): skipped-busy, nothing claimed", async () => {
-    process.env.CGC_FRESHNESS_WATCH = "on";
-    process.env.CGC_FRESHNESS_WATCHER_LIVENESS_MS = "60000";
+    withEnv({ CGC_FRESHNESS_WATCH: "on", CGC_FRESHNESS_WATCHER_LIVENESS_MS: "60000" });
     const repo = await repoFor("embedded", true);
     const theirs = cgcStart(["watch", repo.path], { cwd: repo.path, env: home.env });
     try {
@@ -437,8 +425,8 @@ describe("freshness.watch with the real cgc", () => {
     ["env", "true", "on"],
     ["env", "false", "off"],
   ] as const)("%s value %s behaves exactly as %s", async (layer, value, as) => {
-    process.env.CGC_FRESHNESS_WATCHER_LIVENESS_MS = WINDOW_MS;
-    if (layer === "env") process.env.CGC_FRESHNESS_WATCH = String(value);
+    withEnv({ CGC_FRESHNESS_WATCHER_LIVENESS_MS: WINDOW_MS });
+    if (layer === "env") withEnv({ CGC_FRESHNESS_WATCH: String(value) });
     // cgc indexes .pi/cgc.json too (a generic file in a hidden folder): written before the index, the graph is
     // fresh; written after, it would rightly be called possibly stale.
     const settings = JSON.stringify({ freshness: { watch: value } });

@@ -9,7 +9,7 @@ import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type ListedContext, type Parsed, parseContextList, parseQueryJson } from "../../src/cgc/parse.ts";
 import { type CgcHome, cgcBinary, cgcExec, makeCgcHome } from "../helpers/cgc-env.ts";
-import { restoreEnv, withEnv as setEnv } from "../helpers/env.ts";
+import { restoreEnv, restoreSuiteEnv, withEnv as setEnv, suiteEnv } from "../helpers/env.ts";
 import { type PiHarness, type RecordingUi, recordingUi, startPi, waitFor } from "../helpers/pi-sdk.ts";
 import { commitAll, type TinyRepo, tinyRepo } from "../helpers/repos.ts";
 
@@ -22,8 +22,7 @@ const CASE_MS = 300_000;
 
 beforeAll(() => {
   home = makeCgcHome();
-  process.env.HOME = home.home;
-  process.env.CGC_EXECUTABLE = cgcBinary();
+  suiteEnv({ HOME: home.home, CGC_EXECUTABLE: cgcBinary() });
 });
 beforeEach(() => {
   // A fresh pi agent dir per case: the worktree record lives there.
@@ -37,7 +36,10 @@ afterEach(async () => {
   // Every case starts from an empty cgc (no contexts, no default graph); no cgc runs any more.
   rmSync(join(home.home, ".codegraphcontext"), { recursive: true, force: true });
 });
-afterAll(() => home.cleanup());
+afterAll(() => {
+  restoreSuiteEnv();
+  home.cleanup();
+});
 
 /** The case's environment, with the case's own pi agent dir. */
 function withEnv(values: Record<string, string>) {

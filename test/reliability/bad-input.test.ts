@@ -11,7 +11,7 @@ import { totalSpawns } from "../../src/cgc/children.ts";
 import { CONFIG_KEY_NAMES, CONFIG_KEYS, type ConfigKey, defaultConfig } from "../../src/config/keys.ts";
 import { loadConfig } from "../../src/config/load.ts";
 import { type CgcHome, cgcBinary, makeCgcHome } from "../helpers/cgc-env.ts";
-import { restoreEnv, withEnv } from "../helpers/env.ts";
+import { restoreEnv, restoreSuiteEnv, suiteEnv, withEnv } from "../helpers/env.ts";
 import { type PiHarness, type RecordingUi, recordingUi, startPi, toolResults, waitFor } from "../helpers/pi-sdk.ts";
 import { caseRepos, commitAll } from "../helpers/repos.ts";
 import { expectNoCgcLeft, graphRecord } from "./support.ts";
@@ -22,8 +22,7 @@ const repos = caseRepos();
 
 beforeAll(() => {
   home = makeCgcHome();
-  process.env.HOME = home.home;
-  process.env.CGC_EXECUTABLE = cgcBinary();
+  suiteEnv({ HOME: home.home, CGC_EXECUTABLE: cgcBinary() });
 });
 afterEach(async () => {
   for (const h of harnesses.splice(0)) await h.dispose();
@@ -31,7 +30,10 @@ afterEach(async () => {
   await expectNoCgcLeft(home.home);
   repos.cleanup();
 });
-afterAll(() => home.cleanup());
+afterAll(() => {
+  restoreSuiteEnv();
+  home.cleanup();
+});
 
 async function startSession(cwd: string, ui: RecordingUi = recordingUi()) {
   const h = await startPi({ cwd, ui });

@@ -12,7 +12,7 @@ import { createRunner } from "../../src/cgc/runner.ts";
 import { probeReadiness } from "../../src/lifecycle/probe.ts";
 import { createChangeTracker } from "../../src/workspace/tracker.ts";
 import { type CgcHome, cgcBinary, cgcStart, makeCgcHome } from "../helpers/cgc-env.ts";
-import { restoreEnv, withEnv } from "../helpers/env.ts";
+import { restoreEnv, restoreSuiteEnv, suiteEnv, withEnv } from "../helpers/env.ts";
 import { startFalkorDB } from "../helpers/falkordb.ts";
 import { startPiRpc } from "../helpers/pi-rpc.ts";
 import { type PiHarness, type RecordingUi, recordingUi, startPi, toolResults, waitFor } from "../helpers/pi-sdk.ts";
@@ -38,8 +38,7 @@ const repos = caseRepos();
 
 beforeAll(() => {
   home = makeCgcHome();
-  process.env.HOME = home.home;
-  process.env.CGC_EXECUTABLE = cgcBinary();
+  suiteEnv({ HOME: home.home, CGC_EXECUTABLE: cgcBinary() });
 });
 afterEach(async () => {
   for (const h of harnesses.splice(0)) await h.dispose();
@@ -47,7 +46,10 @@ afterEach(async () => {
   await expectNoCgcLeft(home.home);
   repos.cleanup();
 });
-afterAll(() => home.cleanup());
+afterAll(() => {
+  restoreSuiteEnv();
+  home.cleanup();
+});
 
 async function startSession(cwd: string, ui: RecordingUi = recordingUi()) {
   const h = await startPi({ cwd, ui });

@@ -39,6 +39,7 @@ import {
   useBackendInProcess,
 } from "../helpers/backends.ts";
 import { type CgcHome, cgcExec, cgcStart, type LongLivedCgc } from "../helpers/cgc-env.ts";
+import { scopedEnv } from "../helpers/env.ts";
 import { compareWithFullIndex } from "../helpers/graph-parity.ts";
 import { type PiHarness, type RecordingUi, recordingUi, startPi } from "../helpers/pi-sdk.ts";
 import { poll, waitFor } from "../helpers/poll.ts";
@@ -226,7 +227,12 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     violations: [],
     durationMs: 0,
   };
-  const saved = { HOME: process.env.HOME, agent: process.env.PI_CODING_AGENT_DIR, exe: process.env.CGC_EXECUTABLE };
+  // What the runs set (HOME, pi's agent directory, the executable) is put back when the soak ends.
+  const restoreOwnEnv = scopedEnv({
+    HOME: process.env.HOME,
+    PI_CODING_AGENT_DIR: process.env.PI_CODING_AGENT_DIR,
+    CGC_EXECUTABLE: process.env.CGC_EXECUTABLE,
+  });
   // pi's own process stays alive (its terminal, its output); this one must too, or a timer pi-cgc rightly
   // unrefs (the bounded wait of a graph tool) is all that is left and Node ends the soak mid-run, exit 0.
   const alive = setInterval(() => {}, 60_000);
@@ -237,17 +243,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     }
   } finally {
     clearInterval(alive);
-    restore("HOME", saved.HOME);
-    restore("PI_CODING_AGENT_DIR", saved.agent);
-    restore("CGC_EXECUTABLE", saved.exe);
+    restoreOwnEnv();
   }
   report.durationMs = Date.now() - started;
   return report;
-}
-
-function restore(key: string, value: string | undefined): void {
-  if (value === undefined) delete process.env[key];
-  else process.env[key] = value;
 }
 
 async function soakRun(index: number, rng: Rng, options: SoakOptions, report: SoakReport): Promise<void> {
@@ -281,7 +280,8 @@ async function soakRunOn(
     const indexed = await cgcExec(["index", repo.path], { cwd: repo.path, env: backend.env, cgc: backend.cgc });
     if (indexed.code !== 0) throw new Error(`soak setup: the index failed: ${indexed.stderr}`);
   }
-  process.env.PI_CODING_AGENT_DIR = mkdtempSync(join(tmpdir(), "pi-cgc-soak-agent-"));
+  const agentDir = mkdtempSync(join(tmpdir(), "pi-cgc-soak-agent-"));
+  scopedEnv({ PI_CODING_AGENT_DIR: agentDir }); // put back as the soak ends
   const files = new Map<string, string | undefined>();
   for (const file of listFiles(repo.path)) files.set(file, readFileSync(join(repo.path, file), "utf8"));
   const run: Run = {
@@ -337,7 +337,7 @@ async function soakRunOn(
   }
   await checkEnd(run);
   report.violations.push(...run.violations.map((violation) => `run ${index} (seed ${options.seed}): ${violation}`));
-  rmSync(process.env.PI_CODING_AGENT_DIR, { recursive: true, force: true });
+  rmSync(agentDir, { recursive: true, force: true });
   repo.cleanup();
 }
 
