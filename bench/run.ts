@@ -49,7 +49,7 @@ function parseArgs(argv: string[]): Args {
   }
   if (!BACKENDS.includes(args.backend))
     throw new Error(`--backend takes ${BACKENDS.join(" or ")}, not ${args.backend}`);
-  if (args.sizes?.some((size) => !Number.isInteger(size) || size <= 0)) throw new Error("--sizes takes file counts");
+  if (args.sizes?.some((size) => !Number.isInteger(size) || size < 0)) throw new Error("--sizes takes file counts");
   const unknown = args.only?.filter((name) => !MODULES.includes(name)) ?? [];
   if (unknown.length > 0) throw new Error(`no bench module ${unknown.join(", ")}; known: ${MODULES.join(", ")}`);
   return args;

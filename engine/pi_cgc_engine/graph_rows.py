@@ -56,11 +56,12 @@ checks first with `refusal`):
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 # Languages (cgc's file_data["lang"]) whose trees reached 0 differing lines against `cgc index --force`.
 PROVEN_LANGUAGES = frozenset({"python", "javascript", "typescript", "go", "java"})
@@ -476,6 +477,11 @@ class GraphRows:
     nodes: Dict[str, Dict[Any, Dict[str, Any]]] = field(default_factory=dict)
     edges: Dict[str, Dict[Tuple[NodeId, NodeId, Tuple[Any, ...]], Dict[str, Any]]] = field(default_factory=dict)
     _by_name: Dict[Tuple[str, Any], List[Any]] = field(default_factory=dict)
+    # The same nodes by (label, name, path), each with its place in _by_name's list (a MATCH by name and path
+    # reads only these: common names such as `__init__` have thousands of nodes, one scan each otherwise).
+    _by_name_path: Dict[Tuple[str, Any, Any], List[Any]] = field(default_factory=dict)
+    _name_seq: Dict[Tuple[str, Any], int] = field(default_factory=dict)
+    _name_count: Iterator[int] = field(default_factory=itertools.count)
 
     # -- nodes
     def node(self, nid: NodeId) -> Optional[Dict[str, Any]]:
@@ -490,8 +496,17 @@ class GraphRows:
         if props is None:
             props = table[key] = dict(key_props) if key_props is not None else {self.profile.primary_keys.get(label, "uid"): key}
             if "name" in props:
-                self._by_name.setdefault((label, props["name"]), []).append(key)
+                self._index_name(label, key, props["name"], props.get("path"))
         return (label, key), props
+
+    def _index_name(self, label: str, key: Any, name: Any, path: Any) -> None:
+        self._by_name.setdefault((label, name), []).append(key)
+        self._by_name_path.setdefault((label, name, path), []).append(key)
+        self._name_seq[(label, key)] = next(self._name_count)
+
+    def _unindex_name(self, label: str, key: Any, props: Dict[str, Any]) -> None:
+        self._by_name[(label, props["name"])].remove(key)
+        self._by_name_path[(label, props["name"], props.get("path"))].remove(key)
 
     def set(self, nid: NodeId, prop: str, value: Any) -> None:
         label, key = nid
@@ -503,14 +518,23 @@ class GraphRows:
         props = self.nodes[label][key]
         if value is None and not self.profile.typed:  # a SET of NULL removes the property
             if prop == "name" and "name" in props:
-                self._by_name[(label, props["name"])].remove(key)
+                self._unindex_name(label, key, props)
+            elif prop == "path" and "name" in props:
+                self._move_path(label, key, props, None)
             props.pop(prop, None)
             return
         if prop == "name" and props.get("name") != value:
             if "name" in props:
-                self._by_name[(label, props["name"])].remove(key)
-            self._by_name.setdefault((label, value), []).append(key)
+                self._unindex_name(label, key, props)
+            self._index_name(label, key, value, props.get("path"))
+        elif prop == "path" and "name" in props and props.get("path") != value:
+            self._move_path(label, key, props, value)
         props[prop] = value
+
+    def _move_path(self, label: str, key: Any, props: Dict[str, Any], path: Any) -> None:
+        """A named node's path changes: its (name, path) entry moves; its place in _by_name stays."""
+        self._by_name_path[(label, props["name"], props.get("path"))].remove(key)
+        self._by_name_path.setdefault((label, props["name"], path), []).append(key)
 
     def match(self, label: str, **where: Any) -> List[NodeId]:
         """MATCH (n:label {where}): a NULL in the pattern matches nothing; a property the table lacks is a binder
@@ -525,7 +549,11 @@ class GraphRows:
         if any(v is None for v in where.values()):
             return []
         table = self.nodes.get(label, {})
-        if "name" in where:
+        if "name" in where and "path" in where:
+            found = self._by_name_path.get((label, where["name"], where["path"]), ())
+            seq = self._name_seq
+            keys = sorted(found, key=lambda k: seq[(label, k)]) if len(found) > 1 else list(found)
+        elif "name" in where:
             keys = list(self._by_name.get((label, where["name"]), ()))
         elif self.profile.primary_keys.get(label) in where:
             pk = where[self.profile.primary_keys[label]]
