@@ -29,13 +29,20 @@ import {
   CHIP_KEY,
   ENGINE_SCRIPT,
   PROVEN_CGC_VERSIONS,
+  acquireLiteGate,
   cgcInterpreter,
   engineScriptPresent,
   formatElapsed,
   installedCgcVersion,
+  liteDaemonOf,
+  liteHome,
+  liteServerSilence,
+  liteSocketOnlyEnv,
+  liteSocketPath,
   mountChip,
+  socketAnswers,
   wholeIndexProgram
-} from "./chunks/chunk-GNSNMD56.js";
+} from "./chunks/chunk-7UXXT2GO.js";
 import {
   count
 } from "./chunks/chunk-U43P4R4X.js";
@@ -53,7 +60,6 @@ import {
 } from "./chunks/chunk-MCUY5J2Q.js";
 import {
   autoSyncCounted,
-  cgcConfigDir,
   changesObserved,
   freshnessNotVerified,
   freshnessVerified,
@@ -150,7 +156,7 @@ function installAgentSurface(pi, current, settle) {
   };
   const deps = { current, lease: leaseFor, settle };
   const loadTools = () => {
-    loading ??= Promise.all([import("./chunks/tools-QBF7B6X2.js"), import("./chunks/gap-tools-5I3ZV5BK.js"), import("./chunks/mcp-AX35DL4S.js")]).then(
+    loading ??= Promise.all([import("./chunks/tools-BWHXMNLS.js"), import("./chunks/gap-tools-5I3ZV5BK.js"), import("./chunks/mcp-AX35DL4S.js")]).then(
       ([graph, gaps, mcp]) => {
         tools = { graph: graph.graphTools(deps), gaps: gaps.gapTools(deps), createMcpLease: mcp.createMcpLease };
         return tools;
@@ -267,16 +273,19 @@ import {
 } from "@mariozechner/pi-coding-agent";
 
 // src/cgc/other-watchers.ts
-import { readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { readdirSync, readFileSync as readFileSync2, readlinkSync } from "node:fs";
 import { basename, resolve } from "node:path";
 
 // src/cgc/children.ts
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 var KEY = /* @__PURE__ */ Symbol.for("pi-cgc.children");
 var TEARDOWN_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"];
 function registry() {
   const holder = globalThis;
-  holder[KEY] ??= { groups: /* @__PURE__ */ new Map(), hooksInstalled: false, spawnsTotal: 0 };
+  holder[KEY] ??= { groups: /* @__PURE__ */ new Map(), daemons: /* @__PURE__ */ new Map(), stopping: /* @__PURE__ */ new Set(), hooksInstalled: false, spawnsTotal: 0 };
+  holder[KEY].daemons ??= /* @__PURE__ */ new Map();
+  holder[KEY].stopping ??= /* @__PURE__ */ new Set();
   return holder[KEY];
 }
 function registerChild(child, graceMs) {
@@ -291,6 +300,49 @@ function unregisterChild(child) {
   if (child.pid === void 0) return;
   const reg = registry();
   if (reg.groups.delete(child.pid) && reg.guardian) tellGuardian(reg, `-${child.pid}`);
+  const daemon = reg.daemons.get(child.pid);
+  if (daemon === void 0) return;
+  reg.daemons.delete(child.pid);
+  const stop = stopDaemon(reg, daemon);
+  reg.stopping.add(stop);
+  void stop.finally(() => reg.stopping.delete(stop));
+}
+function registerDaemon(child, daemon) {
+  if (child.pid === void 0) return;
+  const reg = registry();
+  if (!reg.groups.has(child.pid)) return;
+  reg.daemons.set(child.pid, daemon);
+  tellGuardian(reg, `=${daemon}`);
+}
+function daemonStops() {
+  return Promise.all([...registry().stopping]).then(() => void 0);
+}
+function isRedisServer(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const state = stat.slice(stat.lastIndexOf(")") + 2)[0];
+    if (state === "Z" || state === "X") return false;
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("redis-server");
+  } catch {
+    return false;
+  }
+}
+async function stopDaemon(reg, daemon) {
+  if (isRedisServer(daemon)) {
+    signalProcess(daemon, "SIGTERM");
+    const deadline = Date.now() + 15e3;
+    while (isRedisServer(daemon) && Date.now() < deadline) {
+      await new Promise((resolve5) => setTimeout(resolve5, 50).unref());
+    }
+    if (isRedisServer(daemon)) signalProcess(daemon, "SIGKILL");
+  }
+  if (reg.guardian) tellGuardian(reg, `~${daemon}`);
+}
+function signalProcess(pid, signal) {
+  try {
+    process.kill(pid, signal);
+  } catch {
+  }
 }
 function liveGroups() {
   return [...registry().groups.keys()];
@@ -311,12 +363,16 @@ function installHooks(reg) {
   }
 }
 function reapAll(reg) {
-  if (reg.groups.size === 0) return;
+  if (reg.groups.size === 0 && reg.daemons.size === 0 && reg.stopping.size === 0) return;
   const pids = [...reg.groups.keys()];
   if (reg.guardian && tellGuardian(reg, "!")) {
     reg.groups.clear();
+    reg.daemons.clear();
     return;
   }
+  for (const daemon of reg.daemons.values()) if (isRedisServer(daemon)) signalProcess(daemon, "SIGTERM");
+  reg.daemons.clear();
+  if (pids.length === 0) return;
   const grace = Math.max(...reg.groups.values());
   reg.groups.clear();
   for (const pid of pids) signalGroup(pid, "SIGINT");
@@ -340,23 +396,34 @@ const alive = () => pids.some((p) => { try { process.kill(-p, 0); return true; }
 setTimeout(() => { if (!alive()) return; send("SIGTERM"); setTimeout(() => send("SIGKILL"), grace); }, grace);
 `;
 var GUARDIAN_SCRIPT = `
-g=' '; s=1
+g=' '; d=' '; s=1
+redis() { case $(tr '\\0' ' ' < /proc/$1/cmdline 2>/dev/null) in *redis-server*) return 0 ;; esac; return 1; }
+daemons() { for p in $1; do redis $p && kill -$2 $p 2>/dev/null; done; }
 stop() {
-  [ "$1" = ' ' ] && return
+  [ "$1" = ' ' ] && [ "$3" = ' ' ] && return
   for p in $1; do kill -INT -$p 2>/dev/null; done
   sleep $2
   for p in $1; do kill -TERM -$p 2>/dev/null; done
+  daemons "$3" TERM
   sleep $2
   for p in $1; do kill -KILL -$p 2>/dev/null; done
+  i=0; while [ $i -lt 15 ]; do
+    left=''; for p in $3; do redis $p && left=1; done
+    [ -z "$left" ] && return
+    sleep 1; i=$((i+1))
+  done
+  daemons "$3" KILL
 }
 while IFS= read -r l; do
   case $l in
     +*) set -- \${l#+}; g="$g$1 "; [ "$2" -gt "$s" ] && s=$2 ;;
     -*) p=\${l#-}; case $g in *" $p "*) g="\${g%%" $p "*} \${g#*" $p "}" ;; esac ;;
-    !) stop "$g" "$s" & g=' ' ;;
+    =*) d="$d\${l#=} " ;;
+    ~*) p=\${l#~}; case $d in *" $p "*) d="\${d%%" $p "*} \${d#*" $p "}" ;; esac ;;
+    !) stop "$g" "$s" "$d" & g=' '; d=' ' ;;
   esac
 done
-stop "$g" "$s"
+stop "$g" "$s" "$d"
 `;
 function tellGuardian(reg, line) {
   if (reg.guardian === void 0) reg.guardian = startGuardian(reg);
@@ -390,6 +457,8 @@ function startGuardian(reg) {
   guardian.stdin?.unref?.();
   for (const [pid, grace] of reg.groups) guardian.stdin?.write(`+${pid} ${Math.ceil(grace / 1e3)}
 `);
+  for (const daemon of reg.daemons.values()) guardian.stdin?.write(`=${daemon}
+`);
   return guardian;
 }
 
@@ -417,7 +486,7 @@ function watchesRoot(dir, root) {
 }
 function groupOf(pid) {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const stat = readFileSync2(`/proc/${pid}/stat`, "utf8");
     return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
   } catch {
     return void 0;
@@ -436,7 +505,7 @@ function otherWatchersOf(root) {
     const pid = Number(entry);
     if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) continue;
     try {
-      const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean);
+      const argv = readFileSync2(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean);
       if (!argv.some((arg) => WATCH_COMMANDS.has(arg))) continue;
       const dir = watchedDirOf(argv, readlinkSync(`/proc/${pid}/cwd`));
       if (dir === void 0) continue;
@@ -1179,129 +1248,8 @@ ${tail.content}`, truncated: true, originalBytes, spillPath };
 
 // src/cgc/runner.ts
 import { spawn as spawn2 } from "node:child_process";
-import { existsSync as existsSync2 } from "node:fs";
+import { existsSync } from "node:fs";
 import { PassThrough } from "node:stream";
-
-// src/cgc/lite-gate.ts
-import { createHash } from "node:crypto";
-import { existsSync, readFileSync as readFileSync2, unlinkSync } from "node:fs";
-import { connect, createServer } from "node:net";
-import { homedir, tmpdir as tmpdir2 } from "node:os";
-import { dirname as dirname2, join as join3 } from "node:path";
-var RETRY_MS = 150;
-function gateKey(home) {
-  return createHash("sha256").update(home).digest("hex").slice(0, 32);
-}
-function listen(address) {
-  return new Promise((resolve5) => {
-    const server = createServer((socket) => socket.destroy());
-    server.once("error", (error) => resolve5(error));
-    server.listen(address, () => {
-      server.removeAllListeners("error");
-      server.on("error", () => {
-      });
-      server.unref();
-      resolve5(server);
-    });
-  });
-}
-function probeSocket(path, timeoutMs, send) {
-  if (!existsSync(path)) return Promise.resolve("none");
-  return new Promise((resolve5) => {
-    const socket = connect(path);
-    let connected = false;
-    const done = (outcome) => {
-      clearTimeout(timer);
-      socket.destroy();
-      resolve5(outcome);
-    };
-    const timer = setTimeout(() => done(connected ? "silent" : "none"), timeoutMs);
-    socket.once("connect", () => {
-      connected = true;
-      if (send === void 0) done("answers");
-      else socket.write(send);
-    });
-    socket.once("data", () => done("answers"));
-    socket.once("error", () => done("none"));
-  });
-}
-async function socketAnswers(path, timeoutMs = 1e3) {
-  return await probeSocket(path, timeoutMs) === "answers";
-}
-var abstractWorks;
-async function tryTake(home) {
-  const key = gateKey(home);
-  if (abstractWorks !== false && process.platform === "linux") {
-    const got2 = await listen(`\0pi-cgc-falkordb-lite-${key}`);
-    if (!(got2 instanceof Error)) {
-      abstractWorks = true;
-      return { release: () => got2.close() };
-    }
-    if (got2.code === "EADDRINUSE") return void 0;
-    abstractWorks = false;
-  }
-  const path = join3(tmpdir2(), `pi-cgc-falkordb-lite-${key}.sock`);
-  const got = await listen(path);
-  if (!(got instanceof Error)) return { release: () => got.close() };
-  if (got.code !== "EADDRINUSE") throw got;
-  if (!await socketAnswers(path)) {
-    try {
-      unlinkSync(path);
-    } catch {
-    }
-  }
-  return void 0;
-}
-async function acquireLiteGate(home, timeoutMs, signal, givenUp = () => false) {
-  const deadline = Date.now() + timeoutMs;
-  for (; ; ) {
-    if (signal?.aborted || givenUp()) return "CANCELLED";
-    let hold;
-    try {
-      hold = await tryTake(home);
-    } catch {
-      return { release: () => {
-      } };
-    }
-    if (hold) {
-      if (!signal?.aborted && !givenUp()) return hold;
-      hold.release();
-      return "CANCELLED";
-    }
-    if (Date.now() >= deadline) return "TIMEOUT";
-    await new Promise((resolve5) => setTimeout(resolve5, Math.min(RETRY_MS, Math.max(deadline - Date.now(), 1))).unref());
-  }
-}
-function liteHome(env) {
-  return env.HOME || homedir();
-}
-function liteSocketPath(env, argv) {
-  if (env.FALKORDB_SOCKET_PATH) return env.FALKORDB_SOCKET_PATH;
-  if (env.CGC_RUNTIME_DB_PATH) return join3(dirname2(env.CGC_RUNTIME_DB_PATH), "falkordb.sock");
-  const cgcDir = cgcConfigDir(env);
-  const at = argv.indexOf("--context");
-  const context = at >= 0 ? argv[at + 1] : void 0;
-  return context ? join3(cgcDir, "contexts", context, "db", "falkordb.sock") : join3(cgcDir, "global", "db", "falkordb.sock");
-}
-async function liteServerSilence(socket, timeoutMs = 3e3) {
-  const silent = await probeSocket(socket, timeoutMs, "*1\r\n$4\r\nPING\r\n") === "silent";
-  if (!silent) return void 0;
-  const pid = liteServerPid(dirname2(socket));
-  const end = pid === void 0 ? "ending its redis-server" : `ending it (kill -9 ${pid})`;
-  return `FalkorDB Lite's server${pid === void 0 ? "" : ` (redis-server, pid ${pid})`} accepts connections on ${socket} but did not answer a PING within ${timeoutMs / 1e3} s: it may be stuck (FalkorDB can hang for good while loading a saved graph, and every cgc of this HOME then waits on it); if it stays silent, ${end} lets the next cgc start a new one (it loses only what the stuck server held unsaved)`;
-}
-function liteServerPid(dbDir) {
-  try {
-    const settings = JSON.parse(readFileSync2(join3(dbDir, "falkordb.settings"), "utf8"));
-    if (typeof settings.pidfile !== "string") return void 0;
-    const pid = Number.parseInt(readFileSync2(settings.pidfile, "utf8").trim(), 10);
-    return Number.isInteger(pid) && pid > 0 ? pid : void 0;
-  } catch {
-    return void 0;
-  }
-}
-
-// src/cgc/runner.ts
 var PINNED_ENV = {
   ENABLE_AUTO_WATCH: "false",
   COLUMNS: "10000",
@@ -1349,7 +1297,8 @@ function createRunner(options) {
   }
   function envFor(extra, args = []) {
     const server = isServer(args) ? options.serverEnv?.() : void 0;
-    return { ...options.env ?? process.env, ...server, ...extra, ...PINNED_ENV };
+    const env = { ...options.env ?? process.env, ...server, ...extra };
+    return { ...env, ...liteSocketOnlyEnv(env), ...PINNED_ENV };
   }
   function launch(program, argv, cwd, env, keepStdin) {
     spawnCount++;
@@ -1380,10 +1329,11 @@ function createRunner(options) {
     });
     if (closed) return Promise.resolve(done("CANCELLED", "the session ended"));
     if (spec.signal?.aborted) return Promise.resolve(done("CANCELLED", "cancelled before start"));
-    if (!existsSync2(spec.cwd))
+    if (!existsSync(spec.cwd))
       return Promise.resolve(done("UNAVAILABLE", `working directory does not exist: ${spec.cwd}`));
     return new Promise((resolve5) => {
       const child = launch(program, argv, spec.cwd, spec.env, spec.longLived?.stdin === true);
+      if (spec.daemonSocket) void adoptDaemon(child, spec.daemonSocket);
       spec.longLived?.onSpawn(child);
       const out = boundedCapture(captureBytes, (line) => spec.onLine?.(line, "stdout"));
       const err = boundedCapture(captureBytes, (line) => spec.onLine?.(line, "stderr"));
@@ -1445,13 +1395,14 @@ function createRunner(options) {
     const existing = inFlight.get(key);
     if (existing && !runOptions.onLine) return existing.join(runOptions.signal);
     const shared = shareCall((signal) => {
-      const go = () => execute(through ? [...through.leading, ...argv] : argv, {
+      const go = (daemonSocket) => execute(through ? [...through.leading, ...argv] : argv, {
         cwd: runOptions.cwd,
         env,
         budgetMs: budget,
         signal,
         onLine: runOptions.onLine,
-        program: through && { path: through.path, name: through.name }
+        program: through && { path: through.path, name: through.name },
+        daemonSocket
       });
       return runOptions.takesLock === false ? go() : serialised(() => throughLiteGate(argv, env, budget, signal, go));
     });
@@ -1464,11 +1415,13 @@ function createRunner(options) {
     const hold = await liteTurn(argv, env, budgetMs > 0 ? budgetMs : LITE_LONG_LIVED_WAIT_MS, signal);
     if (!("release" in hold)) return hold;
     try {
-      const result = await work();
+      const socket = liteSocketPath(env, argv);
+      const result = await work(await socketAnswers(socket) ? void 0 : socket);
       if (result.code !== "TIMEOUT") return result;
       const silence = await liteServerSilence(liteSocketPath(env, argv));
       return silence ? { ...result, reason: `${result.reason}. ${silence}` } : result;
     } finally {
+      await daemonStops();
       hold.release();
     }
   }
@@ -1507,7 +1460,7 @@ function createRunner(options) {
       }
       release();
     };
-    const exited = work(() => void watch());
+    const exited = work(() => void watch(), await socketAnswers(socket) ? void 0 : socket);
     return exited.finally(release);
   }
   function startLongLived(args, opts) {
@@ -1531,7 +1484,7 @@ function createRunner(options) {
       argv,
       env,
       controller.signal,
-      (started) => execute(argv, {
+      (started, daemonSocket) => execute(argv, {
         cwd: opts.cwd,
         env,
         budgetMs: options.budgets.longLived,
@@ -1544,7 +1497,8 @@ function createRunner(options) {
             started();
           }
         },
-        program: opts.program
+        program: opts.program,
+        daemonSocket
       })
     );
     return {
@@ -1564,6 +1518,7 @@ function createRunner(options) {
   async function close() {
     closed = true;
     await Promise.all([...live].map((child) => stopGroup(child, killGraceMs)));
+    await daemonStops();
   }
   return {
     run,
@@ -1635,6 +1590,17 @@ function shareCall(start) {
       });
     }
   };
+}
+async function adoptDaemon(child, socket) {
+  const running = () => child.exitCode === null && child.signalCode === null;
+  while (running()) {
+    const daemon = await socketAnswers(socket, 500) ? liteDaemonOf(socket) : void 0;
+    if (daemon !== void 0) {
+      if (running()) registerDaemon(child, daemon);
+      return;
+    }
+    await new Promise((resolve5) => setTimeout(resolve5, 200).unref());
+  }
 }
 function stopGroup(child, graceMs) {
   if (child.exitCode !== null || child.signalCode !== null || child.pid === void 0) {
@@ -1748,7 +1714,7 @@ function createStore(initial = initialState(), clock = Date.now) {
 
 // src/workspace/tracker.ts
 import { mkdirSync as mkdirSync2, readFileSync as readFileSync3, renameSync, writeFileSync as writeFileSync2 } from "node:fs";
-import { dirname as dirname3, relative, sep } from "node:path";
+import { dirname as dirname2, relative, sep } from "node:path";
 function createChangeTracker(env) {
   let root;
   let baseline;
@@ -1808,7 +1774,7 @@ function createChangeTracker(env) {
       if (!baseline || root === void 0) return;
       const path = graphLedger(env, root).treeFile;
       try {
-        mkdirSync2(dirname3(path), { recursive: true });
+        mkdirSync2(dirname2(path), { recursive: true });
         writeFileSync2(`${path}.tmp`, JSON.stringify({ root, tracked: TRACKED, files: [...baseline] }));
         renameSync(`${path}.tmp`, path);
       } catch {
@@ -1832,8 +1798,8 @@ function readSnapshot(path) {
 }
 
 // src/lifecycle/maintenance.ts
-import { existsSync as existsSync3 } from "node:fs";
-import { join as join4 } from "node:path";
+import { existsSync as existsSync2 } from "node:fs";
+import { join as join3 } from "node:path";
 function createMaintenance(deps) {
   const { store, notices, runner, tracker } = deps;
   let maintenance;
@@ -1875,8 +1841,8 @@ function createMaintenance(deps) {
     const root = deps.root();
     const index = kind === "syncing" ? void 0 : tracker.indexStarting(root);
     const before = index?.before ?? [];
-    const cgcignore = join4(root, ".cgcignore");
-    const hadCgcignore = existsSync3(cgcignore);
+    const cgcignore = join3(root, ".cgcignore");
+    const hadCgcignore = existsSync2(cgcignore);
     if (before.length > 0) store.apply((state) => changesObserved(state, before));
     store.apply((state, now) => maintenanceStarted(state, kind, what, now, estimate));
     const ledger = deps.ledger();
@@ -2031,9 +1997,9 @@ function verdictNotice(facts) {
 
 // src/workspace/git.ts
 import { readFileSync as readFileSync4, statSync } from "node:fs";
-import { isAbsolute, join as join5, resolve as resolve4 } from "node:path";
+import { isAbsolute, join as join4, resolve as resolve4 } from "node:path";
 function readGitDirs(root) {
-  const dotGit = join5(root, ".git");
+  const dotGit = join4(root, ".git");
   let isDir;
   try {
     isDir = statSync(dotGit).isDirectory();
@@ -2045,9 +2011,9 @@ function readGitDirs(root) {
   if (!pointer) return { ok: false, error: `${dotGit} is a file without a "gitdir:" line` };
   const gitDir = isAbsolute(pointer) ? pointer : resolve4(root, pointer);
   const id = /[/\\]worktrees[/\\]([^/\\]+)[/\\]?$/.exec(gitDir)?.[1];
-  const common = readText(join5(gitDir, "commondir"))?.trim();
+  const common = readText(join4(gitDir, "commondir"))?.trim();
   if (!common) {
-    const isGitDir = readText(join5(gitDir, "HEAD")) !== void 0;
+    const isGitDir = readText(join4(gitDir, "HEAD")) !== void 0;
     if (isGitDir && !id) return { ok: true, value: { gitDir, commonDir: gitDir } };
     const why = isGitDir ? "has no commondir file" : "is not a git directory";
     return { ok: false, error: `${dotGit} points to ${gitDir}, which ${why}` };
@@ -2058,16 +2024,16 @@ function readGitDirs(root) {
 function readHeadCommit(root) {
   const dirs = readGitDirs(root);
   if (!dirs.ok) return void 0;
-  const head = readText(join5(dirs.value.gitDir, "HEAD"))?.trim();
+  const head = readText(join4(dirs.value.gitDir, "HEAD"))?.trim();
   if (!head) return void 0;
   if (/^[0-9a-f]{40}$/.test(head)) return head;
   const ref = /^ref:\s*(\S+)$/.exec(head)?.[1];
   if (!ref) return void 0;
   for (const dir of [dirs.value.gitDir, dirs.value.commonDir]) {
-    const loose = readText(join5(dir, ref))?.trim();
+    const loose = readText(join4(dir, ref))?.trim();
     if (loose && /^[0-9a-f]{40}$/.test(loose)) return loose;
   }
-  const packed = readText(join5(dirs.value.commonDir, "packed-refs")) ?? "";
+  const packed = readText(join4(dirs.value.commonDir, "packed-refs")) ?? "";
   for (const line of packed.split("\n")) {
     const [sha, name] = line.trim().split(" ");
     if (name === ref && sha && /^[0-9a-f]{40}$/.test(sha)) return sha;
@@ -2305,13 +2271,13 @@ function createReadiness(deps) {
 }
 
 // src/lifecycle/worktree-scope.ts
-import { existsSync as existsSync5 } from "node:fs";
-import { dirname as dirname4 } from "node:path";
+import { existsSync as existsSync4 } from "node:fs";
+import { dirname as dirname3 } from "node:path";
 
 // src/workspace/worktree.ts
-import { createHash as createHash2 } from "node:crypto";
-import { existsSync as existsSync4, linkSync, mkdirSync as mkdirSync3, readdirSync as readdirSync2, readFileSync as readFileSync5, renameSync as renameSync2, rmSync as rmSync2, writeFileSync as writeFileSync3 } from "node:fs";
-import { join as join6 } from "node:path";
+import { createHash } from "node:crypto";
+import { existsSync as existsSync3, linkSync, mkdirSync as mkdirSync3, readdirSync as readdirSync2, readFileSync as readFileSync5, renameSync as renameSync2, rmSync as rmSync2, writeFileSync as writeFileSync3 } from "node:fs";
+import { join as join5 } from "node:path";
 function detectWorktree(cwd) {
   const root = gitToplevel(cwd);
   if (!root) return { kind: "not-git" };
@@ -2323,20 +2289,20 @@ function detectWorktree(cwd) {
 }
 function contextNameFor(identity) {
   const slug = identity.worktreeId.toLowerCase().replace(/[^a-z0-9._-]+/g, "-").replace(/[-._]*[-.][-._]*/g, (run) => run === "." || run === "_" ? run : "-").replace(/^[-.]+|[-.]+$/g, "").slice(0, 32).replace(/[-.]+$/, "") || "worktree";
-  const hash = createHash2("sha256").update(`${identity.commonDir}\0${identity.worktreeId}`).digest("hex");
+  const hash = createHash("sha256").update(`${identity.commonDir}\0${identity.worktreeId}`).digest("hex");
   return `wt-${slug}-${hash.slice(0, 8)}`;
 }
 function sameIdentity(a, b) {
   return a.commonDir === b.commonDir && a.worktreeId === b.worktreeId;
 }
 function worktreeExists(identity) {
-  return existsSync4(join6(identity.commonDir, "worktrees", identity.worktreeId));
+  return existsSync3(join5(identity.commonDir, "worktrees", identity.worktreeId));
 }
 function worktreeRecordDir(agentDir2) {
-  return join6(agentDir2, "cgc-worktrees");
+  return join5(agentDir2, "cgc-worktrees");
 }
 function readRecord(dir, name) {
-  const path = join6(dir, `${name}.json`);
+  const path = join5(dir, `${name}.json`);
   let text;
   try {
     text = readFileSync5(path, "utf8");
@@ -2372,7 +2338,7 @@ function isRecord(value) {
   return typeof record === "object" && record !== null && typeof record.commonDir === "string" && typeof record.worktreeId === "string" && typeof record.path === "string" && typeof record.createdAt === "string";
 }
 function writeRecord(dir, name, record, claim = false) {
-  const path = join6(dir, `${name}.json`);
+  const path = join5(dir, `${name}.json`);
   const aside = `${path}.${process.pid}.${Date.now()}.tmp`;
   try {
     mkdirSync3(dir, { recursive: true });
@@ -2408,7 +2374,7 @@ function claimPath(aside, path) {
   }
 }
 function removeRecord(dir, name) {
-  rmSync2(join6(dir, `${name}.json`), { force: true });
+  rmSync2(join5(dir, `${name}.json`), { force: true });
 }
 function ownershipOf(record, identity) {
   if (!record) return { kind: "unrecorded" };
@@ -2546,7 +2512,7 @@ ${result.stdout}`);
         `Worktree isolation refused: cgc already has a context ${name} that pi-cgc has no record of creating for this ${describeIdentity(identity, root)}, so it is not used. If nothing else needs it, remove it (cgc context delete ${name}; cgc keeps its files) and pi-cgc creates its own; or set worktree.mode to off.`
       );
     }
-    if (!existsSync5(dirname4(context.dbPath))) {
+    if (!existsSync4(dirname3(context.dbPath))) {
       return refuse(
         name,
         `Worktree isolation refused: cgc lists the context ${name} at ${context.dbPath}, which does not exist (cgc drops [bracketed] text from the paths it prints), so cgc's MCP server cannot be pointed at it.`
@@ -2839,7 +2805,7 @@ function registerCgcCommand(pi, current, hooks) {
       };
       if (!Object.hasOwn(VERBS, verb)) return show(`Unknown verb "${verb}".
 ${usage()}`, "warning");
-      verbs ??= import("./chunks/verbs-BR6ID2TM.js");
+      verbs ??= import("./chunks/verbs-OSVMRUZI.js");
       return (await verbs).runVerb(verb, rest, { session, ctx, show, hooks: hooks() });
     }
   });

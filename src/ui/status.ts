@@ -24,6 +24,11 @@ export interface StatusInput {
   fullIndexThroughEngine?: boolean;
   /** Worktree isolation, one line (src/lifecycle/worktree-scope.ts describe); absent when it has nothing to say. */
   worktree?: string;
+  /**
+   * On FalkorDB Lite, a TCP port its daemon listens on: the user's FALKORDB_PORT, or the port of a daemon the
+   * user's own cgc started (src/cgc/lite-gate.ts describeLiteNetwork); absent while it serves its socket only.
+   */
+  liteNetwork?: string;
 }
 
 export function renderStatus({
@@ -37,6 +42,7 @@ export function renderStatus({
   engine,
   fullIndexThroughEngine,
   worktree,
+  liteNetwork,
 }: StatusInput): string {
   const facts = state.facts;
   const repo = facts?.repository;
@@ -49,6 +55,7 @@ export function renderStatus({
     ...(worktree ? [`worktree:   ${worktree}`] : []),
     `cgc:        ${executable}${facts?.cgcVersion ? ` (${facts.cgcVersion})` : ""}`,
     `backend:    ${describeBackend(reportedBackend, backend)}`,
+    ...(liteNetwork ? [`tcp port:   ${liteNetwork}`] : []),
     `readiness:  ${state.readiness} — ${state.reason}`,
   ];
   if (repo) {

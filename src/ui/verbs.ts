@@ -7,6 +7,7 @@ import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { shownBackend } from "../cgc/backend.ts";
 import { countIndexFiles, describeIndexCost, estimateIndex, type IndexCost } from "../cgc/index-cost.ts";
 import { cgcInterpreter } from "../cgc/interpreter.ts";
+import { describeLiteNetwork } from "../cgc/lite-gate.ts";
 import { indexResumed, indexSkipped } from "../cgc/parse.ts";
 import { describeWatcher, watcherOf } from "../freshness/watcher.ts";
 import type { CgcSession } from "../lifecycle/session.ts";
@@ -61,6 +62,10 @@ export async function runVerb(verb: Verb, rest: string[], { session, ctx, show, 
           engine: hooks.engine(),
           fullIndexThroughEngine: session.fullIndexThrough() !== undefined,
           worktree: session.worktree.describe(),
+          liteNetwork:
+            (session.store.get().facts?.reportedBackend ?? session.backend)?.name === "falkordb"
+              ? describeLiteNetwork(session.env)
+              : undefined,
         }),
       );
       return;

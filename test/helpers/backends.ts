@@ -102,8 +102,12 @@ export async function startBackend(name: BackendName): Promise<TestBackend> {
  * variables in process.env. Returns the function that restores what was there.
  */
 export function useBackendInProcess(backend: TestBackend): () => void {
-  const values: Record<string, string> = { ...backend.env, CGC_EXECUTABLE: backend.cgc };
-  const previous = Object.fromEntries(Object.keys(values).map((key) => [key, process.env[key]]));
+  // pi-cgc itself keeps FalkorDB Lite's daemon on its socket (FALKORDB_PORT=0 on its children, src/cgc/runner.ts):
+  // the in-process pi is not handed the helper's setting, so that the product's is what runs.
+  const { FALKORDB_PORT: _helperPort, ...env } = backend.env;
+  const values: Record<string, string> = { ...env, CGC_EXECUTABLE: backend.cgc };
+  const previous = Object.fromEntries([...Object.keys(values), "FALKORDB_PORT"].map((key) => [key, process.env[key]]));
+  delete process.env.FALKORDB_PORT;
   Object.assign(process.env, values);
   return () => {
     for (const [key, value] of Object.entries(previous)) {

