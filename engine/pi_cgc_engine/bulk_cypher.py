@@ -6,15 +6,16 @@ package's Driver, whose sessions have execute_write). The graph must be empty (g
 `load` checks that first and raises NotEmpty.
 
 cgc's indexes and constraints are the caller's to create before (cgc's own create_graph_schema, through the cgc
-contract, so that the database holds what cgc's index leaves and nothing more); the loader creates none and leaves
-none behind. It does not look nodes up by their properties at all: FalkorDB Lite's range index cannot find the
-number 0 (database.zero_safe), and an internal id is a seek on every backend.
+contract, so that the database holds what cgc's index leaves); the loader's own index and key property are gone
+when it returns. It does not look nodes up by cgc's properties: FalkorDB Lite's range index cannot find the
+number 0 (database.zero_safe).
 
-How:
-  nodes, per label, in batches:  UNWIND $rows AS row CREATE (n:`Label`) SET n = row.p RETURN row.i, id(n)
-      (elementId(n) on Neo4j), which gives each node's database id;
-  edges, per type, in batches:   UNWIND $rows AS row MATCH (a) WHERE id(a) = row.a MATCH (b) WHERE id(b) = row.b
-      CREATE (a)-[r:`TYPE`]->(b) SET r = row.p
+How: the loader's own index on a key property of its own (KEY) for each label, then
+  nodes, per label, in batches:  UNWIND $rows AS row CREATE (n:`Label`) SET n = row.p, n.KEY = row.k
+      (k a string: FalkorDB Lite's range index finds no 0, and id(n) = row.x is a scan of every node on FalkorDB);
+  edges, per (type, from label, to label), in batches:
+      UNWIND $rows AS row MATCH (a:`A` {KEY: row.a}) MATCH (b:`B` {KEY: row.b}) CREATE (a)-[r:`TYPE`]->(b) SET r = row.p
+  then the loader's indexes dropped and KEY removed from every node (also when the load failed).
 No MERGE: every node and edge of GraphRows is distinct by construction. A batch holds at most BATCH_ROWS rows and
 about BATCH_CHARS characters of property text (FalkorDB's client sends parameters as Cypher text). On Neo4j each
 batch is one managed write transaction (execute_write: retried on a transient error, which CREATE makes safe only
@@ -95,45 +96,73 @@ def _quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
+KEY = "_pi_cgc_bulk_key"
+
+
+def _index_statements(label: str, neo4j: bool) -> Tuple[str, str]:
+    """The statements that create and drop the loader's own index on KEY for a label."""
+    if neo4j:
+        name = _quote(f"pi_cgc_bulk_{label}")
+        return (f"CREATE INDEX {name} IF NOT EXISTS FOR (n:{_quote(label)}) ON (n.{KEY})",
+                f"DROP INDEX {name} IF EXISTS")
+    return (f"CREATE INDEX FOR (n:{_quote(label)}) ON (n.{KEY})", f"DROP INDEX FOR (n:{_quote(label)}) ON (n.{KEY})")
+
+
 def load(driver: Any, rows: GraphRows, *, require_empty: bool = True,
          progress: Optional[Callable[[str], None]] = None) -> Dict[str, Any]:
     """Writes every node and edge of `rows` through cgc's driver. Returns counts and timings (ms)."""
     start = time.monotonic()
     writer = _Writer(driver)
-    id_of = "elementId" if writer.neo4j else "id"
     stats: Dict[str, Any] = {"nodes": 0, "edges": 0, "statements": 0}
+    labels = [label for label, nodes in rows.nodes.items() if nodes]
+    indexed: List[str] = []
     try:
         if require_empty:
             found = writer.read("MATCH (n) RETURN count(n) AS c")
             count = found[0]["c"] if found else 0
             if count:
                 raise NotEmpty(f"the graph holds {count} nodes; the rows model an empty graph")
-        ids: Dict[Tuple[str, Any], Any] = {}
-        for label, nodes in rows.nodes.items():
-            if not nodes:
-                continue
-            keys = list(nodes)
-            payload = [{"i": i, "p": _clean(nodes[key])} for i, key in enumerate(keys)]
-            query = (f"UNWIND $rows AS row CREATE (n:{_quote(label)}) SET n = row.p "
-                     f"RETURN row.i AS i, {id_of}(n) AS id")
-            for batch in _batches(payload, lambda row: _size(row["p"])):
-                for record in writer.run(query, rows=batch):
-                    ids[(label, keys[record["i"]])] = record["id"]
+        for label in labels:
+            writer.run(_index_statements(label, writer.neo4j)[0])
+            indexed.append(label)
+        if writer.neo4j:
+            writer.read("CALL db.awaitIndexes(300)")
+        keys: Dict[Tuple[str, Any], str] = {}
+        for label in labels:
+            nodes = rows.nodes[label]
+            payload = []
+            for key, props in nodes.items():
+                keys[(label, key)] = f"k{len(keys)}"
+                payload.append({"k": keys[(label, key)], "p": _clean(props)})
+            query = f"UNWIND $rows AS row CREATE (n:{_quote(label)}) SET n = row.p, n.{KEY} = row.k"
+            for batch in _batches(payload, lambda row: 12 + _size(row["p"])):
+                writer.run(query, rows=batch)
                 stats["nodes"] += len(batch)
         stats["nodes_ms"] = round((time.monotonic() - start) * 1000)
         if progress:
             progress(f"{stats['nodes']} nodes written")
         for rel, edges in rows.edges.items():
-            payload = [{"a": ids[a], "b": ids[b], "p": _clean(props)} for (a, b, _key), props in edges.items()]
-            query = (f"UNWIND $rows AS row MATCH (a) WHERE {id_of}(a) = row.a MATCH (b) WHERE {id_of}(b) = row.b "
-                     f"CREATE (a)-[r:{_quote(rel)}]->(b) SET r = row.p RETURN count(r) AS c")
-            for batch in _batches(payload, lambda row: 40 + _size(row["p"])):
-                made = writer.run(query, rows=batch)
-                if not made or made[0]["c"] != len(batch):
-                    raise RuntimeError(f"{rel}: {made[0]['c'] if made else 0} of {len(batch)} edges were written")
-                stats["edges"] += len(batch)
-        stats["statements"] = writer.statements
+            by_pair: Dict[Tuple[str, str], List[Dict[str, Any]]] = {}
+            for (a, b, _key), props in edges.items():
+                by_pair.setdefault((a[0], b[0]), []).append({"a": keys[a], "b": keys[b], "p": _clean(props)})
+            for (la, lb), payload in by_pair.items():
+                query = (f"UNWIND $rows AS row MATCH (a:{_quote(la)} {{{KEY}: row.a}}) "
+                         f"MATCH (b:{_quote(lb)} {{{KEY}: row.b}}) "
+                         f"CREATE (a)-[r:{_quote(rel)}]->(b) SET r = row.p RETURN count(r) AS c")
+                for batch in _batches(payload, lambda row: 40 + _size(row["p"])):
+                    made = writer.run(query, rows=batch)
+                    if not made or made[0]["c"] != len(batch):
+                        raise RuntimeError(f"{rel}: {made[0]['c'] if made else 0} of {len(batch)} edges were written")
+                    stats["edges"] += len(batch)
     finally:
-        writer.close()
+        # The loader's own index and key go again: the database keeps what cgc's index leaves.
+        try:
+            for label in indexed:
+                writer.run(_index_statements(label, writer.neo4j)[1])
+            for label in labels:
+                writer.run(f"MATCH (n:{_quote(label)}) WHERE n.{KEY} IS NOT NULL REMOVE n.{KEY}")
+        finally:
+            stats["statements"] = writer.statements
+            writer.close()
     stats["ms"] = round((time.monotonic() - start) * 1000)
     return stats
