@@ -9,6 +9,7 @@
 import { existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import { type CgcHome, cgcBinary, makeCgcHome, PROJECT_ROOT } from "./cgc-env.ts";
+import { scopedEnv } from "./env.ts";
 import { startFalkorDB } from "./falkordb.ts";
 import { startNeo4j } from "./neo4j.ts";
 import { poll } from "./poll.ts";
@@ -105,16 +106,7 @@ export function useBackendInProcess(backend: TestBackend): () => void {
   // pi-cgc itself keeps FalkorDB Lite's daemon on its socket (FALKORDB_PORT=0 on its children, src/cgc/runner.ts):
   // the in-process pi is not handed the helper's setting, so that the product's is what runs.
   const { FALKORDB_PORT: _helperPort, ...env } = backend.env;
-  const values: Record<string, string> = { ...env, CGC_EXECUTABLE: backend.cgc };
-  const previous = Object.fromEntries([...Object.keys(values), "FALKORDB_PORT"].map((key) => [key, process.env[key]]));
-  delete process.env.FALKORDB_PORT;
-  Object.assign(process.env, values);
-  return () => {
-    for (const [key, value] of Object.entries(previous)) {
-      if (value === undefined) delete process.env[key];
-      else process.env[key] = value;
-    }
-  };
+  return scopedEnv({ ...env, FALKORDB_PORT: undefined, CGC_EXECUTABLE: backend.cgc });
 }
 
 export interface LiteDaemon {
