@@ -168,7 +168,7 @@ export async function run(options: BenchOptions): Promise<BenchReport> {
         const counted = await countIndexFiles(python, repo.path, envOf(mine), 120_000);
         if (!("files" in counted)) throw new Error(`no count: ${counted.error}`);
         const files = counted.files;
-        const estimate = estimateIndex(counted, name).estimateMs;
+        const estimate = estimateIndex(counted, name, "pi-cgc").estimateMs;
         log(`index-cost: ${name}, ${size} (${files} files): pi-cgc's index`);
         const ours = await measure(python, [ENGINE_SCRIPT, "--cache-dir", cacheDir, "index", copy], copy, envOf(mine));
         if (ours.code !== 0) throw new Error(`pi-cgc's index failed on ${name}: ${ours.stderr}`);

@@ -16,9 +16,10 @@ passes. An index cut short leaves a partial graph, as cgc's does; pi-cgc's note 
 from __future__ import annotations
 
 import argparse
+import re
 import time
 from pathlib import Path
-from typing import Any, List, Optional
+from typing import Any, Callable, List, Optional
 
 from . import bulk_cypher, bulk_kuzu, graph_rows
 from . import cgc_contract as cgc
@@ -27,6 +28,39 @@ from .engine import Engine
 from .files import norm
 from .link_rows import CPP_SOURCES, choose_links, write_links
 from .protocol import emit_text, log, ms_since, plural, stdout_given_back
+
+# What follows the parse, in multiples of the time the tree took to read (discovery and parse), from the bench
+# (bench/RESULTS.md, "Full index"): the resolution and the rows, then the load. The run re-estimates its whole
+# time from its own rate at each phase; pi-cgc shows it as the estimate of the run under way.
+AFTER_READING = {"resolving": 2.2, "writing": 1.1}
+
+
+class Progress:
+    """Prints each phase as `pi-cgc index: <phase>`, with ` · ~<s>s in all` once this run's own rate says."""
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.read_s: Optional[float] = None  # the tree's reading, once done (None: not yet, or all from the cache)
+
+    def __call__(self, phase: str) -> None:
+        now = time.monotonic()
+        elapsed = now - self.started
+        total: Optional[float] = None
+        parsing = re.match(r"parsing (\d+)/(\d+)", phase)
+        if parsing:
+            done, count = int(parsing.group(1)), int(parsing.group(2))
+            if done >= max(2, count // 20):
+                reading = elapsed * count / done
+                total = reading * (1 + sum(AFTER_READING.values()))
+                if done == count:
+                    self.read_s = elapsed
+        elif self.read_s is not None:
+            left = [share for name, share in AFTER_READING.items() if phase.startswith(name)]
+            if left:
+                later = list(AFTER_READING)[list(AFTER_READING.values()).index(left[0]):]
+                total = elapsed + self.read_s * sum(AFTER_READING[name] for name in later)
+        suffix = f" · ~{max(1, round(total))}s in all" if total is not None and total >= elapsed else ""
+        emit_text(f"pi-cgc index: {phase}{suffix}\n")
 
 
 def progress(phase: str) -> None:
@@ -64,10 +98,11 @@ def index_command(args: argparse.Namespace, version: str) -> int:
         engine.db.close()
         return cgc_index(root, False)
     started = time.monotonic()
-    engine.start(from_disk=True, progress=progress, save=False)
+    shown = Progress()
+    engine.start(from_disk=True, progress=shown, save=False)
     read_ms = ms_since(started)
     try:
-        how = write_graph(engine, delete_first=present)
+        how = write_graph(engine, delete_first=present, progress=shown)
     finally:
         engine.db.close()
     marker = engine.dirty_marker()
@@ -81,21 +116,21 @@ def index_command(args: argparse.Namespace, version: str) -> int:
     return 0
 
 
-def write_graph(engine: Engine, delete_first: bool) -> str:
+def write_graph(engine: Engine, delete_first: bool, progress: Callable[[str], None] = progress) -> str:
     """The whole graph of the engine's state, as cgc's full index writes it: in bulk where the backend has a bulk
     writer and the tree is one graph_rows replicates, else with cgc's own writer, file by file. Returns how."""
     if delete_first:
         progress("deleting the old graph")
         engine.db.write_transaction(lambda writer: writer.delete_repository_from_graph(engine.root.as_posix()))
-    why = write_in_bulk(engine)
+    why = write_in_bulk(engine, progress)
     if why is None:
         return "bulk"
     log(f"written with cgc's own writer: {why}")
-    write_with_cgc_writer(engine)
+    write_with_cgc_writer(engine, progress)
     return "cgc's writer"
 
 
-def write_in_bulk(engine: Engine) -> Optional[str]:
+def write_in_bulk(engine: Engine, progress: Callable[[str], None] = progress) -> Optional[str]:
     """The graph written in bulk; None when written, else why not (nothing written then)."""
     profile = graph_rows.PROFILES.get(engine.db.backend)
     if profile is None:
@@ -126,7 +161,7 @@ def write_in_bulk(engine: Engine) -> Optional[str]:
     return None
 
 
-def write_with_cgc_writer(engine: Engine) -> None:
+def write_with_cgc_writer(engine: Engine, progress: Callable[[str], None] = progress) -> None:
     """The whole graph with cgc's own writer, file by file, in cgc's order."""
     state, root = engine.state, engine.root
     root_str = root.as_posix()

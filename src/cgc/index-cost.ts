@@ -22,6 +22,21 @@ export const INDEX_RATES: Readonly<Record<string, { startMs: number; perKiBMs: n
   neo4j: { startMs: 18_000, perKiBMs: 24 },
 };
 
+/**
+ * The same for pi-cgc's own index (engine/pi_cgc_engine/indexer.py: cgc's parser on both cores, the graph written
+ * in bulk), measured beside cgc's own (bench/RESULTS.md, "Full index"). Used whenever the index runs through the
+ * engine (wholeIndexProgram); cgc's own rates above where cgc's own index runs.
+ */
+export const PI_CGC_INDEX_RATES: Readonly<Record<string, { startMs: number; perKiBMs: number }>> = {
+  kuzudb: { startMs: 2_000, perKiBMs: 1.6 },
+  falkordb: { startMs: 2_500, perKiBMs: 1.8 },
+  "falkordb-remote": { startMs: 2_000, perKiBMs: 1.8 },
+  neo4j: { startMs: 4_000, perKiBMs: 4.5 },
+};
+
+/** Whose index runs: pi-cgc's own (through the engine) or cgc's. */
+export type Indexer = "pi-cgc" | "cgc";
+
 /** What cgc's discovery found: its files and their total size. */
 export interface IndexFiles {
   files: number;
@@ -29,16 +44,18 @@ export interface IndexFiles {
 }
 
 export interface IndexCost extends IndexFiles {
+  indexer: Indexer;
   /** The backend whose rate was used, or undefined when none was measured for it (KùzuDB's rate then). */
   backend: string | undefined;
   estimateMs: number;
 }
 
-export function estimateIndex(found: IndexFiles, backend: string | undefined): IndexCost {
-  const measured = backend !== undefined && backend in INDEX_RATES;
-  const rate = INDEX_RATES[measured ? (backend as string) : "kuzudb"] as { startMs: number; perKiBMs: number };
+export function estimateIndex(found: IndexFiles, backend: string | undefined, indexer: Indexer = "cgc"): IndexCost {
+  const rates = indexer === "pi-cgc" ? PI_CGC_INDEX_RATES : INDEX_RATES;
+  const measured = backend !== undefined && backend in rates;
+  const rate = rates[measured ? (backend as string) : "kuzudb"] as { startMs: number; perKiBMs: number };
   const estimateMs = Math.round(rate.startMs + (rate.perKiBMs * found.bytes) / 1024);
-  return { ...found, backend: measured ? backend : undefined, estimateMs };
+  return { ...found, indexer, backend: measured ? backend : undefined, estimateMs };
 }
 
 /** "about 1m05s" — estimates are rounded to what a person would say. */
@@ -50,9 +67,10 @@ export function roughly(ms: number): string {
 /** One or two sentences for a confirmation. */
 export function describeIndexCost(cost: IndexCost): string {
   const rate = cost.backend ? `on ${cost.backend}` : "on this backend (its rate not measured: KùzuDB's used)";
-  let text = `cgc will read ${count(cost.files, "file")}, ${size(cost.bytes)}: ${roughly(cost.estimateMs)} ${rate}, at the rates pi-cgc measured (machines differ).`;
+  const who = cost.indexer === "pi-cgc" ? "pi-cgc's index" : "cgc";
+  let text = `${who} will read ${count(cost.files, "file")}, ${size(cost.bytes)}: ${roughly(cost.estimateMs)} ${rate}, at the rates pi-cgc measured (machines differ).`;
   if (cost.backend === "kuzudb" && cost.estimateMs > 5 * 60_000) {
-    const server = estimateIndex(cost, "falkordb-remote").estimateMs;
+    const server = estimateIndex(cost, "falkordb-remote", cost.indexer).estimateMs;
     text +=
       ` A FalkorDB server indexes about ten times faster (${roughly(server)} here): cgc uses one when` +
       " DEFAULT_DATABASE=falkordb-remote and FALKORDB_HOST name it.";

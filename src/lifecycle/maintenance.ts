@@ -146,7 +146,7 @@ export function createMaintenance(deps: MaintenanceDeps): Maintenance {
             through: fullIndexThrough(),
             onLine: (line) => {
               const progress = progressOf(line);
-              if (progress) store.apply((state) => maintenanceProgress(state, progress));
+              if (progress) store.apply((state) => maintenanceProgress(state, progress.text, progress.totalMs));
             },
           }),
       )
@@ -207,17 +207,20 @@ export function createMaintenance(deps: MaintenanceDeps): Maintenance {
   };
 }
 
-/** cgc prints no progress bar without a TTY; its start, summary and end lines are what there is. */
-function progressOf(line: string): string | undefined {
+/**
+ * A phase of a full index, and the run's own estimate of its whole time where it gives one. cgc prints no
+ * progress bar without a TTY: its start, summary and end lines are what there is.
+ */
+export function progressOf(line: string): { text: string; totalMs?: number } | undefined {
   // cgc 0.6.13 prints no progress through a pipe (its bar needs a terminal): only its phases, named here
   // whole rather than as the cut-off first words of its line.
   const trimmed = line.trim();
-  // pi-cgc's own index (engine/pi_cgc_engine/indexer.py) names each phase itself.
-  const own = /^pi-cgc index: (.+)$/.exec(trimmed);
-  if (own) return own[1];
-  if (/^Deleting existing index/i.test(trimmed)) return "deleting the old graph";
-  if (/^Starting indexing|^Re-indexing/i.test(trimmed)) return "reading and writing files";
+  // pi-cgc's own index (engine/pi_cgc_engine/indexer.py) names each phase itself, and re-estimates from its rate.
+  const own = /^pi-cgc index: (.+?)(?: · ~(\d+)s in all)?$/.exec(trimmed);
+  if (own) return { text: own[1] as string, ...(own[2] ? { totalMs: Number(own[2]) * 1000 } : {}) };
+  if (/^Deleting existing index/i.test(trimmed)) return { text: "deleting the old graph" };
+  if (/^Starting indexing|^Re-indexing/i.test(trimmed)) return { text: "reading and writing files" };
   const scanned = /Total scanned files\s*\|\s*(\d+)/.exec(trimmed);
-  if (scanned) return `${scanned[1]} files written`;
+  if (scanned) return { text: `${scanned[1]} files written` };
   return undefined;
 }

@@ -123,8 +123,11 @@ export function maintenanceStarted(
   };
 }
 
-export function maintenanceProgress(state: State, progress: string): State {
-  return state.activity === "idle" ? state : { ...state, progress };
+/** A phase of the work under way; `totalMs`: the run's own new estimate of its whole time (pi-cgc's index). */
+export function maintenanceProgress(state: State, progress: string, totalMs?: number): State {
+  if (state.activity === "idle") return state;
+  const estimate = totalMs !== undefined && state.estimate ? { ...state.estimate, ms: totalMs } : state.estimate;
+  return { ...state, progress, estimate };
 }
 
 /** Outcomes of a run that may have written part of the graph before it ended (cgc has no transaction). */

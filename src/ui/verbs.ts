@@ -97,7 +97,8 @@ async function indexCost(session: VerbSession, backend: string | undefined): Pro
   const interpreter = cgcInterpreter(session.runner.executable, session.env);
   if (!interpreter.ok) return undefined;
   const counted = await countIndexFiles(interpreter.python, session.root, session.env);
-  return "files" in counted ? estimateIndex(counted, backend) : undefined;
+  const indexer = session.fullIndexThrough() !== undefined ? "pi-cgc" : "cgc";
+  return "files" in counted ? estimateIndex(counted, backend, indexer) : undefined;
 }
 
 const isTransient = (state: State) => state.readiness === "busy" || state.readiness === "unknown";

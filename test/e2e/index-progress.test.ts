@@ -32,7 +32,7 @@ it("/cgc index: the confirmation states files and time; the chip shows elapsed o
   await tui.waitFor(/cgc unindexed/, 90_000);
   await runSlashCommand(tui, "/cgc index");
   const asked = await tui.waitFor(/Build a code graph\?/, 60_000);
-  expect(asked.replace(/\s+/g, " ")).toMatch(/cgc will read 12 files, \d+ KiB: about \d+s on kuzudb/);
+  expect(asked.replace(/\s+/g, " ")).toMatch(/pi-cgc's index will read 12 files, \d+ KiB: about \d+s on kuzudb/);
   // Counting wrote nothing into the workspace before the yes (cgc's own discovery would write .cgcignore).
   expect(existsSync(join(repo, ".cgcignore"))).toBe(false);
   tui.sendKeys("Enter"); // yes

@@ -3,7 +3,8 @@
 // the wording a user reads, and the measured check of the estimate is bench/index-cost.ts.
 import { describe, expect, it } from "vitest";
 import { describeIndexCost, estimateIndex, INDEX_RATES, roughly } from "../../src/cgc/index-cost.ts";
-import { initialState, maintenanceStarted } from "../../src/state/model.ts";
+import { progressOf } from "../../src/lifecycle/maintenance.ts";
+import { initialState, maintenanceProgress, maintenanceStarted } from "../../src/state/model.ts";
 import { chipText } from "../../src/ui/chip.ts";
 
 describe("the index estimate", () => {
@@ -13,6 +14,7 @@ describe("the index estimate", () => {
     expect(estimateIndex(found, "kuzudb")).toEqual({
       files: 29,
       bytes: 300 * 1024,
+      indexer: "cgc",
       backend: "kuzudb",
       estimateMs: kuzu.startMs + 300 * kuzu.perKiBMs,
     });
@@ -50,6 +52,28 @@ describe("the index estimate", () => {
     expect(describeIndexCost(estimateIndex({ files: 1_000, bytes: 15 * 1024 * 1024 }, "falkordb"))).not.toMatch(
       /ten times/,
     );
+  });
+
+  it("pi-cgc's own index is estimated at its own rates, and says whose index reads the files", () => {
+    const found = { files: 1_000, bytes: 15 * 1024 * 1024 };
+    const own = estimateIndex(found, "kuzudb", "pi-cgc");
+    expect(own.indexer).toBe("pi-cgc");
+    // Measured beside cgc's own on KùzuDB (bench/RESULTS.md, "Full index"): tens of times faster.
+    expect(estimateIndex(found, "kuzudb").estimateMs / own.estimateMs).toBeGreaterThan(20);
+    expect(describeIndexCost(own)).toMatch(/^pi-cgc's index will read 1000 files, 15\.0 MiB: about \d+s on kuzudb/);
+    expect(describeIndexCost(own)).not.toMatch(/ten times/);
+  });
+
+  it("the run's own re-estimate replaces the estimate, and its phase shows beside it", () => {
+    const started = maintenanceStarted(initialState(), "indexing", "index", 1_000_000, { ms: 65_000, files: 1_000 });
+    const line = progressOf("pi-cgc index: parsing 353/998 files · ~19s in all");
+    expect(line).toEqual({ text: "parsing 353/998 files", totalMs: 19_000 });
+    const moved = maintenanceProgress(started, line?.text as string, line?.totalMs);
+    expect(chipText(moved, 1_000_000 + 7_000)).toBe("cgc indexing… 7s of ~19s · 1000 files · parsing 353/998 files");
+    // A phase without its own estimate keeps the last one; cgc's own lines carry none.
+    expect(progressOf("pi-cgc index: discovering files")).toEqual({ text: "discovering files" });
+    expect(progressOf("Total scanned files | 12")).toEqual({ text: "12 files written" });
+    expect(maintenanceProgress(moved, "discovering files").estimate).toEqual({ ms: 19_000, files: 1_000 });
   });
 
   it("the chip shows the elapsed time against the estimate while an index runs", () => {
