@@ -10,7 +10,7 @@ import {
   installInjection,
   isWithin,
   resolveWorkspaceRoot
-} from "./chunks/chunk-MRCSPT4F.js";
+} from "./chunks/chunk-PQG6UBWC.js";
 import {
   UNCONTAINED_REASON,
   cgcIgnoredDirs,
@@ -24,7 +24,7 @@ import {
   touchedAfter,
   uncontainedCount,
   walkedByCgc
-} from "./chunks/chunk-LUSHGWSF.js";
+} from "./chunks/chunk-7YHCGKYV.js";
 import {
   CHIP_KEY,
   ENGINE_SCRIPT,
@@ -42,7 +42,7 @@ import {
   mountChip,
   socketAnswers,
   wholeIndexProgram
-} from "./chunks/chunk-7UXXT2GO.js";
+} from "./chunks/chunk-GWJ7AOTV.js";
 import {
   count
 } from "./chunks/chunk-U43P4R4X.js";
@@ -57,7 +57,7 @@ import {
   isServerBackend,
   reportedBackend,
   shownBackend
-} from "./chunks/chunk-MCUY5J2Q.js";
+} from "./chunks/chunk-LPW2V2WV.js";
 import {
   autoSyncCounted,
   changesObserved,
@@ -72,7 +72,7 @@ import {
   maintenanceStarted,
   otherWritersSeen,
   probeSettled
-} from "./chunks/chunk-E2TQSZPH.js";
+} from "./chunks/chunk-KGLR27D7.js";
 import {
   detectBusy,
   detectCgcFailure,
@@ -156,7 +156,7 @@ function installAgentSurface(pi, current, settle) {
   };
   const deps = { current, lease: leaseFor, settle };
   const loadTools = () => {
-    loading ??= Promise.all([import("./chunks/tools-BWHXMNLS.js"), import("./chunks/gap-tools-5I3ZV5BK.js"), import("./chunks/mcp-AX35DL4S.js")]).then(
+    loading ??= Promise.all([import("./chunks/tools-PH4EXE6C.js"), import("./chunks/gap-tools-TUJDQIW6.js"), import("./chunks/mcp-AX35DL4S.js")]).then(
       ([graph, gaps, mcp]) => {
         tools = { graph: graph.graphTools(deps), gaps: gaps.gapTools(deps), createMcpLease: mcp.createMcpLease };
         return tools;
@@ -573,7 +573,7 @@ function createQuietSync(deps) {
       if (readiness === "unindexed") return `Nothing to sync: cgc is unindexed (${reason}).`;
       if (otherWriter) return `Not synced: ${otherWriter}.`;
       if (automatic) session.store.apply(autoSyncCounted);
-      const { syncAndVerify } = await import("./chunks/sync-RJIMZ3A3.js");
+      const { syncAndVerify } = await import("./chunks/sync-ZVBGARKZ.js");
       const outcome = await syncAndVerify(session);
       if (outcome.result.code !== "OK") return `Sync ended ${outcome.result.code}: ${outcome.result.reason}`;
       if (outcome.unverified) {
@@ -1021,7 +1021,7 @@ function createEngineUpdates(session, fellBack) {
 // src/freshness/watch-start.ts
 function startWatcherLater(session, deps) {
   if (session.config()["freshness.watch"] === "off") return;
-  void import("./chunks/watcher-VBA3KMZJ.js").then(
+  void import("./chunks/watcher-WRU2MJM2.js").then(
     ({ startWatcherIfEnabled }) => {
       if (!deps.isCurrent() || session.disposed) return;
       const watcher = startWatcherIfEnabled(session, {
@@ -1856,7 +1856,7 @@ function createMaintenance(deps) {
         through: fullIndexThrough(),
         onLine: (line) => {
           const progress = progressOf(line);
-          if (progress) store.apply((state) => maintenanceProgress(state, progress));
+          if (progress) store.apply((state) => maintenanceProgress(state, progress.text, progress.totalMs));
         }
       })
     ).then(async (result) => {
@@ -1903,12 +1903,12 @@ function createMaintenance(deps) {
 }
 function progressOf(line) {
   const trimmed = line.trim();
-  const own = /^pi-cgc index: (.+)$/.exec(trimmed);
-  if (own) return own[1];
-  if (/^Deleting existing index/i.test(trimmed)) return "deleting the old graph";
-  if (/^Starting indexing|^Re-indexing/i.test(trimmed)) return "reading and writing files";
+  const own = /^pi-cgc index: (.+?)(?: · ~(\d+)s in all)?$/.exec(trimmed);
+  if (own) return { text: own[1], ...own[2] ? { totalMs: Number(own[2]) * 1e3 } : {} };
+  if (/^Deleting existing index/i.test(trimmed)) return { text: "deleting the old graph" };
+  if (/^Starting indexing|^Re-indexing/i.test(trimmed)) return { text: "reading and writing files" };
   const scanned = /Total scanned files\s*\|\s*(\d+)/.exec(trimmed);
-  if (scanned) return `${scanned[1]} files written`;
+  if (scanned) return { text: `${scanned[1]} files written` };
   return void 0;
 }
 
@@ -2805,7 +2805,7 @@ function registerCgcCommand(pi, current, hooks) {
       };
       if (!Object.hasOwn(VERBS, verb)) return show(`Unknown verb "${verb}".
 ${usage()}`, "warning");
-      verbs ??= import("./chunks/verbs-OSVMRUZI.js");
+      verbs ??= import("./chunks/verbs-NMGGKZLH.js");
       return (await verbs).runVerb(verb, rest, { session, ctx, show, hooks: hooks() });
     }
   });

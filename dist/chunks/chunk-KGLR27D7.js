@@ -31,8 +31,10 @@ function maintenanceStarted(state, activity, what, now, estimate) {
     lastAction: { what, outcome: "running", at: now }
   };
 }
-function maintenanceProgress(state, progress) {
-  return state.activity === "idle" ? state : { ...state, progress };
+function maintenanceProgress(state, progress, totalMs) {
+  if (state.activity === "idle") return state;
+  const estimate = totalMs !== void 0 && state.estimate ? { ...state.estimate, ms: totalMs } : state.estimate;
+  return { ...state, progress, estimate };
 }
 var MAY_HAVE_WRITTEN = /* @__PURE__ */ new Set(["FAILED", "TIMEOUT", "CANCELLED"]);
 function maintenanceSettled(state, outcome, now, error) {

@@ -5,17 +5,17 @@ import {
   failureOf,
   liveSession,
   location
-} from "./chunk-UTJARFJC.js";
+} from "./chunk-VYSZR5RD.js";
 import {
   GRAPH_TOOL_NAMES
-} from "./chunk-MRCSPT4F.js";
+} from "./chunk-PQG6UBWC.js";
 import {
   count
 } from "./chunk-U43P4R4X.js";
-import "./chunk-MCUY5J2Q.js";
+import "./chunk-LPW2V2WV.js";
 import {
   isReady
-} from "./chunk-E2TQSZPH.js";
+} from "./chunk-KGLR27D7.js";
 import "./chunk-BNPLH5UU.js";
 
 // src/agent/tools.ts

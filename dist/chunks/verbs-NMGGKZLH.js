@@ -4,14 +4,14 @@ import {
   describeLiteNetwork,
   engineFile,
   formatElapsed
-} from "./chunk-7UXXT2GO.js";
+} from "./chunk-GWJ7AOTV.js";
 import {
   count
 } from "./chunk-U43P4R4X.js";
 import {
   describeWatcher,
   watcherOf
-} from "./chunk-G5RARRQU.js";
+} from "./chunk-ZY26KJQV.js";
 import {
   CONFIG_KEYS,
   CONFIG_KEY_NAMES,
@@ -22,8 +22,8 @@ import {
 import {
   describeBackend,
   shownBackend
-} from "./chunk-MCUY5J2Q.js";
-import "./chunk-E2TQSZPH.js";
+} from "./chunk-LPW2V2WV.js";
+import "./chunk-KGLR27D7.js";
 import {
   indexResumed,
   indexSkipped
@@ -42,11 +42,18 @@ var INDEX_RATES = {
   "falkordb-remote": { startMs: 2e3, perKiBMs: 6 },
   neo4j: { startMs: 18e3, perKiBMs: 24 }
 };
-function estimateIndex(found, backend) {
-  const measured = backend !== void 0 && backend in INDEX_RATES;
-  const rate = INDEX_RATES[measured ? backend : "kuzudb"];
+var PI_CGC_INDEX_RATES = {
+  kuzudb: { startMs: 2e3, perKiBMs: 1.6 },
+  falkordb: { startMs: 2500, perKiBMs: 1.8 },
+  "falkordb-remote": { startMs: 2e3, perKiBMs: 1.8 },
+  neo4j: { startMs: 4e3, perKiBMs: 4.5 }
+};
+function estimateIndex(found, backend, indexer = "cgc") {
+  const rates = indexer === "pi-cgc" ? PI_CGC_INDEX_RATES : INDEX_RATES;
+  const measured = backend !== void 0 && backend in rates;
+  const rate = rates[measured ? backend : "kuzudb"];
   const estimateMs = Math.round(rate.startMs + rate.perKiBMs * found.bytes / 1024);
-  return { ...found, backend: measured ? backend : void 0, estimateMs };
+  return { ...found, indexer, backend: measured ? backend : void 0, estimateMs };
 }
 function roughly(ms) {
   const step = ms < 6e4 ? 5e3 : ms < 6e5 ? 3e4 : 3e5;
@@ -54,9 +61,10 @@ function roughly(ms) {
 }
 function describeIndexCost(cost) {
   const rate = cost.backend ? `on ${cost.backend}` : "on this backend (its rate not measured: K\xF9zuDB's used)";
-  let text = `cgc will read ${count(cost.files, "file")}, ${size(cost.bytes)}: ${roughly(cost.estimateMs)} ${rate}, at the rates pi-cgc measured (machines differ).`;
+  const who = cost.indexer === "pi-cgc" ? "pi-cgc's index" : "cgc";
+  let text = `${who} will read ${count(cost.files, "file")}, ${size(cost.bytes)}: ${roughly(cost.estimateMs)} ${rate}, at the rates pi-cgc measured (machines differ).`;
   if (cost.backend === "kuzudb" && cost.estimateMs > 5 * 6e4) {
-    const server = estimateIndex(cost, "falkordb-remote").estimateMs;
+    const server = estimateIndex(cost, "falkordb-remote", cost.indexer).estimateMs;
     text += ` A FalkorDB server indexes about ten times faster (${roughly(server)} here): cgc uses one when DEFAULT_DATABASE=falkordb-remote and FALKORDB_HOST name it.`;
   }
   return text;
@@ -382,7 +390,8 @@ async function indexCost(session, backend) {
   const interpreter = cgcInterpreter(session.runner.executable, session.env);
   if (!interpreter.ok) return void 0;
   const counted = await countIndexFiles(interpreter.python, session.root, session.env);
-  return "files" in counted ? estimateIndex(counted, backend) : void 0;
+  const indexer = session.fullIndexThrough() !== void 0 ? "pi-cgc" : "cgc";
+  return "files" in counted ? estimateIndex(counted, backend, indexer) : void 0;
 }
 var isTransient = (state) => state.readiness === "busy" || state.readiness === "unknown";
 async function indexVerb(session, ctx, force, show) {

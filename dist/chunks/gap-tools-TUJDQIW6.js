@@ -4,13 +4,13 @@ import {
   confinedPath,
   failureOf,
   liveSession
-} from "./chunk-UTJARFJC.js";
+} from "./chunk-VYSZR5RD.js";
 import {
   GAP_TOOL_NAMES
-} from "./chunk-MRCSPT4F.js";
+} from "./chunk-PQG6UBWC.js";
 import "./chunk-U43P4R4X.js";
-import "./chunk-MCUY5J2Q.js";
-import "./chunk-E2TQSZPH.js";
+import "./chunk-LPW2V2WV.js";
+import "./chunk-KGLR27D7.js";
 import "./chunk-BNPLH5UU.js";
 
 // src/agent/gap-tools.ts

@@ -2,7 +2,7 @@ import {
   cgcConfigDir,
   cgcDotEnvPath,
   readCgcDotEnv
-} from "./chunk-E2TQSZPH.js";
+} from "./chunk-KGLR27D7.js";
 
 // src/cgc/interpreter.ts
 import { accessSync, closeSync, constants, existsSync, openSync, readdirSync, readFileSync, readSync } from "node:fs";

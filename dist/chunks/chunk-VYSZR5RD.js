@@ -2,7 +2,7 @@ import {
   annotate,
   canonical,
   isWithin
-} from "./chunk-MRCSPT4F.js";
+} from "./chunk-PQG6UBWC.js";
 
 // src/agent/results.ts
 import { existsSync, realpathSync } from "node:fs";

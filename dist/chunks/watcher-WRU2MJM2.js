@@ -2,10 +2,10 @@ import {
   describeWatcher,
   startWatcherIfEnabled,
   watcherOf
-} from "./chunk-G5RARRQU.js";
+} from "./chunk-ZY26KJQV.js";
 import "./chunk-44YBB7XF.js";
-import "./chunk-MCUY5J2Q.js";
-import "./chunk-E2TQSZPH.js";
+import "./chunk-LPW2V2WV.js";
+import "./chunk-KGLR27D7.js";
 import "./chunk-BNPLH5UU.js";
 export {
   describeWatcher,

@@ -4,7 +4,7 @@ import {
   isIndexedPath,
   readBack,
   uncontainedCount
-} from "./chunk-LUSHGWSF.js";
+} from "./chunk-7YHCGKYV.js";
 import {
   count
 } from "./chunk-U43P4R4X.js";
@@ -12,7 +12,7 @@ import {
   changesObserved,
   freshnessVerified,
   graphNeedsRebuild
-} from "./chunk-E2TQSZPH.js";
+} from "./chunk-KGLR27D7.js";
 import {
   richPrinted
 } from "./chunk-BNPLH5UU.js";

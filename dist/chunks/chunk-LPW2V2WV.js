@@ -1,7 +1,7 @@
 import {
   cgcDotEnvPath,
   readCgcDotEnv
-} from "./chunk-E2TQSZPH.js";
+} from "./chunk-KGLR27D7.js";
 import {
   parseDatabaseBanner,
   parseDoctorDefaultDatabase

@@ -3,10 +3,10 @@ import {
 } from "./chunk-U43P4R4X.js";
 import {
   shownBackend
-} from "./chunk-MCUY5J2Q.js";
+} from "./chunk-LPW2V2WV.js";
 import {
   isReady
-} from "./chunk-E2TQSZPH.js";
+} from "./chunk-KGLR27D7.js";
 
 // src/agent/inject.ts
 var NOTE_MAX_CHARS = 600;

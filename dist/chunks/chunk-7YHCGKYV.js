@@ -1,6 +1,6 @@
 import {
   readCgcDotEnv
-} from "./chunk-E2TQSZPH.js";
+} from "./chunk-KGLR27D7.js";
 import {
   parseQueryJson
 } from "./chunk-BNPLH5UU.js";

@@ -4,13 +4,13 @@ import {
 import {
   detectCgcBackend,
   isServerBackend
-} from "./chunk-MCUY5J2Q.js";
+} from "./chunk-LPW2V2WV.js";
 import {
   changesObserved,
   freshnessNotVerified,
   watcherDied,
   watcherVerified
-} from "./chunk-E2TQSZPH.js";
+} from "./chunk-KGLR27D7.js";
 import {
   detectWatchFailure
 } from "./chunk-BNPLH5UU.js";
