@@ -15,6 +15,7 @@ const LONGEST_FIRST = [
   "test/integration/engine-parity-late.test.ts",
   "test/integration/worktree.test.ts",
   "test/integration/freshness.test.ts",
+  "test/integration/index-parity.test.ts",
 ];
 
 class LongestFirst extends BaseSequencer {

@@ -162,9 +162,13 @@ def write_in_bulk(engine: Engine, progress: Callable[[str], None] = progress) ->
 
 
 def write_with_cgc_writer(engine: Engine, progress: Callable[[str], None] = progress) -> None:
-    """The whole graph with cgc's own writer, file by file, in cgc's order."""
+    """The whole graph with cgc's own writer, file by file, in cgc's order. On FalkorDB (Lite or a server) and
+    Neo4j cgc's indexes and constraints first, as cgc's index makes them (GraphBuilder creates them before it
+    writes; each statement is IF NOT EXISTS, so a bulk attempt that made them already changes nothing)."""
     state, root = engine.state, engine.root
     root_str = root.as_posix()
+    if engine.db.backend != graph_rows.KUZU.name:
+        cgc.create_graph_schema(engine.db.manager)
 
     def work(writer: Any) -> None:
         writer.add_repository_to_graph(root, False)
