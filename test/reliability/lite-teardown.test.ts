@@ -81,10 +81,10 @@ const chips = (pi: PiRpc) => pi.frames.map(chipOf).filter((text): text is string
 const lastChip = (pi: PiRpc) => chips(pi).at(-1);
 
 async function prompt(pi: PiRpc, message: string): Promise<void> {
-  const settled = pi.frames.filter((frame: Frame) => frame.type === "agent_settled").length;
+  const settled = pi.frames.filter((frame: Frame) => frame.type === "agent_end").length;
   const response = await pi.request({ type: "prompt", message });
   expect(response.success, JSON.stringify(response)).toBe(true);
-  await pi.waitFor(() => pi.frames.filter((frame) => frame.type === "agent_settled").length > settled, STEP_MS);
+  await pi.waitFor(() => pi.frames.filter((frame) => frame.type === "agent_end").length > settled, STEP_MS);
 }
 
 /** The forked copy's file while the engine's cache save runs aside (engine/pi_cgc_engine/cache.py). */
