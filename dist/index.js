@@ -1,16 +1,24 @@
 import {
+  headText,
+  keyOf,
+  signature,
+  supportedSource
+} from "./chunks/chunk-C7XQM2DO.js";
+import {
   GAP_TOOL_NAMES,
   GRAPH_TOOL_NAMES,
+  IMPACT_TOOL_NAME,
   INTENTS,
   INTENT_CATALOG,
   annotate,
   canonical,
   detectMcpTools,
+  displayPath,
   gitToplevel,
   installInjection,
   isWithin,
   resolveWorkspaceRoot
-} from "./chunks/chunk-PQG6UBWC.js";
+} from "./chunks/chunk-FAONAULB.js";
 import {
   UNCONTAINED_REASON,
   cgcIgnoredDirs,
@@ -24,7 +32,7 @@ import {
   touchedAfter,
   uncontainedCount,
   walkedByCgc
-} from "./chunks/chunk-7YHCGKYV.js";
+} from "./chunks/chunk-QCOR52DN.js";
 import {
   CHIP_KEY,
   ENGINE_SCRIPT,
@@ -42,7 +50,7 @@ import {
   mountChip,
   socketAnswers,
   wholeIndexProgram
-} from "./chunks/chunk-GWJ7AOTV.js";
+} from "./chunks/chunk-N4ZKFRMK.js";
 import {
   count
 } from "./chunks/chunk-U43P4R4X.js";
@@ -50,14 +58,14 @@ import {
   agentDir,
   graphLedger,
   loadConfig
-} from "./chunks/chunk-44YBB7XF.js";
+} from "./chunks/chunk-ETUFDOJ7.js";
 import {
   detectCgcBackend,
   holdsExclusiveLock,
   isServerBackend,
   reportedBackend,
   shownBackend
-} from "./chunks/chunk-LPW2V2WV.js";
+} from "./chunks/chunk-QGQYMC3H.js";
 import {
   autoSyncCounted,
   changesObserved,
@@ -72,7 +80,7 @@ import {
   maintenanceStarted,
   otherWritersSeen,
   probeSettled
-} from "./chunks/chunk-KGLR27D7.js";
+} from "./chunks/chunk-K7T5KA4E.js";
 import {
   detectBusy,
   detectCgcFailure,
@@ -86,6 +94,138 @@ import {
   richPrinted
 } from "./chunks/chunk-BNPLH5UU.js";
 
+// src/agent/impact-note.ts
+import { readFileSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
+import { isEditToolResult, isWriteToolResult } from "@mariozechner/pi-coding-agent";
+var IMPACT_NOTE_TYPE = "cgc-impact-note";
+var NOTE_CALLERS = 8;
+function readText(path) {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return void 0;
+  }
+}
+function impactLine(root, path, change, callers) {
+  const file = displayPath(root, path);
+  const shown = callers.slice(0, NOTE_CALLERS).map((caller) => `${displayPath(root, caller.path)}:${caller.line ?? "?"}`);
+  const more = callers.length - shown.length;
+  const sites = `${shown.join(", ")}${more > 0 ? `, and ${more} more \u2014 \`${IMPACT_TOOL_NAME}\`` : ""}`;
+  const before = change.before ? signature(change.before) : change.name;
+  const what = change.change === "params" ? `\`${before}\` in ${file} now takes \`${change.after ? signature(change.after) : change.name}\`` : change.change === "renamed" ? `\`${before}\` in ${file} was renamed to \`${change.after ? signature(change.after) : change.name}\`` : `\`${before}\` was removed from ${file}`;
+  return `${what}; ${count(callers.length, "call site")} in files not edited in this session still ${change.change === "params" ? "call it as before" : "use the old name"}: ${sites}.`;
+}
+function impactNote(lines) {
+  return `Impact of your last edit (pi-cgc, from the code graph): ${lines.join(" ")}`;
+}
+function installImpactNotes(pi, current, deps) {
+  let before = /* @__PURE__ */ new Map();
+  let edited = /* @__PURE__ */ new Set();
+  let noted = /* @__PURE__ */ new Set();
+  let pending = /* @__PURE__ */ new Set();
+  let queued = [];
+  let streaming = false;
+  let evaluating = Promise.resolve();
+  const enabled = (session) => session?.config()["proactive.impactNotes"] === true && isReady(session.store.get());
+  const absolute = (cwd, raw) => {
+    const path = resolve(cwd, raw.replace(/^@/, ""));
+    return join(canonical(dirname(path)), basename(path));
+  };
+  const textBefore = async (session, path) => before.get(path) ?? await headText(session.root, path) ?? "";
+  const newChanges = async (session, path) => {
+    const { fileChanges, noteWorthy } = await import("./chunks/impact-PX3SD7NQ.js");
+    return fileChanges(path, await textBefore(session, path), readText(path) ?? "").filter(
+      (change) => noteWorthy(change) && !noted.has(`${path}#${keyOf(change.before ?? change)}`)
+    );
+  };
+  const deliver = (content) => {
+    if (streaming) pi.sendMessage({ customType: IMPACT_NOTE_TYPE, content, display: true }, { deliverAs: "steer" });
+    else queued.push(content);
+  };
+  const evaluateNow = async (session) => {
+    const state = session.store.get();
+    if (!enabled(session) || state.activity !== "idle" || state.rebuildNeeded || state.otherWriter) return;
+    const stale = new Set(state.changedPaths);
+    const ready = [...pending].filter((path) => !stale.has(path));
+    if (ready.length === 0) return;
+    const { dependentsOf } = await import("./chunks/impact-PX3SD7NQ.js");
+    const lines = [];
+    for (const path of ready) {
+      pending.delete(path);
+      for (const change of await newChanges(session, path)) {
+        noted.add(`${path}#${keyOf(change.before ?? change)}`);
+        const q = { deps, session, signal: void 0 };
+        const callers = (await dependentsOf(q, path, change, 1, /* @__PURE__ */ new Map(), true)).filter(
+          (caller) => caller.path !== path && !stale.has(caller.path)
+        );
+        const untouched = callers.filter((caller) => !edited.has(caller.path));
+        if (untouched.length > 0) lines.push(impactLine(session.root, path, change, untouched));
+      }
+    }
+    if (lines.length > 0 && current() === session) deliver(impactNote(lines));
+  };
+  const evaluate = (session) => {
+    evaluating = evaluating.then(() => evaluateNow(session)).catch(() => void 0);
+    return evaluating;
+  };
+  pi.on("session_start", () => {
+    before = /* @__PURE__ */ new Map();
+    edited = /* @__PURE__ */ new Set();
+    noted = /* @__PURE__ */ new Set();
+    pending = /* @__PURE__ */ new Set();
+    queued = [];
+    const session = current();
+    session?.store.subscribe((state, previous) => {
+      if (current() !== session) return;
+      for (const path of state.changedPaths) edited.add(path);
+      const reconciled = previous.changedPaths.some((path) => pending.has(path) && !state.changedPaths.includes(path));
+      const settled = state.activity === "idle" && previous.activity !== "idle";
+      if ((reconciled || settled) && pending.size > 0 && state.activity === "idle") void evaluate(session);
+    });
+  });
+  pi.on("tool_call", (event, ctx) => {
+    const session = current();
+    if (!enabled(session) || event.toolName !== "edit" && event.toolName !== "write") return;
+    const raw = event.input.path;
+    if (typeof raw !== "string") return;
+    const path = absolute(ctx.cwd, raw);
+    if (supportedSource(path) && isWithin(session.root, path) && !before.has(path))
+      before.set(path, readText(path) ?? "");
+  });
+  pi.on("tool_result", async (event, ctx) => {
+    const session = current();
+    if (!enabled(session)) return;
+    const touched = [];
+    if (isEditToolResult(event) || isWriteToolResult(event)) {
+      if (typeof event.input.path === "string") touched.push(absolute(ctx.cwd, event.input.path));
+    } else if (event.toolName === "bash") touched.push(...session.store.get().changedPaths);
+    else return;
+    for (const path of touched) {
+      if (!supportedSource(path) || !isWithin(session.root, path)) continue;
+      edited.add(path);
+      if ((await newChanges(session, path)).length > 0) pending.add(path);
+    }
+    if (pending.size === 0) return;
+    await deps.settle();
+    await evaluate(session);
+  });
+  pi.on("agent_start", () => {
+    streaming = true;
+  });
+  pi.on("agent_end", () => {
+    streaming = false;
+  });
+  pi.on("before_agent_start", () => {
+    const session = current();
+    if (queued.length === 0 || !enabled(session)) return;
+    const content = queued.join("\n");
+    queued = [];
+    return { message: { customType: IMPACT_NOTE_TYPE, content, display: true } };
+  });
+  return { edited: () => edited };
+}
+
 // src/agent/card.ts
 var CARD_MAX_TOKENS = 200;
 function estimateTextTokens(text) {
@@ -95,7 +235,11 @@ var CARD_HEADING = "## Code graph (CodeGraphContext)";
 function cardParts(tools) {
   const { graph } = tools;
   const routes = [
-    [graph.relations, "callers, callees, call chains, impact of a change, importers, class hierarchy, overrides"],
+    [
+      graph.relations,
+      `callers, callees, call chains, ${tools.impact ? "" : "impact of a change, "}importers, class hierarchy, overrides`
+    ],
+    [tools.impact, "what will this change break (changed signatures of uncommitted edits, their callers)"],
     [graph.find, "where a function, class or symbol is defined"],
     [graph.deadCode, "dead code"],
     [graph.complexity, "most complex functions"],
@@ -135,7 +279,7 @@ function buildCard(tools) {
 var SKILL_NAME = "cgc-routing";
 var CARD_SECTION = "code-graph";
 var TEXT_TOOLS = ["grep", "read", "bash"];
-function installAgentSurface(pi, current, settle) {
+function installAgentSurface(pi, current, settle, edited = () => /* @__PURE__ */ new Set()) {
   let lease;
   let tools;
   let loading;
@@ -156,9 +300,19 @@ function installAgentSurface(pi, current, settle) {
   };
   const deps = { current, lease: leaseFor, settle };
   const loadTools = () => {
-    loading ??= Promise.all([import("./chunks/tools-PH4EXE6C.js"), import("./chunks/gap-tools-TUJDQIW6.js"), import("./chunks/mcp-AX35DL4S.js")]).then(
-      ([graph, gaps, mcp]) => {
-        tools = { graph: graph.graphTools(deps), gaps: gaps.gapTools(deps), createMcpLease: mcp.createMcpLease };
+    loading ??= Promise.all([
+      import("./chunks/tools-ASQUGLB3.js"),
+      import("./chunks/gap-tools-MP3NMPVY.js"),
+      import("./chunks/mcp-AX35DL4S.js"),
+      import("./chunks/impact-PX3SD7NQ.js")
+    ]).then(
+      ([graph, gaps, mcp, impact]) => {
+        tools = {
+          graph: graph.graphTools(deps),
+          impact: impact.impactTool({ ...deps, edited }),
+          gaps: gaps.gapTools(deps),
+          createMcpLease: mcp.createMcpLease
+        };
         return tools;
       },
       (error) => {
@@ -170,7 +324,7 @@ function installAgentSurface(pi, current, settle) {
   };
   const graphNames = Object.values(GRAPH_TOOL_NAMES);
   const gapNames = Object.values(GAP_TOOL_NAMES);
-  const ownNames = /* @__PURE__ */ new Set([...graphNames, ...gapNames]);
+  const ownNames = /* @__PURE__ */ new Set([...graphNames, IMPACT_TOOL_NAME, ...gapNames]);
   const registered = /* @__PURE__ */ new Set();
   const switched = /* @__PURE__ */ new Map();
   const mcpTools = () => detectMcpTools(
@@ -182,6 +336,7 @@ function installAgentSurface(pi, current, settle) {
     const mcp = mcpTools();
     const wanted = /* @__PURE__ */ new Map();
     for (const intent of INTENTS) wanted.set(GRAPH_TOOL_NAMES[intent], ready && !mcp.has(INTENT_CATALOG[intent]));
+    wanted.set(IMPACT_TOOL_NAME, ready && !mcp.has(INTENT_CATALOG.relations));
     for (const name of gapNames) wanted.set(name, cgcAvailable);
     return wanted;
   };
@@ -193,7 +348,7 @@ function installAgentSurface(pi, current, settle) {
         if (session) syncTools(session.store.get());
       });
     }
-    for (const tool of tools ? [...Object.values(tools.graph), ...tools.gaps] : []) {
+    for (const tool of tools ? [...Object.values(tools.graph), tools.impact, ...tools.gaps] : []) {
       if (wanted.get(tool.name) && !registered.has(tool.name)) {
         pi.registerTool(tool);
         registered.add(tool.name);
@@ -224,6 +379,7 @@ function installAgentSurface(pi, current, settle) {
     }
     return {
       graph: graphNames2,
+      impact: active.has(IMPACT_TOOL_NAME) ? IMPACT_TOOL_NAME : void 0,
       text: TEXT_TOOLS.filter((name) => active.has(name)),
       doctor: active.has(GAP_TOOL_NAMES.doctor) ? GAP_TOOL_NAMES.doctor : void 0,
       skill: skills?.some((skill) => skill.name === SKILL_NAME) ? SKILL_NAME : void 0
@@ -263,22 +419,23 @@ ${card}` };
     await lease?.lease.release("the session ended");
     lease = void 0;
   });
+  return { deps };
 }
 
 // src/freshness/install.ts
-import { basename as basename2, dirname, join, resolve as resolve2 } from "node:path";
+import { basename as basename3, dirname as dirname2, join as join2, resolve as resolve3 } from "node:path";
 import {
-  isEditToolResult,
-  isWriteToolResult
+  isEditToolResult as isEditToolResult2,
+  isWriteToolResult as isWriteToolResult2
 } from "@mariozechner/pi-coding-agent";
 
 // src/cgc/other-watchers.ts
-import { readdirSync, readFileSync as readFileSync2, readlinkSync } from "node:fs";
-import { basename, resolve } from "node:path";
+import { readdirSync, readFileSync as readFileSync3, readlinkSync } from "node:fs";
+import { basename as basename2, resolve as resolve2 } from "node:path";
 
 // src/cgc/children.ts
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readFileSync as readFileSync2 } from "node:fs";
 var KEY = /* @__PURE__ */ Symbol.for("pi-cgc.children");
 var TEARDOWN_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"];
 function registry() {
@@ -319,10 +476,10 @@ function daemonStops() {
 }
 function isRedisServer(pid) {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const stat = readFileSync2(`/proc/${pid}/stat`, "utf8");
     const state = stat.slice(stat.lastIndexOf(")") + 2)[0];
     if (state === "Z" || state === "X") return false;
-    return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("redis-server");
+    return readFileSync2(`/proc/${pid}/cmdline`, "utf8").includes("redis-server");
   } catch {
     return false;
   }
@@ -332,7 +489,7 @@ async function stopDaemon(reg, daemon) {
     signalProcess(daemon, "SIGTERM");
     const deadline = Date.now() + 15e3;
     while (isRedisServer(daemon) && Date.now() < deadline) {
-      await new Promise((resolve5) => setTimeout(resolve5, 50).unref());
+      await new Promise((resolve6) => setTimeout(resolve6, 50).unref());
     }
     if (isRedisServer(daemon)) signalProcess(daemon, "SIGKILL");
   }
@@ -468,7 +625,7 @@ var OPTIONS_WITH_VALUE = /* @__PURE__ */ new Set(["--context", "-c"]);
 var CGC_PROGRAMS = /* @__PURE__ */ new Set(["cgc", "codegraphcontext"]);
 function watchedDirOf(argv, cwd) {
   let at = argv.findIndex(
-    (arg, i) => CGC_PROGRAMS.has(basename(arg)) || arg === "-m" && argv[i + 1] === "codegraphcontext"
+    (arg, i) => CGC_PROGRAMS.has(basename2(arg)) || arg === "-m" && argv[i + 1] === "codegraphcontext"
   );
   if (at < 0) return void 0;
   if (argv[at] === "-m") at += 1;
@@ -477,16 +634,16 @@ function watchedDirOf(argv, cwd) {
   for (let i = at + 2; i < argv.length; i++) {
     const arg = argv[i];
     if (OPTIONS_WITH_VALUE.has(arg)) i += 1;
-    else if (!arg.startsWith("-")) return resolve(cwd, arg);
+    else if (!arg.startsWith("-")) return resolve2(cwd, arg);
   }
-  return resolve(cwd, ".");
+  return resolve2(cwd, ".");
 }
 function watchesRoot(dir, root) {
   return isWithin(dir, root) || isWithin(root, dir);
 }
 function groupOf(pid) {
   try {
-    const stat = readFileSync2(`/proc/${pid}/stat`, "utf8");
+    const stat = readFileSync3(`/proc/${pid}/stat`, "utf8");
     return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
   } catch {
     return void 0;
@@ -505,7 +662,7 @@ function otherWatchersOf(root) {
     const pid = Number(entry);
     if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) continue;
     try {
-      const argv = readFileSync2(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean);
+      const argv = readFileSync3(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean);
       if (!argv.some((arg) => WATCH_COMMANDS.has(arg))) continue;
       const dir = watchedDirOf(argv, readlinkSync(`/proc/${pid}/cwd`));
       if (dir === void 0) continue;
@@ -573,7 +730,7 @@ function createQuietSync(deps) {
       if (readiness === "unindexed") return `Nothing to sync: cgc is unindexed (${reason}).`;
       if (otherWriter) return `Not synced: ${otherWriter}.`;
       if (automatic) session.store.apply(autoSyncCounted);
-      const { syncAndVerify } = await import("./chunks/sync-ZVBGARKZ.js");
+      const { syncAndVerify } = await import("./chunks/sync-HGJPQ3B4.js");
       const outcome = await syncAndVerify(session);
       if (outcome.result.code !== "OK") return `Sync ended ${outcome.result.code}: ${outcome.result.reason}`;
       if (outcome.unverified) {
@@ -745,7 +902,7 @@ function startEngine(options) {
 
 // src/freshness/updates.ts
 var NOTHING_TO_UPDATE = "Nothing to update: no file changed since the graph was verified.";
-var pause = (ms) => new Promise((resolve5) => setTimeout(resolve5, ms));
+var pause = (ms) => new Promise((resolve6) => setTimeout(resolve6, ms));
 var DEBOUNCE_MS = 300;
 var SETTLE_BOUND_MS = 5e3;
 var SETTLE_START_MS = 3e4;
@@ -996,9 +1153,9 @@ function createEngineUpdates(session, fellBack) {
       });
     },
     async settle(signal) {
-      const bound = (ms) => new Promise((resolve5) => {
-        setTimeout(resolve5, ms).unref();
-        signal?.addEventListener("abort", () => resolve5(), { once: true });
+      const bound = (ms) => new Promise((resolve6) => {
+        setTimeout(resolve6, ms).unref();
+        signal?.addEventListener("abort", () => resolve6(), { once: true });
       });
       if (engine?.phase.phase === "starting") await Promise.race([engine.started, bound(SETTLE_START_MS)]);
       if (engine?.phase.phase === "starting") return [...session.store.get().changedPaths];
@@ -1021,7 +1178,7 @@ function createEngineUpdates(session, fellBack) {
 // src/freshness/watch-start.ts
 function startWatcherLater(session, deps) {
   if (session.config()["freshness.watch"] === "off") return;
-  void import("./chunks/watcher-WRU2MJM2.js").then(
+  void import("./chunks/watcher-3UWHVFJU.js").then(
     ({ startWatcherIfEnabled }) => {
       if (!deps.isCurrent() || session.disposed) return;
       const watcher = startWatcherIfEnabled(session, {
@@ -1117,11 +1274,11 @@ function installFreshness(pi, current) {
   pi.on("tool_result", (event, ctx) => {
     const session = current();
     if (!session || !isReady(session.store.get())) return;
-    if (isEditToolResult(event) || isWriteToolResult(event)) {
+    if (isEditToolResult2(event) || isWriteToolResult2(event)) {
       const raw = event.input.path;
       if (typeof raw !== "string") return;
-      const absolute = resolve2(ctx.cwd, raw.replace(/^@/, ""));
-      observe(session, [join(canonical(dirname(absolute)), basename2(absolute))]);
+      const absolute = resolve3(ctx.cwd, raw.replace(/^@/, ""));
+      observe(session, [join2(canonical(dirname2(absolute)), basename3(absolute))]);
     } else if (event.toolName === "bash") {
       checkFiles(session);
     }
@@ -1160,13 +1317,40 @@ function installFreshness(pi, current) {
   };
 }
 
+// src/lifecycle/first-probe.ts
+function trackFirstProbe(session) {
+  let settled = false;
+  const first = session.refresh().then(
+    () => {
+      settled = true;
+    },
+    () => {
+      settled = true;
+    }
+  );
+  return {
+    get settled() {
+      return settled;
+    },
+    async wait(boundMs) {
+      if (settled) return;
+      let timer;
+      const bound = new Promise((resolve6) => {
+        timer = setTimeout(resolve6, boundMs);
+      });
+      await Promise.race([first, bound]);
+      clearTimeout(timer);
+    }
+  };
+}
+
 // src/lifecycle/session.ts
 import { writeSync } from "node:fs";
 
 // src/cgc/output.ts
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join as join2, resolve as resolve3 } from "node:path";
+import { join as join3, resolve as resolve4 } from "node:path";
 import { stripVTControlCharacters } from "node:util";
 import { formatSize, truncateHead, truncateTail } from "@mariozechner/pi-coding-agent";
 function stripControl(text) {
@@ -1206,7 +1390,7 @@ function createSpillDir(workspace) {
   return {
     write(text) {
       dir ??= makePrivateDir(workspace);
-      const path = join2(dir, `cgc-output-${++counter}.txt`);
+      const path = join3(dir, `cgc-output-${++counter}.txt`);
       writeFileSync(path, text, { mode: 384 });
       chmodSync(path, 384);
       return path;
@@ -1221,9 +1405,9 @@ function createSpillDir(workspace) {
   };
 }
 function makePrivateDir(workspace) {
-  const dir = mkdtempSync(join2(tmpdir(), "pi-cgc-"));
+  const dir = mkdtempSync(join3(tmpdir(), "pi-cgc-"));
   chmodSync(dir, 448);
-  if (isWithin(resolve3(workspace), dir)) {
+  if (isWithin(resolve4(workspace), dir)) {
     throw new Error(`refusing to spill cgc output inside the workspace (${dir}); set TMPDIR elsewhere`);
   }
   return dir;
@@ -1331,7 +1515,7 @@ function createRunner(options) {
     if (spec.signal?.aborted) return Promise.resolve(done("CANCELLED", "cancelled before start"));
     if (!existsSync(spec.cwd))
       return Promise.resolve(done("UNAVAILABLE", `working directory does not exist: ${spec.cwd}`));
-    return new Promise((resolve5) => {
+    return new Promise((resolve6) => {
       const child = launch(program, argv, spec.cwd, spec.env, spec.longLived?.stdin === true);
       if (spec.daemonSocket) void adoptDaemon(child, spec.daemonSocket);
       spec.longLived?.onSpawn(child);
@@ -1364,15 +1548,15 @@ function createRunner(options) {
         if (spawnError) {
           const missing = spawnError.code === "ENOENT" || spawnError.code === "EACCES";
           const reason = `cannot run ${program}: ${spawnError.message}`;
-          resolve5(done(missing ? "UNAVAILABLE" : "FAILED", reason, captured));
+          resolve6(done(missing ? "UNAVAILABLE" : "FAILED", reason, captured));
         } else if (stoppedFor === "TIMEOUT") {
-          resolve5(done("TIMEOUT", `${what} took longer than ${spec.budgetMs} ms and was stopped`, captured));
+          resolve6(done("TIMEOUT", `${what} took longer than ${spec.budgetMs} ms and was stopped`, captured));
         } else if (stoppedFor === "CANCELLED" || closed) {
-          resolve5(done("CANCELLED", `${what} was ${spec.longLived ? "stopped" : "cancelled"}`, captured));
+          resolve6(done("CANCELLED", `${what} was ${spec.longLived ? "stopped" : "cancelled"}`, captured));
         } else {
           const classified = classify(captured, done, what);
           const exitedAlone = spec.longLived && classified.code === "OK";
-          resolve5(
+          resolve6(
             exitedAlone ? done("FAILED", `${what} exited on its own (code ${exitCode ?? exitSignal})`, captured) : classified
           );
         }
@@ -1456,7 +1640,7 @@ function createRunner(options) {
     const watch = async () => {
       while (!released && Date.now() < until && !signal.aborted) {
         if (await socketAnswers(socket)) break;
-        await new Promise((resolve5) => setTimeout(resolve5, 200));
+        await new Promise((resolve6) => setTimeout(resolve6, 200));
       }
       release();
     };
@@ -1575,17 +1759,17 @@ function shareCall(start) {
     join(signal) {
       waiting++;
       if (!signal) return settled;
-      return new Promise((resolve5) => {
+      return new Promise((resolve6) => {
         const onAbort = () => {
           waiting--;
           if (waiting === 0) controller.abort();
-          void settled.then((result) => resolve5({ ...result, code: "CANCELLED", reason: "cancelled by the caller" }));
+          void settled.then((result) => resolve6({ ...result, code: "CANCELLED", reason: "cancelled by the caller" }));
         };
         if (signal.aborted) return onAbort();
         signal.addEventListener("abort", onAbort, { once: true });
         void settled.then((result) => {
           signal.removeEventListener("abort", onAbort);
-          resolve5(result);
+          resolve6(result);
         });
       });
     }
@@ -1599,7 +1783,7 @@ async function adoptDaemon(child, socket) {
       if (running()) registerDaemon(child, daemon);
       return;
     }
-    await new Promise((resolve5) => setTimeout(resolve5, 200).unref());
+    await new Promise((resolve6) => setTimeout(resolve6, 200).unref());
   }
 }
 function stopGroup(child, graceMs) {
@@ -1608,12 +1792,12 @@ function stopGroup(child, graceMs) {
     return Promise.resolve();
   }
   const pid = child.pid;
-  return new Promise((resolve5) => {
+  return new Promise((resolve6) => {
     const timers = [];
     child.once("close", () => {
       for (const timer of timers) clearTimeout(timer);
       signalGroup(pid, "SIGKILL");
-      resolve5();
+      resolve6();
     });
     signalGroup(pid, "SIGINT");
     timers.push(setTimeout(() => signalGroup(pid, "SIGTERM"), graceMs));
@@ -1713,8 +1897,8 @@ function createStore(initial = initialState(), clock = Date.now) {
 }
 
 // src/workspace/tracker.ts
-import { mkdirSync as mkdirSync2, readFileSync as readFileSync3, renameSync, writeFileSync as writeFileSync2 } from "node:fs";
-import { dirname as dirname2, relative, sep } from "node:path";
+import { mkdirSync as mkdirSync2, readFileSync as readFileSync4, renameSync, writeFileSync as writeFileSync2 } from "node:fs";
+import { dirname as dirname3, relative, sep } from "node:path";
 function createChangeTracker(env) {
   let root;
   let baseline;
@@ -1774,7 +1958,7 @@ function createChangeTracker(env) {
       if (!baseline || root === void 0) return;
       const path = graphLedger(env, root).treeFile;
       try {
-        mkdirSync2(dirname2(path), { recursive: true });
+        mkdirSync2(dirname3(path), { recursive: true });
         writeFileSync2(`${path}.tmp`, JSON.stringify({ root, tracked: TRACKED, files: [...baseline] }));
         renameSync(`${path}.tmp`, path);
       } catch {
@@ -1788,7 +1972,7 @@ function trackedBefore(root, path) {
 }
 function readSnapshot(path) {
   try {
-    const record = JSON.parse(readFileSync3(path, "utf8"));
+    const record = JSON.parse(readFileSync4(path, "utf8"));
     if (!Array.isArray(record.files)) return void 0;
     const tracked = typeof record.tracked === "number" ? record.tracked : record.ignoreFiles === true ? 1 : 0;
     return { files: new Map(record.files), tracked };
@@ -1799,7 +1983,7 @@ function readSnapshot(path) {
 
 // src/lifecycle/maintenance.ts
 import { existsSync as existsSync2 } from "node:fs";
-import { join as join3 } from "node:path";
+import { join as join4 } from "node:path";
 function createMaintenance(deps) {
   const { store, notices, runner, tracker } = deps;
   let maintenance;
@@ -1841,7 +2025,7 @@ function createMaintenance(deps) {
     const root = deps.root();
     const index = kind === "syncing" ? void 0 : tracker.indexStarting(root);
     const before = index?.before ?? [];
-    const cgcignore = join3(root, ".cgcignore");
+    const cgcignore = join4(root, ".cgcignore");
     const hadCgcignore = existsSync2(cgcignore);
     if (before.length > 0) store.apply((state) => changesObserved(state, before));
     store.apply((state, now) => maintenanceStarted(state, kind, what, now, estimate));
@@ -1996,10 +2180,10 @@ function verdictNotice(facts) {
 }
 
 // src/workspace/git.ts
-import { readFileSync as readFileSync4, statSync } from "node:fs";
-import { isAbsolute, join as join4, resolve as resolve4 } from "node:path";
+import { readFileSync as readFileSync5, statSync } from "node:fs";
+import { isAbsolute, join as join5, resolve as resolve5 } from "node:path";
 function readGitDirs(root) {
-  const dotGit = join4(root, ".git");
+  const dotGit = join5(root, ".git");
   let isDir;
   try {
     isDir = statSync(dotGit).isDirectory();
@@ -2007,42 +2191,42 @@ function readGitDirs(root) {
     return { ok: false, notGit: true };
   }
   if (isDir) return { ok: true, value: { gitDir: dotGit, commonDir: dotGit } };
-  const pointer = /^gitdir:\s*(.+?)\s*$/m.exec(readText(dotGit) ?? "")?.[1];
+  const pointer = /^gitdir:\s*(.+?)\s*$/m.exec(readText2(dotGit) ?? "")?.[1];
   if (!pointer) return { ok: false, error: `${dotGit} is a file without a "gitdir:" line` };
-  const gitDir = isAbsolute(pointer) ? pointer : resolve4(root, pointer);
+  const gitDir = isAbsolute(pointer) ? pointer : resolve5(root, pointer);
   const id = /[/\\]worktrees[/\\]([^/\\]+)[/\\]?$/.exec(gitDir)?.[1];
-  const common = readText(join4(gitDir, "commondir"))?.trim();
+  const common = readText2(join5(gitDir, "commondir"))?.trim();
   if (!common) {
-    const isGitDir = readText(join4(gitDir, "HEAD")) !== void 0;
+    const isGitDir = readText2(join5(gitDir, "HEAD")) !== void 0;
     if (isGitDir && !id) return { ok: true, value: { gitDir, commonDir: gitDir } };
     const why = isGitDir ? "has no commondir file" : "is not a git directory";
     return { ok: false, error: `${dotGit} points to ${gitDir}, which ${why}` };
   }
-  const commonDir = isAbsolute(common) ? common : resolve4(gitDir, common);
+  const commonDir = isAbsolute(common) ? common : resolve5(gitDir, common);
   return { ok: true, value: { gitDir, commonDir, worktreeId: id } };
 }
 function readHeadCommit(root) {
   const dirs = readGitDirs(root);
   if (!dirs.ok) return void 0;
-  const head = readText(join4(dirs.value.gitDir, "HEAD"))?.trim();
+  const head = readText2(join5(dirs.value.gitDir, "HEAD"))?.trim();
   if (!head) return void 0;
   if (/^[0-9a-f]{40}$/.test(head)) return head;
   const ref = /^ref:\s*(\S+)$/.exec(head)?.[1];
   if (!ref) return void 0;
   for (const dir of [dirs.value.gitDir, dirs.value.commonDir]) {
-    const loose = readText(join4(dir, ref))?.trim();
+    const loose = readText2(join5(dir, ref))?.trim();
     if (loose && /^[0-9a-f]{40}$/.test(loose)) return loose;
   }
-  const packed = readText(join4(dirs.value.commonDir, "packed-refs")) ?? "";
+  const packed = readText2(join5(dirs.value.commonDir, "packed-refs")) ?? "";
   for (const line of packed.split("\n")) {
     const [sha, name] = line.trim().split(" ");
     if (name === ref && sha && /^[0-9a-f]{40}$/.test(sha)) return sha;
   }
   return void 0;
 }
-function readText(path) {
+function readText2(path) {
   try {
-    return readFileSync4(path, "utf8");
+    return readFileSync5(path, "utf8");
   } catch {
     return void 0;
   }
@@ -2272,12 +2456,12 @@ function createReadiness(deps) {
 
 // src/lifecycle/worktree-scope.ts
 import { existsSync as existsSync4 } from "node:fs";
-import { dirname as dirname3 } from "node:path";
+import { dirname as dirname4 } from "node:path";
 
 // src/workspace/worktree.ts
 import { createHash } from "node:crypto";
-import { existsSync as existsSync3, linkSync, mkdirSync as mkdirSync3, readdirSync as readdirSync2, readFileSync as readFileSync5, renameSync as renameSync2, rmSync as rmSync2, writeFileSync as writeFileSync3 } from "node:fs";
-import { join as join5 } from "node:path";
+import { existsSync as existsSync3, linkSync, mkdirSync as mkdirSync3, readdirSync as readdirSync2, readFileSync as readFileSync6, renameSync as renameSync2, rmSync as rmSync2, writeFileSync as writeFileSync3 } from "node:fs";
+import { join as join6 } from "node:path";
 function detectWorktree(cwd) {
   const root = gitToplevel(cwd);
   if (!root) return { kind: "not-git" };
@@ -2296,16 +2480,16 @@ function sameIdentity(a, b) {
   return a.commonDir === b.commonDir && a.worktreeId === b.worktreeId;
 }
 function worktreeExists(identity) {
-  return existsSync3(join5(identity.commonDir, "worktrees", identity.worktreeId));
+  return existsSync3(join6(identity.commonDir, "worktrees", identity.worktreeId));
 }
 function worktreeRecordDir(agentDir2) {
-  return join5(agentDir2, "cgc-worktrees");
+  return join6(agentDir2, "cgc-worktrees");
 }
 function readRecord(dir, name) {
-  const path = join5(dir, `${name}.json`);
+  const path = join6(dir, `${name}.json`);
   let text;
   try {
-    text = readFileSync5(path, "utf8");
+    text = readFileSync6(path, "utf8");
   } catch (error) {
     if (error.code === "ENOENT") return { ok: true };
     return { ok: false, error: `${path} cannot be read: ${error.message}` };
@@ -2338,7 +2522,7 @@ function isRecord(value) {
   return typeof record === "object" && record !== null && typeof record.commonDir === "string" && typeof record.worktreeId === "string" && typeof record.path === "string" && typeof record.createdAt === "string";
 }
 function writeRecord(dir, name, record, claim = false) {
-  const path = join5(dir, `${name}.json`);
+  const path = join6(dir, `${name}.json`);
   const aside = `${path}.${process.pid}.${Date.now()}.tmp`;
   try {
     mkdirSync3(dir, { recursive: true });
@@ -2370,11 +2554,11 @@ function claimPath(aside, path) {
   } catch (error) {
     const code = error.code;
     if (code !== "EPERM" && code !== "ENOTSUP" && code !== "ENOSYS") throw error;
-    writeFileSync3(path, readFileSync5(aside), { flag: "wx", mode: 384 });
+    writeFileSync3(path, readFileSync6(aside), { flag: "wx", mode: 384 });
   }
 }
 function removeRecord(dir, name) {
-  rmSync2(join5(dir, `${name}.json`), { force: true });
+  rmSync2(join6(dir, `${name}.json`), { force: true });
 }
 function ownershipOf(record, identity) {
   if (!record) return { kind: "unrecorded" };
@@ -2458,7 +2642,7 @@ ${result.stdout}`);
       writeRecord(records, name, { ...record, orphanNoticeAt: (/* @__PURE__ */ new Date()).toISOString() });
     }
   }
-  async function resolve5(runner) {
+  async function resolve6(runner) {
     if (!isolating) return {};
     const found = worktree();
     if (firstResolve) {
@@ -2512,7 +2696,7 @@ ${result.stdout}`);
         `Worktree isolation refused: cgc already has a context ${name} that pi-cgc has no record of creating for this ${describeIdentity(identity, root)}, so it is not used. If nothing else needs it, remove it (cgc context delete ${name}; cgc keeps its files) and pi-cgc creates its own; or set worktree.mode to off.`
       );
     }
-    if (!existsSync4(dirname3(context.dbPath))) {
+    if (!existsSync4(dirname4(context.dbPath))) {
       return refuse(
         name,
         `Worktree isolation refused: cgc lists the context ${name} at ${context.dbPath}, which does not exist (cgc drops [bracketed] text from the paths it prints), so cgc's MCP server cannot be pointed at it.`
@@ -2546,7 +2730,7 @@ ${result.stdout}`);
     if (result.code !== "OK") return result;
     const created = parseContextCreate(result.stdout, name);
     if (created.kind !== "ok") return { ...result, code: "FAILED", reason: created.reason };
-    const settled = await resolve5(runner);
+    const settled = await resolve6(runner);
     if (state.kind !== "active")
       return notRun(
         [runner.executable, ...args],
@@ -2593,7 +2777,7 @@ ${result.stdout}`);
       const found = worktree();
       return found.kind === "not-git" ? void 0 : found.root;
     },
-    resolve: resolve5,
+    resolve: resolve6,
     refuseServerBackend,
     createContext,
     contextDeleted,
@@ -2805,7 +2989,7 @@ function registerCgcCommand(pi, current, hooks) {
       };
       if (!Object.hasOwn(VERBS, verb)) return show(`Unknown verb "${verb}".
 ${usage()}`, "warning");
-      verbs ??= import("./chunks/verbs-NMGGKZLH.js");
+      verbs ??= import("./chunks/verbs-UJI7NONG.js");
       return (await verbs).runVerb(verb, rest, { session, ctx, show, hooks: hooks() });
     }
   });
@@ -2815,23 +2999,30 @@ ${usage()}`, "warning");
 function piCgc(pi) {
   let session;
   let unmountChip;
+  let firstProbe;
   const current = () => session;
   pi.on("session_start", (_event, ctx) => {
     const started = createCgcSession(ctx);
     session = started;
     if (started.hasUI)
       unmountChip = mountChip(started.store, (text) => started.withUi(() => ctx.ui.setStatus(CHIP_KEY, text)));
-    void started.refresh();
+    firstProbe = trackFirstProbe(started);
+  });
+  pi.on("input", async () => {
+    if (session && firstProbe && !firstProbe.settled) await firstProbe.wait(session.config()["timeouts.probeMs"]);
   });
   pi.on("session_shutdown", async () => {
     const ending = session;
     session = void 0;
+    firstProbe = void 0;
     unmountChip?.();
     unmountChip = void 0;
     await ending?.dispose();
   });
   const freshness = installFreshness(pi, current);
-  installAgentSurface(pi, current, freshness.settle);
+  let notes;
+  const surface = installAgentSurface(pi, current, freshness.settle, () => notes?.edited() ?? /* @__PURE__ */ new Set());
+  notes = installImpactNotes(pi, current, surface.deps);
   installInjection(pi, current);
   registerCgcCommand(pi, current, () => ({
     sync: (ctx) => freshness.manualSync(ctx),

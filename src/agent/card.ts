@@ -19,6 +19,8 @@ export function estimateTextTokens(text: string): number {
 export interface CardTools {
   /** The tool answering each intent in this session (pi-cgc's own or an MCP adapter's). */
   graph: Partial<Record<Intent, string>>;
+  /** pi-cgc's cgc_impact when active: what the uncommitted changes can break. */
+  impact?: string;
   /** Tools for exact text that are active (`grep`, `read`, `bash`, …). */
   text: readonly string[];
   /** pi-cgc's diagnostics tool when active. */
@@ -39,7 +41,11 @@ interface CardParts {
 function cardParts(tools: CardTools): CardParts | undefined {
   const { graph } = tools;
   const routes: Array<[string | undefined, string]> = [
-    [graph.relations, "callers, callees, call chains, impact of a change, importers, class hierarchy, overrides"],
+    [
+      graph.relations,
+      `callers, callees, call chains, ${tools.impact ? "" : "impact of a change, "}importers, class hierarchy, overrides`,
+    ],
+    [tools.impact, "what will this change break (changed signatures of uncommitted edits, their callers)"],
     [graph.find, "where a function, class or symbol is defined"],
     [graph.deadCode, "dead code"],
     [graph.complexity, "most complex functions"],

@@ -59,6 +59,13 @@ export const GRAPH_TOOL_NAMES = {
   stats: "cgc_stats",
 } as const satisfies Record<Intent, string>;
 
+/**
+ * What the uncommitted changes can break (impact.ts). It answers through pi-cgc's own query lease, like the
+ * graph tools, so it is wanted when they are: beside an adapter's server, a second server of pi-cgc's would
+ * meet the embedded database's lock.
+ */
+export const IMPACT_TOOL_NAME = "cgc_impact";
+
 /** pi-cgc's tools for cgc verbs the catalog lacks (gap-tools.ts defines them under these names). */
 export const GAP_TOOL_NAMES = { doctor: "cgc_doctor", contexts: "cgc_contexts", bundle: "cgc_bundle_export" } as const;
 

@@ -10,7 +10,15 @@ import { holdsExclusiveLock } from "../cgc/backend.ts";
 import type { CgcSession } from "../lifecycle/session.ts";
 import { isReady, type State } from "../state/model.ts";
 import { buildCard, type CardTools } from "./card.ts";
-import { detectMcpTools, GAP_TOOL_NAMES, GRAPH_TOOL_NAMES, INTENT_CATALOG, INTENTS, type Intent } from "./catalog.ts";
+import {
+  detectMcpTools,
+  GAP_TOOL_NAMES,
+  GRAPH_TOOL_NAMES,
+  IMPACT_TOOL_NAME,
+  INTENT_CATALOG,
+  INTENTS,
+  type Intent,
+} from "./catalog.ts";
 import type { McpLease } from "./mcp.ts";
 import type { GraphDeps, GraphSession } from "./tools.ts";
 
@@ -21,6 +29,7 @@ const TEXT_TOOLS = ["grep", "read", "bash"];
 
 interface Tools {
   graph: Record<Intent, ToolDefinition>;
+  impact: ToolDefinition;
   gaps: ToolDefinition[];
   createMcpLease: typeof import("./mcp.ts").createMcpLease;
 }
@@ -32,6 +41,8 @@ export function installAgentSurface(
   pi: ExtensionAPI,
   current: () => AgentSession | undefined,
   settle: GraphDeps["settle"],
+  /** Files edited in this session (cgc_impact marks its dependents there). */
+  edited: () => ReadonlySet<string> = () => new Set(),
 ) {
   let lease: { session: GraphSession; lease: McpLease } | undefined;
   let tools: Tools | undefined;
@@ -53,9 +64,19 @@ export function installAgentSurface(
   };
   const deps: GraphDeps = { current, lease: leaseFor, settle };
   const loadTools = (): Promise<Tools> => {
-    loading ??= Promise.all([import("./tools.ts"), import("./gap-tools.ts"), import("./mcp.ts")]).then(
-      ([graph, gaps, mcp]) => {
-        tools = { graph: graph.graphTools(deps), gaps: gaps.gapTools(deps), createMcpLease: mcp.createMcpLease };
+    loading ??= Promise.all([
+      import("./tools.ts"),
+      import("./gap-tools.ts"),
+      import("./mcp.ts"),
+      import("./impact.ts"),
+    ]).then(
+      ([graph, gaps, mcp, impact]) => {
+        tools = {
+          graph: graph.graphTools(deps),
+          impact: impact.impactTool({ ...deps, edited }),
+          gaps: gaps.gapTools(deps),
+          createMcpLease: mcp.createMcpLease,
+        };
         return tools;
       },
       (error: unknown) => {
@@ -67,7 +88,7 @@ export function installAgentSurface(
   };
   const graphNames = Object.values(GRAPH_TOOL_NAMES) as string[];
   const gapNames = Object.values(GAP_TOOL_NAMES) as string[];
-  const ownNames = new Set([...graphNames, ...gapNames]);
+  const ownNames = new Set([...graphNames, IMPACT_TOOL_NAME, ...gapNames]);
   const registered = new Set<string>();
   /** What pi-cgc last switched each of its tools to, so a user's own /tools choice is left alone otherwise. */
   const switched = new Map<string, boolean>();
@@ -87,6 +108,7 @@ export function installAgentSurface(
     const mcp = mcpTools();
     const wanted = new Map<string, boolean>();
     for (const intent of INTENTS) wanted.set(GRAPH_TOOL_NAMES[intent], ready && !mcp.has(INTENT_CATALOG[intent]));
+    wanted.set(IMPACT_TOOL_NAME, ready && !mcp.has(INTENT_CATALOG.relations));
     for (const name of gapNames) wanted.set(name, cgcAvailable);
     return wanted;
   };
@@ -103,7 +125,7 @@ export function installAgentSurface(
         if (session) syncTools(session.store.get());
       });
     }
-    for (const tool of tools ? [...Object.values(tools.graph), ...tools.gaps] : []) {
+    for (const tool of tools ? [...Object.values(tools.graph), tools.impact, ...tools.gaps] : []) {
       if (wanted.get(tool.name) && !registered.has(tool.name)) {
         pi.registerTool(tool);
         registered.add(tool.name);
@@ -137,6 +159,7 @@ export function installAgentSurface(
     }
     return {
       graph: graphNames,
+      impact: active.has(IMPACT_TOOL_NAME) ? IMPACT_TOOL_NAME : undefined,
       text: TEXT_TOOLS.filter((name) => active.has(name)),
       doctor: active.has(GAP_TOOL_NAMES.doctor) ? GAP_TOOL_NAMES.doctor : undefined,
       skill: skills?.some((skill) => skill.name === SKILL_NAME) ? SKILL_NAME : undefined,
@@ -184,4 +207,7 @@ export function installAgentSurface(
     await lease?.lease.release("the session ended");
     lease = undefined;
   });
+
+  /** The graph tools' query path, for the impact note. */
+  return { deps };
 }

@@ -94,7 +94,7 @@ export async function cypherRows(
 }
 
 /** Runs a tool body with the session; failures become error results with their code and remedy. */
-async function answer(
+export async function answer(
   deps: GraphDeps,
   signal: AbortSignal | undefined,
   body: (session: GraphSession) => Promise<string>,

@@ -76,3 +76,18 @@ describe("routing card", () => {
     expect(buildCard({ graph: { find: "cgc_find" }, text: ["bash"] })).toContain("keep using bash (rg, grep).");
   });
 });
+
+describe("routing card and cgc_impact", () => {
+  it("names cgc_impact for what a change will break when it is active, and only then", () => {
+    const withImpact = buildCard({ ...own, impact: "cgc_impact" });
+    expect(withImpact).toContain(
+      "- what will this change break (changed signatures of uncommitted edits, their callers) → cgc_impact",
+    );
+    expect(withImpact).toContain(
+      "- callers, callees, call chains, importers, class hierarchy, overrides → cgc_relations",
+    );
+    expect(estimateTextTokens(withImpact)).toBeLessThanOrEqual(CARD_MAX_TOKENS);
+    expect(cardLines({ ...own, impact: "cgc_impact" })).toContain("More detail: the cgc-routing skill.");
+    expect(buildCard(own)).not.toContain("cgc_impact");
+  });
+});

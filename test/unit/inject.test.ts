@@ -92,3 +92,18 @@ describe("content classes", () => {
     for (const line of fullCard) expect(tierText).not.toContain(line);
   });
 });
+
+describe("the impact note's content class", () => {
+  it("repeats no line of the routing card", async () => {
+    const { impactLine, impactNote } = await import("../../src/agent/impact-note.ts");
+    const { fileChanges } = await import("../../src/agent/impact.ts");
+    const [change] = fileChanges("/r/a.py", "def f(a):\n", "def f(a, b):\n");
+    const note = impactNote([
+      impactLine("/r", "/r/a.py", change as NonNullable<typeof change>, [
+        { relation: "caller", name: "g", path: "/r/b.py", line: 3, hops: 1 },
+      ]),
+    ]);
+    const withImpact = cardLines({ graph: { relations: "cgc_relations" }, impact: "cgc_impact", text: ["read"] });
+    for (const line of [...fullCard, ...withImpact]) expect(note).not.toContain(line);
+  });
+});

@@ -1,7 +1,7 @@
 import {
   cgcDotEnvPath,
   readCgcDotEnv
-} from "./chunk-KGLR27D7.js";
+} from "./chunk-K7T5KA4E.js";
 import {
   parseDatabaseBanner,
   parseDoctorDefaultDatabase

@@ -4,26 +4,26 @@ import {
   describeLiteNetwork,
   engineFile,
   formatElapsed
-} from "./chunk-GWJ7AOTV.js";
+} from "./chunk-N4ZKFRMK.js";
 import {
   count
 } from "./chunk-U43P4R4X.js";
 import {
   describeWatcher,
   watcherOf
-} from "./chunk-ZY26KJQV.js";
+} from "./chunk-OD4ZBXGH.js";
 import {
   CONFIG_KEYS,
   CONFIG_KEY_NAMES,
   describeSource,
   isConfigKey,
   isPlainObject
-} from "./chunk-44YBB7XF.js";
+} from "./chunk-ETUFDOJ7.js";
 import {
   describeBackend,
   shownBackend
-} from "./chunk-LPW2V2WV.js";
-import "./chunk-KGLR27D7.js";
+} from "./chunk-QGQYMC3H.js";
+import "./chunk-K7T5KA4E.js";
 import {
   indexResumed,
   indexSkipped

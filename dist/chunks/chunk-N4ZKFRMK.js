@@ -2,7 +2,7 @@ import {
   cgcConfigDir,
   cgcDotEnvPath,
   readCgcDotEnv
-} from "./chunk-KGLR27D7.js";
+} from "./chunk-K7T5KA4E.js";
 
 // src/cgc/interpreter.ts
 import { accessSync, closeSync, constants, existsSync, openSync, readdirSync, readFileSync, readSync } from "node:fs";

@@ -1,16 +1,16 @@
 import {
   graphLedger
-} from "./chunk-44YBB7XF.js";
+} from "./chunk-ETUFDOJ7.js";
 import {
   detectCgcBackend,
   isServerBackend
-} from "./chunk-LPW2V2WV.js";
+} from "./chunk-QGQYMC3H.js";
 import {
   changesObserved,
   freshnessNotVerified,
   watcherDied,
   watcherVerified
-} from "./chunk-KGLR27D7.js";
+} from "./chunk-K7T5KA4E.js";
 import {
   detectWatchFailure
 } from "./chunk-BNPLH5UU.js";

@@ -1,6 +1,6 @@
 import {
   readCgcDotEnv
-} from "./chunk-KGLR27D7.js";
+} from "./chunk-K7T5KA4E.js";
 import {
   parseQueryJson
 } from "./chunk-BNPLH5UU.js";

@@ -1,16 +1,14 @@
 import {
+  GAP_TOOL_NAMES,
   ToolFailure,
   answered,
   confinedPath,
   failureOf,
   liveSession
-} from "./chunk-VYSZR5RD.js";
-import {
-  GAP_TOOL_NAMES
-} from "./chunk-PQG6UBWC.js";
+} from "./chunk-FAONAULB.js";
 import "./chunk-U43P4R4X.js";
-import "./chunk-LPW2V2WV.js";
-import "./chunk-KGLR27D7.js";
+import "./chunk-QGQYMC3H.js";
+import "./chunk-K7T5KA4E.js";
 import "./chunk-BNPLH5UU.js";
 
 // src/agent/gap-tools.ts

@@ -4,7 +4,7 @@ import {
   isIndexedPath,
   readBack,
   uncontainedCount
-} from "./chunk-7YHCGKYV.js";
+} from "./chunk-QCOR52DN.js";
 import {
   count
 } from "./chunk-U43P4R4X.js";
@@ -12,7 +12,7 @@ import {
   changesObserved,
   freshnessVerified,
   graphNeedsRebuild
-} from "./chunk-KGLR27D7.js";
+} from "./chunk-K7T5KA4E.js";
 import {
   richPrinted
 } from "./chunk-BNPLH5UU.js";

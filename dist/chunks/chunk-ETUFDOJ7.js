@@ -178,6 +178,12 @@ var CONFIG_KEYS = {
     env: "CGC_PROACTIVE_RESULT_ANNOTATIONS",
     doc: "Append a staleness line to pi-cgc's own tool results and command output while possibly stale."
   }),
+  "proactive.impactNotes": key({
+    type: booleanType,
+    default: false,
+    env: "CGC_PROACTIVE_IMPACT_NOTES",
+    doc: "After an edit changes the parameters of a function or method that other files call (or removes or renames it), name those callers (path:line) to the agent once, before its next model call."
+  }),
   "output.maxBytes": key({
     type: integerType(1024, 10 * 1024 * 1024),
     default: 24 * 1024,

@@ -2,10 +2,10 @@ import {
   describeWatcher,
   startWatcherIfEnabled,
   watcherOf
-} from "./chunk-ZY26KJQV.js";
-import "./chunk-44YBB7XF.js";
-import "./chunk-LPW2V2WV.js";
-import "./chunk-KGLR27D7.js";
+} from "./chunk-OD4ZBXGH.js";
+import "./chunk-ETUFDOJ7.js";
+import "./chunk-QGQYMC3H.js";
+import "./chunk-K7T5KA4E.js";
 import "./chunk-BNPLH5UU.js";
 export {
   describeWatcher,

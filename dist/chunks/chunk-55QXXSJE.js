@@ -1,22 +1,18 @@
 import {
+  GRAPH_TOOL_NAMES,
   ToolFailure,
   answered,
   confinedPath,
   failureOf,
   liveSession,
   location
-} from "./chunk-VYSZR5RD.js";
-import {
-  GRAPH_TOOL_NAMES
-} from "./chunk-PQG6UBWC.js";
+} from "./chunk-FAONAULB.js";
 import {
   count
 } from "./chunk-U43P4R4X.js";
-import "./chunk-LPW2V2WV.js";
 import {
   isReady
-} from "./chunk-KGLR27D7.js";
-import "./chunk-BNPLH5UU.js";
+} from "./chunk-K7T5KA4E.js";
 
 // src/agent/tools.ts
 import { relative } from "node:path";
@@ -596,7 +592,9 @@ function graphTools(deps) {
     stats: statsTool(deps)
   };
 }
+
 export {
   cypherRows,
+  answer,
   graphTools
 };

@@ -145,9 +145,6 @@ function readCgcDotEnv(env, homeDir) {
 }
 
 export {
-  cgcConfigDir,
-  cgcDotEnvPath,
-  readCgcDotEnv,
   initialState,
   probeSettled,
   maintenanceStarted,
@@ -162,5 +159,8 @@ export {
   watcherDied,
   freshnessNotVerified,
   autoSyncCounted,
-  isReady
+  isReady,
+  cgcConfigDir,
+  cgcDotEnvPath,
+  readCgcDotEnv
 };

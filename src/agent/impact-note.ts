@@ -1,0 +1,199 @@
+// The impact note (opt-in, `proactive.impactNotes`): a third tier beside ADR 0009's drift steers and result
+// annotations, with their principle — it tells the agent what it would otherwise not know, and is quiet
+// otherwise. After an update in which a function or method that other files call lost or changed its
+// parameters, or was removed or renamed, one short message before the agent's next model call names those
+// callers (path:line, at most NOTE_CALLERS, then how many more and `cgc_impact`). Once per changed symbol per
+// session; never when every caller was already edited; never while the graph is possibly stale for the
+// changed file (it waits for the update's read-back); never for a full index (only edits are looked at).
+//
+// "Before" is the file's text just before the session's first edit of it (read in `tool_call`, which pi awaits
+// before the edit runs), or HEAD's for a change made through bash. A body-only edit changes no header, so it
+// costs no wait and no query.
+import { readFileSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
+import { type ExtensionAPI, isEditToolResult, isWriteToolResult } from "@mariozechner/pi-coding-agent";
+import type { CgcSession } from "../lifecycle/session.ts";
+import { isReady } from "../state/model.ts";
+import { count } from "../state/words.ts";
+import { canonical, isWithin } from "../workspace/root.ts";
+import { IMPACT_TOOL_NAME } from "./catalog.ts";
+import { headText } from "./git-changes.ts";
+import type { Dependent } from "./impact.ts";
+import { displayPath } from "./results.ts";
+import { keyOf, type SignatureChange, signature, supportedSource } from "./signatures.ts";
+import type { GraphDeps, GraphSession } from "./tools.ts";
+
+export const IMPACT_NOTE_TYPE = "cgc-impact-note";
+/** Callers named in one note line; the rest are counted and left to `cgc_impact`. */
+export const NOTE_CALLERS = 8;
+
+/** What the note uses of a session. */
+export type NotingSession = GraphSession & Pick<CgcSession, "config">;
+
+function readText(path: string): string | undefined {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return undefined;
+  }
+}
+
+/** The note's line for one change (pure: the tier-tokens bench and the unit tests read it). */
+export function impactLine(root: string, path: string, change: SignatureChange, callers: Dependent[]): string {
+  const file = displayPath(root, path);
+  const shown = callers
+    .slice(0, NOTE_CALLERS)
+    .map((caller) => `${displayPath(root, caller.path)}:${caller.line ?? "?"}`);
+  const more = callers.length - shown.length;
+  const sites = `${shown.join(", ")}${more > 0 ? `, and ${more} more — \`${IMPACT_TOOL_NAME}\`` : ""}`;
+  const before = change.before ? signature(change.before) : change.name;
+  const what =
+    change.change === "params"
+      ? `\`${before}\` in ${file} now takes \`${change.after ? signature(change.after) : change.name}\``
+      : change.change === "renamed"
+        ? `\`${before}\` in ${file} was renamed to \`${change.after ? signature(change.after) : change.name}\``
+        : `\`${before}\` was removed from ${file}`;
+  return `${what}; ${count(callers.length, "call site")} in files not edited in this session still ${change.change === "params" ? "call it as before" : "use the old name"}: ${sites}.`;
+}
+
+export function impactNote(lines: string[]): string {
+  return `Impact of your last edit (pi-cgc, from the code graph): ${lines.join(" ")}`;
+}
+
+export interface ImpactNotes {
+  /** Files edited in this session (cgc_impact marks dependents there). */
+  edited(): ReadonlySet<string>;
+}
+
+export function installImpactNotes(
+  pi: ExtensionAPI,
+  current: () => NotingSession | undefined,
+  deps: GraphDeps,
+): ImpactNotes {
+  let before = new Map<string, string>();
+  let edited = new Set<string>();
+  let noted = new Set<string>();
+  let pending = new Set<string>();
+  let queued: string[] = [];
+  let streaming = false;
+  let evaluating: Promise<void> = Promise.resolve();
+
+  const enabled = (session: NotingSession | undefined): session is NotingSession =>
+    session?.config()["proactive.impactNotes"] === true && isReady(session.store.get());
+
+  const absolute = (cwd: string, raw: string) => {
+    const path = resolve(cwd, raw.replace(/^@/, ""));
+    return join(canonical(dirname(path)), basename(path));
+  };
+
+  const textBefore = async (session: NotingSession, path: string) =>
+    before.get(path) ?? (await headText(session.root, path)) ?? "";
+
+  /** Changes of a file worth a note that no note named yet. */
+  const newChanges = async (session: NotingSession, path: string): Promise<SignatureChange[]> => {
+    const { fileChanges, noteWorthy } = await import("./impact.ts");
+    return fileChanges(path, await textBefore(session, path), readText(path) ?? "").filter(
+      (change) => noteWorthy(change) && !noted.has(`${path}#${keyOf(change.before ?? change)}`),
+    );
+  };
+
+  const deliver = (content: string) => {
+    if (streaming) pi.sendMessage({ customType: IMPACT_NOTE_TYPE, content, display: true }, { deliverAs: "steer" });
+    else queued.push(content);
+  };
+
+  /** Notes for the pending files the graph now verifiably holds; the others wait for their read-back. */
+  const evaluateNow = async (session: NotingSession) => {
+    const state = session.store.get();
+    if (!enabled(session) || state.activity !== "idle" || state.rebuildNeeded || state.otherWriter) return;
+    const stale = new Set(state.changedPaths);
+    const ready = [...pending].filter((path) => !stale.has(path));
+    if (ready.length === 0) return;
+    const { dependentsOf } = await import("./impact.ts");
+    const lines: string[] = [];
+    for (const path of ready) {
+      pending.delete(path);
+      for (const change of await newChanges(session, path)) {
+        noted.add(`${path}#${keyOf(change.before ?? change)}`);
+        const q = { deps, session, signal: undefined };
+        const callers = (await dependentsOf(q, path, change, 1, new Map(), true)).filter(
+          (caller) => caller.path !== path && !stale.has(caller.path),
+        );
+        const untouched = callers.filter((caller) => !edited.has(caller.path));
+        // Called from no other file, or only from files already edited: nothing the agent does not know.
+        if (untouched.length > 0) lines.push(impactLine(session.root, path, change, untouched));
+      }
+    }
+    if (lines.length > 0 && current() === session) deliver(impactNote(lines));
+  };
+
+  const evaluate = (session: NotingSession): Promise<void> => {
+    evaluating = evaluating.then(() => evaluateNow(session)).catch(() => undefined); // a failed query: no note
+    return evaluating;
+  };
+
+  pi.on("session_start", () => {
+    before = new Map();
+    edited = new Set();
+    noted = new Set();
+    pending = new Set();
+    queued = [];
+    const session = current();
+    session?.store.subscribe((state, previous) => {
+      if (current() !== session) return;
+      for (const path of state.changedPaths) edited.add(path);
+      // A pending file's change was read back (an update, or a full-rebuild sync where the engine is off).
+      const reconciled = previous.changedPaths.some((path) => pending.has(path) && !state.changedPaths.includes(path));
+      const settled = state.activity === "idle" && previous.activity !== "idle";
+      if ((reconciled || settled) && pending.size > 0 && state.activity === "idle") void evaluate(session);
+    });
+  });
+
+  // pi awaits this before the edit runs: the file as it was, for the first edit of it in this session.
+  pi.on("tool_call", (event, ctx) => {
+    const session = current();
+    if (!enabled(session) || (event.toolName !== "edit" && event.toolName !== "write")) return;
+    const raw = (event.input as { path?: unknown }).path;
+    if (typeof raw !== "string") return;
+    const path = absolute(ctx.cwd, raw);
+    if (supportedSource(path) && isWithin(session.root, path) && !before.has(path))
+      before.set(path, readText(path) ?? "");
+  });
+
+  // After freshness saw the edit (its handler runs first): a changed signature waits for the update here,
+  // so that the note reaches the very next model call.
+  pi.on("tool_result", async (event, ctx) => {
+    const session = current();
+    if (!enabled(session)) return;
+    const touched: string[] = [];
+    if (isEditToolResult(event) || isWriteToolResult(event)) {
+      if (typeof event.input.path === "string") touched.push(absolute(ctx.cwd, event.input.path));
+    } else if (event.toolName === "bash") touched.push(...session.store.get().changedPaths);
+    else return;
+    for (const path of touched) {
+      if (!supportedSource(path) || !isWithin(session.root, path)) continue;
+      edited.add(path);
+      if ((await newChanges(session, path)).length > 0) pending.add(path);
+    }
+    if (pending.size === 0) return;
+    await deps.settle();
+    await evaluate(session);
+  });
+
+  pi.on("agent_start", () => {
+    streaming = true;
+  });
+  pi.on("agent_end", () => {
+    streaming = false;
+  });
+
+  pi.on("before_agent_start", () => {
+    const session = current();
+    if (queued.length === 0 || !enabled(session)) return;
+    const content = queued.join("\n");
+    queued = [];
+    return { message: { customType: IMPACT_NOTE_TYPE, content, display: true } };
+  });
+
+  return { edited: () => edited };
+}
