@@ -8,6 +8,7 @@ import { loadSkillsFromDir } from "@mariozechner/pi-coding-agent";
 import { describe, expect, it } from "vitest";
 import { MCP_CATALOG } from "../../src/agent/catalog.ts";
 import { gapTools } from "../../src/agent/gap-tools.ts";
+import { impactTool } from "../../src/agent/impact.ts";
 import { SKILL_NAME } from "../../src/agent/install.ts";
 import { graphTools } from "../../src/agent/tools.ts";
 import { CONFIG_KEY_NAMES } from "../../src/config/keys.ts";
@@ -20,7 +21,11 @@ type Schema = { properties?: Record<string, Schema>; enum?: string[]; items?: Sc
 
 function vocabulary() {
   const deps = { current: () => undefined, lease: () => undefined as never, settle: async () => [] };
-  const tools = [...Object.values(graphTools(deps)), ...gapTools(deps)];
+  const tools = [
+    ...Object.values(graphTools(deps)),
+    impactTool({ ...deps, edited: () => new Set() }),
+    ...gapTools(deps),
+  ];
   const names = new Set(tools.map((tool) => tool.name));
   const words = new Set<string>();
   const walk = (schema: Schema | undefined) => {
