@@ -3,7 +3,7 @@ import {
   keyOf,
   signature,
   supportedSource
-} from "./chunks/chunk-C7XQM2DO.js";
+} from "./chunks/chunk-CM7Q5FSW.js";
 import {
   GAP_TOOL_NAMES,
   GRAPH_TOOL_NAMES,
@@ -119,12 +119,18 @@ function impactLine(root, path, change, callers) {
 function impactNote(lines) {
   return `Impact of your last edit (pi-cgc, from the code graph): ${lines.join(" ")}`;
 }
+var isNote = (message) => message?.role === "custom" && message.customType === IMPACT_NOTE_TYPE;
+var identity = (message) => {
+  const m = message;
+  return `${m.role}:${m.timestamp ?? ""}:${isNote(m) ? String(m.content) : ""}`;
+};
 function installImpactNotes(pi, current, deps) {
   let before = /* @__PURE__ */ new Map();
   let edited = /* @__PURE__ */ new Set();
   let noted = /* @__PURE__ */ new Set();
   let pending = /* @__PURE__ */ new Set();
   let queued = [];
+  let anchored = [];
   let streaming = false;
   let evaluating = Promise.resolve();
   const enabled = (session) => session?.config()["proactive.impactNotes"] === true && isReady(session.store.get());
@@ -134,14 +140,15 @@ function installImpactNotes(pi, current, deps) {
   };
   const textBefore = async (session, path) => before.get(path) ?? await headText(session.root, path) ?? "";
   const newChanges = async (session, path) => {
-    const { fileChanges, noteWorthy } = await import("./chunks/impact-PX3SD7NQ.js");
+    const { fileChanges, noteWorthy } = await import("./chunks/impact-AOUMZJ75.js");
     return fileChanges(path, await textBefore(session, path), readText(path) ?? "").filter(
       (change) => noteWorthy(change) && !noted.has(`${path}#${keyOf(change.before ?? change)}`)
     );
   };
   const deliver = (content) => {
-    if (streaming) pi.sendMessage({ customType: IMPACT_NOTE_TYPE, content, display: true }, { deliverAs: "steer" });
-    else queued.push(content);
+    if (!streaming) return void queued.push(content);
+    anchored.push({ content, anchor: void 0 });
+    pi.sendMessage({ customType: IMPACT_NOTE_TYPE, content, display: true }, { deliverAs: "steer" });
   };
   const evaluateNow = async (session) => {
     const state = session.store.get();
@@ -149,7 +156,7 @@ function installImpactNotes(pi, current, deps) {
     const stale = new Set(state.changedPaths);
     const ready = [...pending].filter((path) => !stale.has(path));
     if (ready.length === 0) return;
-    const { dependentsOf } = await import("./chunks/impact-PX3SD7NQ.js");
+    const { dependentsOf } = await import("./chunks/impact-AOUMZJ75.js");
     const lines = [];
     for (const path of ready) {
       pending.delete(path);
@@ -175,6 +182,7 @@ function installImpactNotes(pi, current, deps) {
     noted = /* @__PURE__ */ new Set();
     pending = /* @__PURE__ */ new Set();
     queued = [];
+    anchored = [];
     const session = current();
     session?.store.subscribe((state, previous) => {
       if (current() !== session) return;
@@ -209,6 +217,27 @@ function installImpactNotes(pi, current, deps) {
     if (pending.size === 0) return;
     await deps.settle();
     await evaluate(session);
+  });
+  pi.on("context", (event) => {
+    if (anchored.length === 0) return;
+    const contents = new Set(anchored.map((note) => note.content));
+    const messages = event.messages.filter(
+      (message) => !isNote(message) || !contents.has(String(message.content))
+    );
+    for (const note of anchored) {
+      note.anchor ??= messages.length > 0 ? identity(messages[messages.length - 1]) : "";
+      let at = note.anchor === "" ? 0 : messages.findIndex((message) => identity(message) === note.anchor) + 1;
+      if (at === 0 && note.anchor !== "") continue;
+      while (at < messages.length && isNote(messages[at])) at++;
+      messages.splice(at, 0, {
+        role: "custom",
+        customType: IMPACT_NOTE_TYPE,
+        content: note.content,
+        display: true,
+        timestamp: 0
+      });
+    }
+    return { messages };
   });
   pi.on("agent_start", () => {
     streaming = true;
@@ -304,7 +333,7 @@ function installAgentSurface(pi, current, settle, edited = () => /* @__PURE__ */
       import("./chunks/tools-ASQUGLB3.js"),
       import("./chunks/gap-tools-MP3NMPVY.js"),
       import("./chunks/mcp-AX35DL4S.js"),
-      import("./chunks/impact-PX3SD7NQ.js")
+      import("./chunks/impact-AOUMZJ75.js")
     ]).then(
       ([graph, gaps, mcp, impact]) => {
         tools = {
@@ -2471,16 +2500,16 @@ function detectWorktree(cwd) {
   if (!worktreeId) return { kind: "main", root };
   return { kind: "linked", root, identity: { commonDir: canonical(commonDir), worktreeId } };
 }
-function contextNameFor(identity) {
-  const slug = identity.worktreeId.toLowerCase().replace(/[^a-z0-9._-]+/g, "-").replace(/[-._]*[-.][-._]*/g, (run) => run === "." || run === "_" ? run : "-").replace(/^[-.]+|[-.]+$/g, "").slice(0, 32).replace(/[-.]+$/, "") || "worktree";
-  const hash = createHash("sha256").update(`${identity.commonDir}\0${identity.worktreeId}`).digest("hex");
+function contextNameFor(identity2) {
+  const slug = identity2.worktreeId.toLowerCase().replace(/[^a-z0-9._-]+/g, "-").replace(/[-._]*[-.][-._]*/g, (run) => run === "." || run === "_" ? run : "-").replace(/^[-.]+|[-.]+$/g, "").slice(0, 32).replace(/[-.]+$/, "") || "worktree";
+  const hash = createHash("sha256").update(`${identity2.commonDir}\0${identity2.worktreeId}`).digest("hex");
   return `wt-${slug}-${hash.slice(0, 8)}`;
 }
 function sameIdentity(a, b) {
   return a.commonDir === b.commonDir && a.worktreeId === b.worktreeId;
 }
-function worktreeExists(identity) {
-  return existsSync3(join6(identity.commonDir, "worktrees", identity.worktreeId));
+function worktreeExists(identity2) {
+  return existsSync3(join6(identity2.commonDir, "worktrees", identity2.worktreeId));
 }
 function worktreeRecordDir(agentDir2) {
   return join6(agentDir2, "cgc-worktrees");
@@ -2560,15 +2589,15 @@ function claimPath(aside, path) {
 function removeRecord(dir, name) {
   rmSync2(join6(dir, `${name}.json`), { force: true });
 }
-function ownershipOf(record, identity) {
+function ownershipOf(record, identity2) {
   if (!record) return { kind: "unrecorded" };
-  return sameIdentity(record, identity) ? { kind: "recorded", record } : { kind: "mismatch", record };
+  return sameIdentity(record, identity2) ? { kind: "recorded", record } : { kind: "mismatch", record };
 }
 function orphanedContexts(records) {
   return [...records].filter(([, record]) => !worktreeExists(record));
 }
-function describeIdentity(identity, path) {
-  return `worktree "${identity.worktreeId}" of ${identity.commonDir}${path ? ` (at ${path})` : ""}`;
+function describeIdentity(identity2, path) {
+  return `worktree "${identity2.worktreeId}" of ${identity2.commonDir}${path ? ` (at ${path})` : ""}`;
 }
 
 // src/lifecycle/worktree-scope.ts
@@ -2659,7 +2688,7 @@ ${result.stdout}`);
     const here = linked();
     if (!here) return {};
     if (state.kind === "refused") return { verdict: { readiness: "unavailable", reason: state.reason } };
-    const { name, identity, root } = here;
+    const { name, identity: identity2, root } = here;
     const read = readRecord(records, name);
     if (!read.ok) {
       return refuse(
@@ -2667,11 +2696,11 @@ ${result.stdout}`);
         `Worktree isolation refused: its record cannot be read: ${read.error}. pi-cgc does not overwrite it.`
       );
     }
-    const owner = ownershipOf(read.record, identity);
+    const owner = ownershipOf(read.record, identity2);
     if (owner.kind === "mismatch") {
       return refuse(
         name,
-        `Worktree isolation refused: the CGC context ${name} is recorded for the ${describeIdentity(owner.record, owner.record.path)}, not for this ${describeIdentity(identity, root)}. pi-cgc neither shares nor repairs it (record: ${records}/${name}.json). If that worktree is gone, remove the context (cgc context delete ${name}; cgc keeps its files) and pi-cgc drops the record at the next session; or set worktree.mode to off.`
+        `Worktree isolation refused: the CGC context ${name} is recorded for the ${describeIdentity(owner.record, owner.record.path)}, not for this ${describeIdentity(identity2, root)}. pi-cgc neither shares nor repairs it (record: ${records}/${name}.json). If that worktree is gone, remove the context (cgc context delete ${name}; cgc keeps its files) and pi-cgc drops the record at the next session; or set worktree.mode to off.`
       );
     }
     const listing = await listContexts(runner);
@@ -2693,7 +2722,7 @@ ${result.stdout}`);
     if (owner.kind === "unrecorded") {
       return refuse(
         name,
-        `Worktree isolation refused: cgc already has a context ${name} that pi-cgc has no record of creating for this ${describeIdentity(identity, root)}, so it is not used. If nothing else needs it, remove it (cgc context delete ${name}; cgc keeps its files) and pi-cgc creates its own; or set worktree.mode to off.`
+        `Worktree isolation refused: cgc already has a context ${name} that pi-cgc has no record of creating for this ${describeIdentity(identity2, root)}, so it is not used. If nothing else needs it, remove it (cgc context delete ${name}; cgc keeps its files) and pi-cgc creates its own; or set worktree.mode to off.`
       );
     }
     if (!existsSync4(dirname4(context.dbPath))) {
@@ -2717,8 +2746,8 @@ ${result.stdout}`);
   async function createContext(runner, backend) {
     const here = linked();
     if (!here || state.kind !== "pending") return void 0;
-    const { name, identity, root } = here;
-    const claimed = writeRecord(records, name, { ...identity, path: root, createdAt: (/* @__PURE__ */ new Date()).toISOString() }, true);
+    const { name, identity: identity2, root } = here;
+    const claimed = writeRecord(records, name, { ...identity2, path: root, createdAt: (/* @__PURE__ */ new Date()).toISOString() }, true);
     if (!claimed.ok) {
       state = { kind: "checking", name };
       return notRun([runner.executable, "context", "create", name], "FAILED", claimed.error);

@@ -60,6 +60,15 @@ export function impactNote(lines: string[]): string {
   return `Impact of your last edit (pi-cgc, from the code graph): ${lines.join(" ")}`;
 }
 
+type ContextMessage = { role: string; timestamp?: number; customType?: string; content?: unknown };
+const isNote = (message: unknown) =>
+  (message as ContextMessage | undefined)?.role === "custom" &&
+  (message as ContextMessage).customType === IMPACT_NOTE_TYPE;
+const identity = (message: unknown) => {
+  const m = message as ContextMessage;
+  return `${m.role}:${m.timestamp ?? ""}:${isNote(m) ? String(m.content) : ""}`;
+};
+
 export interface ImpactNotes {
   /** Files edited in this session (cgc_impact marks dependents there). */
   edited(): ReadonlySet<string>;
@@ -75,6 +84,7 @@ export function installImpactNotes(
   let noted = new Set<string>();
   let pending = new Set<string>();
   let queued: string[] = [];
+  let anchored: Array<{ content: string; anchor: string | undefined }> = [];
   let streaming = false;
   let evaluating: Promise<void> = Promise.resolve();
 
@@ -97,9 +107,16 @@ export function installImpactNotes(
     );
   };
 
+  /**
+   * During a run the note goes out as a steer (kept in the session, shown to the user), and pi delivers steers
+   * one per turn: behind another extension's steer (or the drift steer) it would reach the model a call late.
+   * So each model call's context carries it right after the message that was last when it was made, and the
+   * steered copy is left out of the context wherever it landed.
+   */
   const deliver = (content: string) => {
-    if (streaming) pi.sendMessage({ customType: IMPACT_NOTE_TYPE, content, display: true }, { deliverAs: "steer" });
-    else queued.push(content);
+    if (!streaming) return void queued.push(content);
+    anchored.push({ content, anchor: undefined });
+    pi.sendMessage({ customType: IMPACT_NOTE_TYPE, content, display: true }, { deliverAs: "steer" });
   };
 
   /** Notes for the pending files the graph now verifiably holds; the others wait for their read-back. */
@@ -138,6 +155,7 @@ export function installImpactNotes(
     noted = new Set();
     pending = new Set();
     queued = [];
+    anchored = [];
     const session = current();
     session?.store.subscribe((state, previous) => {
       if (current() !== session) return;
@@ -178,6 +196,28 @@ export function installImpactNotes(
     if (pending.size === 0) return;
     await deps.settle();
     await evaluate(session);
+  });
+
+  pi.on("context", (event) => {
+    if (anchored.length === 0) return;
+    const contents = new Set(anchored.map((note) => note.content));
+    const messages = event.messages.filter(
+      (message) => !isNote(message) || !contents.has(String((message as ContextMessage).content)),
+    );
+    for (const note of anchored) {
+      note.anchor ??= messages.length > 0 ? identity(messages[messages.length - 1]) : "";
+      let at = note.anchor === "" ? 0 : messages.findIndex((message) => identity(message) === note.anchor) + 1;
+      if (at === 0 && note.anchor !== "") continue; // its place was compacted away: so is the note
+      while (at < messages.length && isNote(messages[at])) at++;
+      messages.splice(at, 0, {
+        role: "custom",
+        customType: IMPACT_NOTE_TYPE,
+        content: note.content,
+        display: true,
+        timestamp: 0,
+      } as (typeof messages)[number]);
+    }
+    return { messages };
   });
 
   pi.on("agent_start", () => {

@@ -343,7 +343,7 @@ export function signatureChanges(before: Definition[], after: Definition[]): Sig
 
 /** A definition as shown: `name(a, b)`; a class with its bases. */
 export function signature(definition: Definition): string {
-  const params = definition.params.replace(/,/g, ", ");
+  const params = definition.params.replace(/,/g, ", ").replace(/(?<!:):(?!:)/g, ": ");
   return definition.kind === "class" && !params ? qualified(definition) : `${qualified(definition)}(${params})`;
 }
 

@@ -112,11 +112,15 @@ describe("the routing card", () => {
       expect(card).toBe(cards[0]);
     }
     const card = cards[0] as string;
-    expect(card).toContain("callers, callees, call chains, impact of a change");
+    expect(card).toContain("callers, callees, call chains, importers");
+    expect(card).toContain(
+      "- what will this change break (changed signatures of uncommitted edits, their callers) → cgc_impact",
+    );
     const named = [...card.matchAll(/\b(cgc_\w+|grep|read|bash)\b/g)].map((m) => m[1] as string);
     const tools = new Set(h.session.getActiveToolNames());
     for (const name of named) expect(tools.has(name), `${name} is active`).toBe(true);
     expect(named).toContain("cgc_relations");
+    expect(named).toContain("cgc_impact");
     expect(card).toMatch(/Exact text.*keep using read/);
   });
 

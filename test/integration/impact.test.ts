@@ -166,7 +166,7 @@ describe("cgc_impact, exact against the source", () => {
     await h.session.prompt("change helper");
     const [helper, unused] = toolResults(h, before).filter((r) => r.name === "cgc_impact");
     expect(helper?.isError, helper?.text).toBe(false);
-    expect(helper?.text).toContain("parameters changed: helper(x:number, y:number) → helper(x:number, y:string)");
+    expect(helper?.text).toContain("parameters changed: helper(x: number, y: number) → helper(x: number, y: string)");
     const lines = dependentLines(helper?.text ?? "").map((line) => line.trim());
     expect(lines).toEqual([
       "- src/main.ts:4  main",
@@ -174,7 +174,7 @@ describe("cgc_impact, exact against the source", () => {
       expect.stringMatching(/^- src\/other\.ts:7 {2}outer {2}\(2 calls away\)$/),
     ]);
     expect(sourceLine(repo, "src/other.ts", 4)).toContain("helper(n, n)");
-    expect(unused?.text).toContain("renamed: unused(z:string) → unusedToo(z:string)");
+    expect(unused?.text).toContain("renamed: unused(z: string) → unusedToo(z: string)");
     expect(unused?.text).toContain("nothing outside the changed lines depends on it");
   });
 
@@ -269,6 +269,17 @@ describe("the impact note (proactive.impactNotes)", () => {
       edit("pkg/text.py", "def normalize(value, sep):", "def normalize(value, sep, end):"),
     ]);
     expect(twice.notes).toHaveLength(1);
+  });
+
+  it("beside the drift steer (pi delivers one steer per turn), still on the very next model call, once", async () => {
+    const both = { CGC_PROACTIVE_IMPACT_NOTES: "true", CGC_PROACTIVE_DRIFT_STEERS: "true" };
+    const { context, notes } = await editThenLook(await indexed(repos.tiny()), both, [
+      edit("pkg/text.py", "def normalize(value):", "def normalize(value, sep):"),
+    ]);
+    expect(notes).toHaveLength(1);
+    const sent = context.messages.map((message) => JSON.stringify(message));
+    expect(sent.filter((text) => text.includes("Impact of your last edit"))).toHaveLength(1);
+    expect(sent.some((text) => text.includes("The code graph is now possibly stale"))).toBe(true);
   });
 
   it("a rename through bash is noted with the old name's callers", async () => {

@@ -335,7 +335,7 @@ function signatureChanges(before, after) {
   return changes.sort((a, b) => lineOfChange(a) - lineOfChange(b));
 }
 function signature(definition) {
-  const params = definition.params.replace(/,/g, ", ");
+  const params = definition.params.replace(/,/g, ", ").replace(/(?<!:):(?!:)/g, ": ");
   return definition.kind === "class" && !params ? qualified(definition) : `${qualified(definition)}(${params})`;
 }
 function describeChange(change) {

@@ -7,7 +7,7 @@ import {
   signatureChanges,
   supportedSource,
   workingChanges
-} from "./chunk-C7XQM2DO.js";
+} from "./chunk-CM7Q5FSW.js";
 import {
   answer,
   cypherRows
