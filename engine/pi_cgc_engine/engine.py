@@ -21,7 +21,7 @@ from .database import (
     delete_file_edges_first,
     purge_dangling,
 )
-from .files import FileEntry, digest_of, norm
+from .files import FileEntry, digest_of, lean_nested, make_lean, norm, same_content
 from .journal import Journal, as_before
 from .link_rows import (
     CPP_SOURCES,
@@ -46,6 +46,16 @@ from .tree_state import TreeState
 
 # ---------------------------------------------------------------------------------------------
 # The engine.
+
+
+def lean_kept(state: TreeState) -> None:
+    """Every kept file, and its share of the kept indices, without what nothing reads after it was written
+    (files.make_lean): about half of what the engine holds. Files already lean are passed over."""
+    contrib = state.contrib or {}
+    for key, entry in state.files.items():
+        if not entry.lean:
+            make_lean(entry)
+            lean_nested(contrib.get(key))
 
 
 class Engine(CacheKeeping):
@@ -86,10 +96,12 @@ class Engine(CacheKeeping):
 
     # -- start --------------------------------------------------------------------------------
     def start(self, from_disk: bool = False, progress: Optional[Callable[[str], None]] = None,
-              save: bool = True) -> Dict[str, Any]:
+              save: bool = True, writing: bool = False) -> Dict[str, Any]:
         """Reads the tree: from the warm cache when it is the graph's model (trusted), else from the disk
         (`from_disk`: the graph was just rebuilt from it, or is about to be), parsing what the cache does not
-        have. `progress` is told each phase; `save`: the state read from the disk is saved as the cache."""
+        have. `progress` is told each phase; `save`: the state read from the disk is saved as the cache;
+        `writing`: the whole state is about to be written (every file parsed in full, and kept so until
+        lean_kept), else it is lean from the start."""
         start = time.monotonic()
         cached = self.load_cache()
         cached_state = self.cached_state
@@ -106,9 +118,10 @@ class Engine(CacheKeeping):
             # What a parse may give more of now goes with the next update (the graph has the failed parse).
             self.pending.update(p for p, e in self.state.files.items() if self.tree.parse_in_doubt(p, e))
             self.trusted = True
+            lean_kept(self.state)
             return {"files": len(self.state.files), "startMs": ms_since(start), "warm": True,
                     "cached": len(self.state.files), "trusted": True, "diverged": self.diverged}
-        files, hits = self.read_tree(cached, progress)
+        files, hits = self.read_tree(cached, progress, writing)
         if progress is not None:
             progress(f"resolving links of {plural(len(files), 'file')}")
         if cached_state is None:
@@ -136,14 +149,18 @@ class Engine(CacheKeeping):
         for entry in files.values():
             call_facts(entry)  # what an update's callback rule and pre-pass read of every file, computed once
         self.trusted = False
+        if not writing:
+            lean_kept(self.state)
         if save:
             self.save_cache()
         return {"files": len(files), "startMs": ms_since(start), "warm": hits > 0, "cached": hits,
                 "trusted": False, "diverged": self.diverged}
 
-    def read_tree(self, cached: Dict[str, FileEntry], progress: Optional[Callable[[str], None]]) -> Tuple[Dict[str, FileEntry], int]:
-        """Every file of the tree by path: the cached entry where its content is the same, else parsed (with
-        both cores where that pays). Returns the files and how many came from the cache."""
+    def read_tree(self, cached: Dict[str, FileEntry], progress: Optional[Callable[[str], None]],
+                  writing: bool = False) -> Tuple[Dict[str, FileEntry], int]:
+        """Every file of the tree by path: the cached entry where its content is the same (and, `writing`, whole:
+        not lean), else parsed (with both cores where that pays). Returns the files and how many came from the
+        cache."""
         if progress is not None:
             progress("discovering files")
         files: Dict[str, FileEntry] = {}
@@ -152,7 +169,8 @@ class Engine(CacheKeeping):
             known = digest_of(path)
             key = path.as_posix()
             hit = cached.get(key)
-            if hit is not None and (hit.size, hit.mtime_ns, hit.digest) == known and not self.tree.parse_in_doubt(key, hit):
+            if hit is not None and (hit.size, hit.mtime_ns, hit.digest) == known and not self.tree.parse_in_doubt(key, hit) \
+                    and not (writing and hit.lean):
                 files[key] = hit
             else:
                 files[key] = None  # type: ignore[assignment]  # its place in discovery order, parsed below
@@ -228,13 +246,16 @@ class Engine(CacheKeeping):
                 unsure.add(path)
             if known[2] != entry.digest or self.tree.parse_in_doubt(path, entry):
                 parsed = self.tree.parse(current.get(path) or Path(path), known)
-                if known[2] != entry.digest or parsed.data != entry.data:
+                if known[2] != entry.digest or not same_content(parsed.data, entry):
                     modified.add(path)
                 elif path not in modified:
                     parsed.parsed = entry.parsed  # the same content: its copy given to cgc stands (resolve_tree)
                 files[path] = parsed
                 continue
-            if known[:2] != (entry.size, entry.mtime_ns):
+            if path in modified and entry.lean:
+                # Written again (its old content as the graph has it is unknown): from a whole parse.
+                files[path] = self.tree.parse(current.get(path) or Path(path), known)
+            elif known[:2] != (entry.size, entry.mtime_ns):
                 # Derived from the data, which is the same: carried with it.
                 files[path] = dataclasses.replace(entry, size=known[0], mtime_ns=known[1], digest=known[2])
         # Likewise a requested path gone from the disk that the engine never held: the graph may still have it.
@@ -313,6 +334,7 @@ class Engine(CacheKeeping):
         resolve_cpu_ms = round((time.process_time() - cpu_start) * 1000)
         if not changed:
             self.state = new
+            lean_kept(new)
             return {"ok": True, "written": [], "removed": [], "ms": ms_since(start), "lockMs": 0, "openMs": 0,
                     "resolveMs": resolve_ms, "resolved": 0, "reresolved": 0}
         check_ms = 0
@@ -471,6 +493,7 @@ class Engine(CacheKeeping):
             self.trusted = was_trusted  # rolled back: the graph is as it was
             return {"ok": False, "code": "FAILED", "reason": f"{error}"[:500]}
         self.state = new
+        lean_kept(new)
         try:
             # cgc's purge of unreferenced Module/ExternalClass nodes runs in its own transaction: inside
             # the one that deleted and re-created their incoming edges, Kùzu 0.11.3's

@@ -31,11 +31,65 @@ class FileEntry:
     modnames: Optional[FrozenSet[str]] = None
     # The copy of data given to cgc's resolution (a _Parsed; not cached on disk).
     parsed: Optional[Any] = field(default=None, compare=False, repr=False)
+    # Without the fields nothing reads after the file was written (UNREAD_FIELDS: its functions' source text and
+    # docstrings, about half of what the engine holds): see make_lean. A lean entry is never written to a graph.
+    lean: bool = False
 
     def __getstate__(self) -> Dict[str, Any]:
         state = dict(self.__dict__)
         state.pop("parsed", None)
         return state
+
+
+# Lists whose entries' "source" is not code text: an import's is the module it imports from, which the Module
+# metadata of every later update reads (link_rows.module_import_rows).
+KEEP_WHOLE = frozenset({"imports"})
+
+
+def lean_items(data: Dict[str, Any]) -> None:
+    """Drops UNREAD_FIELDS from the entries of a file's parsed data (its functions', classes', … source text and
+    docstrings), but for the lists in KEEP_WHOLE."""
+    for key, entries in data.items():
+        if isinstance(entries, list) and key not in KEEP_WHOLE:
+            for item in entries:
+                if isinstance(item, dict):
+                    for name in UNREAD_FIELDS:
+                        item.pop(name, None)
+
+
+def make_lean(entry: FileEntry) -> None:
+    """A kept entry without what no later step reads: cgc's resolution never reads a function's source or
+    docstring, and the graph writers take a fresh parse (Engine.plan parses a lean file again before it is written;
+    the index parses the cache's lean files again)."""
+    if not entry.lean:
+        lean_items(entry.data)
+        entry.lean = True
+
+
+def lean_nested(value: Any, depth: int = 4) -> None:
+    """lean_items through the nesting of a kept index's contribution (dicts and lists of entries, and the
+    (path, entry) pairs of _functions_by_name): cgc's index entries are copies of the parsed ones."""
+    if depth == 0:
+        return
+    if isinstance(value, dict):
+        for name in UNREAD_FIELDS:
+            value.pop(name, None)
+        for inner in value.values():
+            if isinstance(inner, (dict, list, tuple)):
+                lean_nested(inner, depth - 1)
+    elif isinstance(value, (list, tuple)):
+        for inner in value:
+            if isinstance(inner, (dict, list, tuple)):
+                lean_nested(inner, depth - 1)
+
+
+def same_content(fresh: Dict[str, Any], kept: FileEntry) -> bool:
+    """Whether a fresh parse holds what a kept entry holds (a lean one: but for UNREAD_FIELDS)."""
+    if not kept.lean:
+        return fresh == kept.data
+    return {key: [{k: v for k, v in item.items() if k not in UNREAD_FIELDS} if isinstance(item, dict) else item
+                  for item in value] if isinstance(value, list) and key not in KEEP_WHOLE else value
+            for key, value in fresh.items()} == kept.data
 
 
 def file_ext(path: Path) -> str:

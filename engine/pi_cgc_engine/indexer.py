@@ -24,7 +24,7 @@ from typing import Any, Callable, List, Optional
 from . import bulk_cypher, bulk_kuzu, graph_rows
 from . import cgc_contract as cgc
 from .database import PROVEN_BACKENDS, Busy
-from .engine import Engine
+from .engine import Engine, lean_kept
 from .files import norm
 from .link_rows import CPP_SOURCES, choose_links, write_links
 from .protocol import emit_text, log, ms_since, plural, stdout_given_back
@@ -99,7 +99,7 @@ def index_command(args: argparse.Namespace, version: str) -> int:
         return cgc_index(root, False)
     started = time.monotonic()
     shown = Progress()
-    engine.start(from_disk=True, progress=shown, save=False)
+    engine.start(from_disk=True, progress=shown, save=False, writing=True)
     read_ms = ms_since(started)
     try:
         how = write_graph(engine, delete_first=present, progress=shown)
@@ -108,6 +108,7 @@ def index_command(args: argparse.Namespace, version: str) -> int:
     marker = engine.dirty_marker()
     if marker is not None:
         marker.unlink(missing_ok=True)  # an earlier update's unknown outcome: the graph is whole again
+    lean_kept(engine.state)
     engine.trust()
     engine.save_cache()
     files = len(engine.state.files)

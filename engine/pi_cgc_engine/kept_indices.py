@@ -22,7 +22,7 @@ from . import cgc_contract as cgc
 from .cgc_contract import CALL_INDEXES
 from .context import RUN, NarrowingFailed
 from .journal import _MISSING, as_before, before_reorder
-from .narrowing import CandidateIndex, SortedMembers
+from .narrowing import CandidateIndex, SortedMembers, same_but_unread
 from .recording import KeptDict, _Parsed, entries_at, refill_after
 
 if TYPE_CHECKING:
@@ -595,8 +595,11 @@ def compare_kept_indices(kept: Dict[str, Dict[Any, Any]], data: List[Dict[str, A
         if theirs is None or mine is None:
             differences.append(f"index {name}: missing on one side")
             continue
-        if dict(mine) != dict(theirs):
-            keys = [k for k in set(mine) | set(theirs) if mine.get(k, _MISSING) != theirs.get(k, _MISSING)]
+        # The kept entries are lean (files.make_lean): the fields nothing reads are not compared.
+        keys = [k for k in set(mine) | set(theirs)
+                if mine.get(k, _MISSING) != theirs.get(k, _MISSING)
+                and not same_but_unread(mine.get(k, _MISSING), theirs.get(k, _MISSING))]
+        if keys:
             differences.append(f"index {name}: {len(keys)} keys differ, e.g. {sorted(map(str, keys))[:3]}")
         elif list(mine) != list(theirs):
             differences.append(f"index {name}: same items in another key order")

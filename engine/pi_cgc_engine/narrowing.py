@@ -57,19 +57,22 @@ def call_names(entry: FileEntry) -> FrozenSet[str]:
 
 
 def _same_entries(before: Any, after: Any) -> bool:
-    """Equal, but for the unread fields of the entry dicts a value lists."""
+    """Equal, but for the unread fields of the entry dicts a value lists (also inside the (path, entry) pairs of
+    _functions_by_name): a kept entry is lean (files.make_lean), a fresh one is not."""
     if not (isinstance(before, list) and isinstance(after, list)) or len(before) != len(after):
         return False
-    for a, b in zip(before, after):
-        if a == b:
-            continue
-        if not (isinstance(a, dict) and isinstance(b, dict)):
-            return False
+    return all(a == b or same_but_unread(a, b) for a, b in zip(before, after))
+
+
+def same_but_unread(a: Any, b: Any) -> bool:
+    """Equal, but for UNREAD_FIELDS in any dict inside (dicts, lists and tuples)."""
+    if isinstance(a, dict) and isinstance(b, dict):
         if a.keys() - UNREAD_FIELDS != b.keys() - UNREAD_FIELDS:
             return False
-        if any(a[k] != b[k] for k in a if k not in UNREAD_FIELDS):
-            return False
-    return True
+        return all(a[k] == b[k] or same_but_unread(a[k], b[k]) for k in a if k not in UNREAD_FIELDS)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and type(a) is type(b) and len(a) == len(b):
+        return all(x == y or same_but_unread(x, y) for x, y in zip(a, b))
+    return False
 
 
 def diff_index(tag: str, old: Dict[Any, Any], new: Dict[Any, Any], into: Set[Tuple[str, Any]]) -> None:
