@@ -3,12 +3,16 @@
 // readiness verdict in the chip, and the cgc spawns a start makes, on an indexed and an unindexed
 // workspace. Real pi (SDK, faux model) loads pi-cgc through bench/timed-extension.ts.
 import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Context } from "@mariozechner/pi-ai";
+import { fauxAssistantMessage } from "@mariozechner/pi-ai";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { totalSpawns } from "../src/cgc/children.ts";
 import { createCgcSession } from "../src/lifecycle/session.ts";
 import { cgcBinary, makeCgcHome } from "../test/helpers/cgc-env.ts";
-import { type RecordingUi, recordingUi, startPi, waitFor } from "../test/helpers/pi-sdk.ts";
+import { EXTENSION_PATH, type RecordingUi, recordingUi, startPi, waitFor } from "../test/helpers/pi-sdk.ts";
 import { tinyRepo } from "../test/helpers/repos.ts";
 import { type BenchOptions, type BenchReport, cgc, interleave, log, ms, spread, stats, table } from "./harness.ts";
 import { sessionStartTimings } from "./timed-extension.ts";
@@ -92,6 +96,43 @@ async function breakdown(cwd: string, rounds: number) {
   return parts;
 }
 
+/**
+ * Issue 35: a prompt sent the moment the session started (as `pi -p` does) waits in pi-cgc's `input` handler for
+ * the first probe. Time from `prompt()` to the model's first call, and whether that call was offered the graph.
+ * `cold`: cgc's Python compiles its modules afresh (an empty PYTHONPYCACHEPREFIX, as right after an install).
+ */
+async function firstPrompt(
+  cwd: string,
+  extensionPaths: string[],
+  cold: boolean,
+): Promise<{ ms: number; graph: boolean }> {
+  const cache = cold ? mkdtempSync(join(tmpdir(), "pi-cgc-pycache-")) : undefined;
+  const previous = process.env.PYTHONPYCACHEPREFIX;
+  if (cache) process.env.PYTHONPYCACHEPREFIX = cache;
+  const h = await startPi({ cwd, extensionPaths });
+  try {
+    let calledAt = 0;
+    let graph = false;
+    h.faux.setResponses([
+      (context: Context) => {
+        calledAt = performance.now();
+        graph = (context.tools ?? []).some((tool) => tool.name === "cgc_relations");
+        return fauxAssistantMessage("done");
+      },
+    ]);
+    const started = performance.now();
+    await h.session.prompt("who calls normalize?");
+    return { ms: calledAt - started, graph };
+  } finally {
+    await h.dispose();
+    if (cache) {
+      if (previous === undefined) delete process.env.PYTHONPYCACHEPREFIX;
+      else process.env.PYTHONPYCACHEPREFIX = previous;
+      rmSync(cache, { recursive: true, force: true });
+    }
+  }
+}
+
 async function bareStart(cwd: string): Promise<number> {
   const started = performance.now();
   const h = await startPi({ cwd, ui: recordingUi(), extensionPaths: [] });
@@ -142,6 +183,35 @@ export async function run(_options: BenchOptions): Promise<BenchReport> {
     ]);
     rows.push(["pi without pi-cgc", "–", "–", "–", "0", spread(rounds["no pi-cgc"])]);
     const allSync = [...samples.indexed, ...samples.unindexed].map((s) => s.syncMs);
+    log("session start: the first prompt, sent at once");
+    const offered: Record<string, boolean[]> = { warm: [], cold: [], none: [] };
+    const prompts = await interleave(
+      {
+        "pi-cgc, warm cgc": async () => {
+          const sample = await firstPrompt(indexed.path, [EXTENSION_PATH], false);
+          offered.warm?.push(sample.graph);
+          return sample.ms;
+        },
+        "pi-cgc, cold cgc": async () => {
+          const sample = await firstPrompt(indexed.path, [EXTENSION_PATH], true);
+          offered.cold?.push(sample.graph);
+          return sample.ms;
+        },
+        "no pi-cgc": async () => (await firstPrompt(indexed.path, [], false)).ms,
+      },
+      ROUNDS,
+      (round) => log(`first prompt: round ${round + 1}/${ROUNDS}`),
+    );
+    const bare = stats(prompts["no pi-cgc"]).median;
+    const promptRows = (["pi-cgc, warm cgc", "pi-cgc, cold cgc", "no pi-cgc"] as const).map((name) => {
+      const flags = name === "no pi-cgc" ? undefined : offered[name.endsWith("warm cgc") ? "warm" : "cold"];
+      return [
+        name,
+        spread(prompts[name]),
+        name === "no pi-cgc" ? "–" : ms(stats(prompts[name]).median - bare),
+        flags ? `${flags.filter(Boolean).length}/${flags.length}` : "–",
+      ];
+    });
     log("session start: breakdown without pi");
     const parts = await breakdown(indexed.path, ROUNDS);
     const markdown = [
@@ -160,6 +230,13 @@ export async function run(_options: BenchOptions): Promise<BenchReport> {
         ` (verdict ${ms(cold.verdictMs)}).`,
       "- The verdict is bounded by the probe's slowest spawn: its calls (`--version`, the repositories query, and",
       "  `doctor` only where the user's cgc has a `.env`) run in parallel; see the spawn-cost section for one spawn.",
+      "",
+      "The first prompt, sent the moment the session started (as `pi -p` does; issue 35): time from `prompt()` to",
+      "the model's first call. pi-cgc's `input` handler waits there for the first probe (at most `timeouts.probeMs`),",
+      "so that call is offered the graph tools and the card. *Cold cgc*: cgc's Python compiles its modules afresh",
+      "(an empty `PYTHONPYCACHEPREFIX`, as right after installing cgc). Median (min–max, n).",
+      "",
+      table(["session", "prompt → first model call", "added (median)", "first call offered the graph"], promptRows),
       "",
       `Where the synchronous time goes (${ROUNDS} rounds without pi, the session core on the indexed repository):`,
       "",

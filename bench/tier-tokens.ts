@@ -5,6 +5,8 @@
 import type { Context } from "@mariozechner/pi-ai";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { CARD_HEADING, estimateTextTokens } from "../src/agent/card.ts";
+import { fileChanges } from "../src/agent/impact.ts";
+import { IMPACT_NOTE_TYPE, impactLine, impactNote, NOTE_CALLERS } from "../src/agent/impact-note.ts";
 import { ANNOTATION_PREFIX, STEER_TYPE } from "../src/agent/inject.ts";
 import { cgcBinary, cgcExec, makeCgcHome } from "../test/helpers/cgc-env.ts";
 import { recordingUi, startPi, waitFor } from "../test/helpers/pi-sdk.ts";
@@ -62,6 +64,65 @@ async function measure(repo: FixtureRepo, home: string): Promise<Measured> {
   }
 }
 
+/**
+ * Tier 3, the impact note: a real session on the tiny repository with `proactive.impactNotes` on; the model's
+ * call after an edit that adds a parameter to `normalize` (3 callers in 3 other files) carries it.
+ */
+async function measureImpactNote(repo: FixtureRepo, home: string): Promise<string> {
+  Object.assign(process.env, {
+    HOME: home,
+    CGC_EXECUTABLE: cgcBinary(),
+    CGC_PROACTIVE_IMPACT_NOTES: "true",
+    CGC_FRESHNESS_AUTO_SYNC: "true",
+  });
+  const ui = recordingUi();
+  const h = await startPi({ cwd: repo.path, ui });
+  try {
+    await waitFor(() => ui.statuses.get("cgc") === "cgc ready · fresh", "a ready graph", 120_000);
+    let received = "";
+    h.faux.setResponses([
+      fauxAssistantMessage(
+        fauxToolCall("edit", {
+          path: "pkg/text.py",
+          edits: [{ oldText: "def normalize(value):", newText: "def normalize(value, sep):" }],
+        }),
+        { stopReason: "toolUse" },
+      ),
+      (context: Context) => {
+        received = JSON.stringify(context.messages);
+        return fauxAssistantMessage("ok");
+      },
+    ]);
+    await h.session.prompt("measure");
+    const note = h.session.messages.find((m) => (m as { customType?: string }).customType === IMPACT_NOTE_TYPE);
+    const text = String((note as { content?: unknown } | undefined)?.content ?? "");
+    if (!text || !received.includes(JSON.stringify(text).slice(1, 60)))
+      throw new Error(
+        `the model did not receive the impact note: ${JSON.stringify(h.session.messages).slice(0, 3000)}`,
+      );
+    return text;
+  } finally {
+    await h.dispose();
+    delete process.env.CGC_PROACTIVE_IMPACT_NOTES;
+  }
+}
+
+/** The longest line one symbol adds: NOTE_CALLERS sites named at the repository's longest paths, then "and N more". */
+function impactNoteBound(repo: FixtureRepo): string {
+  const [change] = fileChanges(`${repo.path}/m.py`, "def normalize(value):\n", "def normalize(value, sep):\n");
+  const longest = [...repo.files].sort((a, b) => b.length - a.length);
+  const callers = Array.from({ length: NOTE_CALLERS + 5 }, (_, i) => ({
+    relation: "caller" as const,
+    name: "f",
+    path: `${repo.path}/${longest[i % longest.length]}`,
+    line: 1000 + i,
+    hops: 1,
+  }));
+  return impactNote([
+    impactLine(repo.path, `${repo.path}/${longest[0]}`, change as NonNullable<typeof change>, callers),
+  ]);
+}
+
 export async function run(_options: BenchOptions): Promise<BenchReport> {
   const home = makeCgcHome();
   const repos = [tinyRepo(), stdlibRepo("json")];
@@ -81,6 +142,30 @@ export async function run(_options: BenchOptions): Promise<BenchReport> {
         if (!text) throw new Error(`${tier} was not found in what the model received on ${repo.name}`);
         rows.push([m.repo, tier, String(text.length), String(estimateTextTokens(text))]);
       }
+      if (repo.name === "tiny") {
+        log("tier tokens: the impact note");
+        const fresh = tinyRepo({ name: "tiny-impact" });
+        try {
+          const indexedAgain = await cgcExec(["index", fresh.path], { cwd: fresh.path, env: home.env });
+          if (indexedAgain.code !== 0) throw new Error(`cgc index failed: ${indexedAgain.stderr.slice(-400)}`);
+          const note = await measureImpactNote(fresh, home.home);
+          rows.push([
+            m.repo,
+            "tier 3: impact note (opt-in, once per changed symbol; 3 sites named)",
+            String(note.length),
+            String(estimateTextTokens(note)),
+          ]);
+        } finally {
+          fresh.cleanup();
+        }
+      }
+      const bound = impactNoteBound(repo);
+      rows.push([
+        m.repo,
+        `tier 3: impact note, one symbol at its cap (${NOTE_CALLERS} sites at the longest paths, then "and N more"; computed)`,
+        String(bound.length),
+        String(estimateTextTokens(bound)),
+      ]);
     }
     const markdown = [
       "One real session per repository (pi's SDK, the faux model, pi-cgc with every tier on and automatic sync off),",
@@ -92,6 +177,8 @@ export async function run(_options: BenchOptions): Promise<BenchReport> {
       "",
       "- Per prompt while ready and fresh, with the defaults: the card plus the note. The steer is added once per",
       "  episode, the annotation once per pi-cgc tool result while possibly stale, and only when enabled.",
+      "- The impact note (issue 35) comes from a second session with `proactive.impactNotes` on, after an edit adding a",
+      "  parameter to `normalize`; its message is added once per changed symbol per session, and nothing when off.",
     ].join("\n");
     return { title: "Prompt tokens of the proactive tiers (issue 6)", markdown };
   } finally {
