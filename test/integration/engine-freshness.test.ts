@@ -145,6 +145,8 @@ describe("the incremental engine", () => {
       60_000,
       500,
     );
+    // pi-cgc's own index left the engine's cache as the graph's model: the engine started from it, parsing nothing.
+    expect(await first.status()).toMatch(/engine: {5}ready — .*, started in [\d.]+ s \(warm\)/);
     first.h.faux.setResponses([
       fauxAssistantMessage(addCaller, { stopReason: "toolUse" }),
       fauxAssistantMessage("done"),
