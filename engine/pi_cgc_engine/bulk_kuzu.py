@@ -26,7 +26,7 @@ import os
 import shutil
 import tempfile
 import time
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
 
 from .graph_rows import GraphRows, Profile
 
@@ -164,7 +164,7 @@ def _load_query(path: str, cols: List[Tuple[str, str]], table: str, pair: Option
     return query
 
 
-def _write_csv(path: str, header: List[str], records: List[List[str]]) -> None:
+def _write_csv(path: str, header: List[str], records: Iterable[List[str]]) -> None:
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle, quoting=csv.QUOTE_ALL, doublequote=False, escapechar="\\", lineterminator="\n")
         writer.writerow(header)
@@ -191,44 +191,57 @@ def load(target: Any, rows: GraphRows, *, temp_parent: Optional[str] = None, req
         fixups: List[Tuple[str, str, str, str, Any, Any]] = []  # (kind, table, pk name, column, key, value)
         try:
             index = 0
+            # Each file is written from a generator of its records: the rows are in memory once (as GraphRows),
+            # not a second time as lists of strings (at 5 000 files, over a million edges).
             for label, nodes in rows.nodes.items():
                 if not nodes:
                     continue
                 cols = tables[label]
                 pk = p.primary_keys.get(label, "uid")
-                records = []
-                for key, props in nodes.items():
-                    record = []
-                    for name, kind in cols:
-                        field, later = _encode(kind, props.get(name))
-                        if later:
-                            fixups.append(("node", label, pk, name, key, props.get(name)))
-                        record.append(field)
-                    records.append(record)
+
+                def node_records(nodes: Dict[Any, Dict[str, Any]] = nodes, cols: List[Tuple[str, str]] = cols,
+                                 label: str = label, pk: str = pk) -> Iterator[List[str]]:
+                    for key, props in nodes.items():
+                        record = []
+                        for name, kind in cols:
+                            field, later = _encode(kind, props.get(name))
+                            if later:
+                                fixups.append(("node", label, pk, name, key, props.get(name)))
+                            record.append(field)
+                        yield record
+
                 index += 1
                 path = os.path.join(folder, f"{index:03d}-{label}.csv")
-                _write_csv(path, [c for c, _ in cols], records)
+                _write_csv(path, [c for c, _ in cols], node_records())
                 conn.execute(_load_query(path, cols, label, None))
-                stats["nodes"] += len(records)
+                stats["nodes"] += len(nodes)
                 stats["copies"] += 1
             for rel, edges in rows.edges.items():
                 cols = tables[rel]
-                by_pair: Dict[Tuple[str, str], List[List[str]]] = {}
-                for (a, b, _key), props in edges.items():
-                    record = [str(a[1]), str(b[1])]
-                    for name, kind in cols:
-                        field, later = _encode(kind, props.get(name))
-                        if later:
-                            raise SchemaMismatch(f"{rel}.{name}: a value the CSV encoding cannot carry ({props.get(name)!r})")
-                        record.append(field)
-                    by_pair.setdefault((a[0], b[0]), []).append(record)
-                for pair, records in by_pair.items():
+                pairs: Dict[Tuple[str, str], int] = {}
+                for a, b, _key in edges:
+                    pairs[(a[0], b[0])] = pairs.get((a[0], b[0]), 0) + 1
+
+                def edge_records(pair: Tuple[str, str], edges: Dict[Any, Dict[str, Any]] = edges,
+                                 cols: List[Tuple[str, str]] = cols, rel: str = rel) -> Iterator[List[str]]:
+                    for (a, b, _key), props in edges.items():
+                        if (a[0], b[0]) != pair:
+                            continue
+                        record = [str(a[1]), str(b[1])]
+                        for name, kind in cols:
+                            field, later = _encode(kind, props.get(name))
+                            if later:
+                                raise SchemaMismatch(f"{rel}.{name}: a value the CSV encoding cannot carry ({props.get(name)!r})")
+                            record.append(field)
+                        yield record
+
+                for pair, count in pairs.items():
                     index += 1
                     path = os.path.join(folder, f"{index:03d}-{rel}-{pair[0]}-{pair[1]}.csv")
                     header = [("from", "STRING"), ("to", "STRING")] + cols
-                    _write_csv(path, [c for c, _ in header], records)
+                    _write_csv(path, [c for c, _ in header], edge_records(pair))
                     conn.execute(_load_query(path, header, rel, pair))
-                    stats["edges"] += len(records)
+                    stats["edges"] += count
                     stats["copies"] += 1
             for _kind, label, pk, column, key, value in fixups:
                 conn.execute(f"MATCH (n:`{label}`) WHERE n.`{pk}` = $key SET n.`{column}` = $value", {"key": key, "value": value})

@@ -16,6 +16,7 @@ passes. An index cut short leaves a partial graph, as cgc's does; pi-cgc's note 
 from __future__ import annotations
 
 import argparse
+import gc
 import re
 import time
 from pathlib import Path
@@ -101,6 +102,9 @@ def index_command(args: argparse.Namespace, version: str) -> int:
     shown = Progress()
     engine.start(from_disk=True, progress=shown, save=False, writing=True)
     read_ms = ms_since(started)
+    # This process only writes the state and saves it: what the cache does not keep goes before the rows are made.
+    engine.state.shed_unsaved()
+    gc.collect()
     try:
         how = write_graph(engine, delete_first=present, progress=shown)
     finally:

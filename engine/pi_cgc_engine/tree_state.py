@@ -75,14 +75,24 @@ class TreeState:
     parsed_list: Optional[List[Any]] = None
     kotlin: Optional[bool] = None
 
+    # What the cache does not keep: rebuilt at the engine's start from the rest.
+    UNSAVED = ("indices", "label_index", "lang_views", "contrib", "contributors", "index_check", "import_owners",
+               "import_groups", "candidates", "keys", "parsed_list", "kotlin")
+
     def __getstate__(self) -> Dict[str, Any]:
         state = dict(self.__dict__)
-        for name in ("indices", "label_index", "lang_views", "contrib", "contributors", "index_check", "import_owners", "import_groups",
-                     "candidates", "keys", "parsed_list", "kotlin"):
+        for name in self.UNSAVED:
             state[name] = None
         state["row_positions"] = {}
         state["order_owed"] = state["views_owed"] = frozenset()
         return state
+
+    def shed_unsaved(self) -> None:
+        """Lets go of what the cache does not keep (the kept indices, cgc's copies of the files: a large share of
+        the state), for a process that will only write this state and save it (the full index)."""
+        self.__dict__.update(self.__getstate__())
+        for entry in self.files.values():
+            entry.parsed = None
 
     def __setstate__(self, state: Dict[str, Any]) -> None:
         # A cache saved by an engine before a field was added lacks it: the field's default.
