@@ -39,9 +39,17 @@ describe("engine parity with a fresh full index", () => {
     // --narrow-fault re-resolves only the changed files; the second step deletes a file
     // others import, so their rows change too, and the check (on in the harness) must refuse it.
     const work = mkdtempSync(join(tmpdir(), "pi-cgc-parity-fault-"));
-    const run = await runParity(
-      ["--scenario", "long", "--work", work, "--falkor-port", String(falkor.port), "--max-steps", "2", "--narrow-fault"],
-    );
+    const run = await runParity([
+      "--scenario",
+      "long",
+      "--work",
+      work,
+      "--falkor-port",
+      String(falkor.port),
+      "--max-steps",
+      "2",
+      "--narrow-fault",
+    ]);
     const refused = run.steps.filter((step) => !step.ok) as Array<ParityStep & { reason?: string }>;
     expect(refused.length, `${JSON.stringify(run.steps, null, 1)}\n${run.stderr.slice(-4000)}`).toBeGreaterThan(0);
     expect(refused[0]?.code).toBe("FAILED");
