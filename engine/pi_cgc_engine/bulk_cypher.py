@@ -28,7 +28,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
-from .graph_rows import GraphRows
+from .graph_model import GraphRows
 
 BATCH_ROWS = 2000
 BATCH_CHARS = 2_000_000

@@ -28,7 +28,8 @@ import tempfile
 import time
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
 
-from .graph_rows import GraphRows, Profile
+from .graph_model import GraphRows
+from .graph_profiles import Profile
 
 SEP = "\x1f"
 NULL_STRING = "PI_CGC_NULL_0f1e7a"
