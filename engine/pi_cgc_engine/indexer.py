@@ -8,9 +8,11 @@ proven on) or where cgc's own index decides (a plain index of a repository the g
 resumes it), cgc's own command runs instead, in this process. Progress goes to stdout as `pi-cgc index: <phase>`
 lines; errors and cgc's own output go to stderr. Exit 0 when the graph is whole, 1 otherwise.
 
-With cgc's own writer (file by file, as cgc's pipeline writes) the graph is written in cgc's order: the old graph
-of the root deleted (--force), the Repository node, every file's nodes in path order, the link rows, the repo-wide
-passes. An index cut short leaves a partial graph, as cgc's does; pi-cgc's note of the unfinished run says so.
+The graph is written in bulk (graph_rows, then bulk_kuzu or bulk_cypher; docs/engine.md, ADR 0012). On KùzuDB
+the load is one transaction: an index cut short leaves nothing of itself. Elsewhere, and where cgc's own writer
+writes (file by file, in cgc's order: the trees the replay does not cover), an index cut short leaves a partial
+graph, as cgc's does; pi-cgc's note of the unfinished run says so. A --force rebuild first deletes the root's old
+graph with cgc's writer.
 """
 
 from __future__ import annotations
@@ -56,10 +58,10 @@ class Progress:
                 if done == count:
                     self.read_s = elapsed
         elif self.read_s is not None:
-            left = [share for name, share in AFTER_READING.items() if phase.startswith(name)]
-            if left:
-                later = list(AFTER_READING)[list(AFTER_READING.values()).index(left[0]):]
-                total = elapsed + self.read_s * sum(AFTER_READING[name] for name in later)
+            names = list(AFTER_READING)
+            at = next((index for index, name in enumerate(names) if phase.startswith(name)), None)
+            if at is not None:
+                total = elapsed + self.read_s * sum(AFTER_READING[name] for name in names[at:])
         suffix = f" · ~{max(1, round(total))}s in all" if total is not None and total >= elapsed else ""
         emit_text(f"pi-cgc index: {phase}{suffix}\n")
 
