@@ -666,5 +666,5 @@ export async function run(options: BenchOptions): Promise<BenchReport> {
     "Start-up costs (paid once per watcher, not per edit):",
     ...starts,
   ].join("\n");
-  return { title: "Edit-to-fresh latency (issue 5)", markdown };
+  return { title: "Edit-to-fresh latency", markdown };
 }

@@ -130,7 +130,6 @@ export interface Machine {
   cgc: string;
   pi: string;
   loadAverage: string;
-  date: string;
 }
 
 export function machine(): Machine {
@@ -153,7 +152,6 @@ export function machine(): Machine {
     loadAverage: loadavg()
       .map((value) => value.toFixed(1))
       .join(" "),
-    date: new Date().toISOString().slice(0, 16).replace("T", " "),
   };
 }
 
@@ -163,7 +161,6 @@ export function header(m: Machine, command: string, backend: Backend = "embedded
   return [
     `- Machine: ${m.cores} cores, ${m.memoryGiB} GiB, ${m.cpu}; load average at start ${m.loadAverage} (shared machine)`,
     `- Versions: Node ${m.node}, Python ${m.python}, cgc ${m.cgc} (${database}), ${m.pi}`,
-    `- Date: ${m.date} UTC`,
     `- Command: \`${command}\``,
   ].join("\n");
 }

@@ -255,7 +255,7 @@ export async function run(_options: BenchOptions): Promise<BenchReport> {
         ],
       ),
     ].join("\n");
-    return { title: "Session start (issue 3)", markdown };
+    return { title: "Session start", markdown };
   } finally {
     process.env.HOME = previousHome;
     indexed.cleanup();

@@ -67,7 +67,7 @@ export async function run(_options: BenchOptions): Promise<BenchReport> {
       )}% of \`cgc --version\`: the cost of a spawn is the CLI's import graph (FastAPI, the visualiser,` +
         " the MCP server), not Python itself and not the top-level package.",
     ].join("\n");
-    return { title: "Spawn cost (issue 2)", markdown };
+    return { title: "Spawn cost", markdown };
   } finally {
     home.cleanup();
     repo.cleanup();

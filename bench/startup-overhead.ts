@@ -110,7 +110,7 @@ export async function run(options: BenchOptions): Promise<BenchReport> {
       `cgc calls and their teardown at exit ${Math.round(spawns)} ms, of which pi waits at exit for pi-cgc's`,
       `session_shutdown (the probe's cgc children stopped: SIGINT, then their end) ${spread(exitWaits)} (timed run).`,
     ].join("\n");
-    return { title: "pi start-up with and without pi-cgc (issue 14)", markdown };
+    return { title: "pi start-up with and without pi-cgc", markdown };
   } finally {
     home.cleanup();
     repo.cleanup();

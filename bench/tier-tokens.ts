@@ -177,10 +177,10 @@ export async function run(_options: BenchOptions): Promise<BenchReport> {
       "",
       "- Per prompt while ready and fresh, with the defaults: the card plus the note. The steer is added once per",
       "  episode, the annotation once per pi-cgc tool result while possibly stale, and only when enabled.",
-      "- The impact note (issue 35) comes from a second session with `proactive.impactNotes` on, after an edit adding a",
+      "- The impact note comes from a second session with `proactive.impactNotes` on, after an edit adding a",
       "  parameter to `normalize`; its message is added once per changed symbol per session, and nothing when off.",
     ].join("\n");
-    return { title: "Prompt tokens of the proactive tiers (issue 6)", markdown };
+    return { title: "Prompt tokens of the proactive tiers", markdown };
   } finally {
     for (const repo of repos) repo.cleanup();
     home.cleanup();
