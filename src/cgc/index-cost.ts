@@ -28,10 +28,10 @@ export const INDEX_RATES: Readonly<Record<string, { startMs: number; perKiBMs: n
  * engine (wholeIndexProgram); cgc's own rates above where cgc's own index runs.
  */
 export const PI_CGC_INDEX_RATES: Readonly<Record<string, { startMs: number; perKiBMs: number }>> = {
-  kuzudb: { startMs: 2_000, perKiBMs: 1.6 },
-  falkordb: { startMs: 2_500, perKiBMs: 1.8 },
-  "falkordb-remote": { startMs: 2_000, perKiBMs: 1.8 },
-  neo4j: { startMs: 4_000, perKiBMs: 4.5 },
+  kuzudb: { startMs: 1_000, perKiBMs: 2.6 },
+  falkordb: { startMs: 3_500, perKiBMs: 2.4 },
+  "falkordb-remote": { startMs: 3_500, perKiBMs: 2.6 },
+  neo4j: { startMs: 8_000, perKiBMs: 5 },
 };
 
 /** Whose index runs: pi-cgc's own (through the engine) or cgc's. */
