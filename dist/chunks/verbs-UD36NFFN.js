@@ -43,10 +43,10 @@ var INDEX_RATES = {
   neo4j: { startMs: 18e3, perKiBMs: 24 }
 };
 var PI_CGC_INDEX_RATES = {
-  kuzudb: { startMs: 2e3, perKiBMs: 1.6 },
-  falkordb: { startMs: 2500, perKiBMs: 1.8 },
-  "falkordb-remote": { startMs: 2e3, perKiBMs: 1.8 },
-  neo4j: { startMs: 4e3, perKiBMs: 4.5 }
+  kuzudb: { startMs: 1e3, perKiBMs: 2.6 },
+  falkordb: { startMs: 3500, perKiBMs: 2.4 },
+  "falkordb-remote": { startMs: 3500, perKiBMs: 2.6 },
+  neo4j: { startMs: 8e3, perKiBMs: 5 }
 };
 function estimateIndex(found, backend, indexer = "cgc") {
   const rates = indexer === "pi-cgc" ? PI_CGC_INDEX_RATES : INDEX_RATES;
