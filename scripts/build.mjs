@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Bundles src/ into dist/, the extension pi loads (package.json "pi.extensions"). pi's loader (jiti)
+// Bundles src/ into extensions/ (pi's folder for a package's extensions: pi lists it by the package's name), the extension pi loads (package.json "pi.extensions"). pi's loader (jiti)
 // evaluates an extension's modules one by one at every start, a millisecond or two each whatever their
 // size; one bundle, with the parts a session may never run in chunks it imports when first needed, loads in
 // about half the time (bench/RESULTS.md, "pi start-up with and without pi-cgc"). pi's own packages and
@@ -7,10 +7,10 @@
 //
 //   node scripts/build.mjs      (scripts/setup.mjs and `npm test`'s vitest set-up run it)
 //
-// dist/ is committed: pi installs a package from git with `npm install --omit=dev`, which leaves esbuild out,
+// extensions/ is committed: pi installs a package from git with `npm install --omit=dev`, which leaves esbuild out,
 // so a clone must already hold the bundle (test/unit/bundle.test.ts checks that the committed bundle is the
-// committed source built). A stamp of the inputs' contents (dist/.inputs) makes a run with nothing changed
-// cost a few file reads; the new dist/ is written beside the old one and swapped in, so a pi that is loading
+// committed source built). A stamp of the inputs' contents (extensions/.inputs) makes a run with nothing changed
+// cost a few file reads; the new bundle is written beside the old one and swapped in, so a pi that is loading
 // it never sees half a build.
 
 import { createHash } from "node:crypto";
@@ -19,7 +19,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-const DIST = join(ROOT, "dist");
+const DIST = join(ROOT, "extensions");
 const STAMP = join(DIST, ".inputs");
 
 function sourceFiles(dir) {
@@ -48,7 +48,7 @@ export function distCurrent() {
   return stampSays(inputsDigest());
 }
 
-/** Builds dist/ unless it is current; true when it built. */
+/** Builds the bundle unless it is current; true when it built. */
 export async function buildDist() {
   const digest = inputsDigest();
   if (stampSays(digest)) return false;
@@ -80,7 +80,7 @@ export async function buildDist() {
 
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
   buildDist().then(
-    (built) => console.log(built ? `[build] ${relative(process.cwd(), DIST) || "."} built` : "[build] dist is current"),
+    (built) => console.log(built ? `[build] ${relative(process.cwd(), DIST) || "."} built` : "[build] the bundle is current"),
     (error) => {
       console.error(`[build] FAILED: ${error?.message ?? error}`);
       process.exit(1);

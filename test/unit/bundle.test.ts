@@ -1,7 +1,7 @@
-// pi loads pi-cgc from dist/ (package.json "pi.extensions"), and dist/ is committed: pi installs a package from
+// pi loads pi-cgc from extensions/ (package.json "pi.extensions"), and extensions/ is committed: pi installs a package from
 // git with `npm install --omit=dev`, which leaves esbuild out, so a clone must hold the bundle already. This
 // builds the committed source afresh (`git archive HEAD`) and compares it, file by file, with the committed
-// bundle: a commit that changed src/ without the rebuilt dist/ (or without its new chunk files) fails here.
+// bundle: a commit that changed src/ without the rebuilt extensions/ (or without its new chunk files) fails here.
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -29,24 +29,24 @@ function filesOf(dir: string): Map<string, string> {
 
 describe("the committed bundle", () => {
   it("is what pi loads", () => {
-    expect(relative(PROJECT_ROOT, EXTENSION_ENTRY)).toBe(join("dist", "index.js"));
+    expect(relative(PROJECT_ROOT, EXTENSION_ENTRY)).toBe(join("extensions", "index.js"));
   });
 
   it("is the committed source, built", () => {
     const work = mkdtempSync(join(tmpdir(), "pi-cgc-bundle-"));
     dirs.push(work);
-    const archive = execFileSync("git", ["archive", "HEAD", "--", "src", "scripts", "package.json", "dist"], {
+    const archive = execFileSync("git", ["archive", "HEAD", "--", "src", "scripts", "package.json", "extensions"], {
       cwd: PROJECT_ROOT,
       maxBuffer: 64 * 1024 * 1024,
     });
     execFileSync("tar", ["-x", "-C", work], { input: archive });
     symlinkSync(join(PROJECT_ROOT, "node_modules"), join(work, "node_modules"));
-    renameSync(join(work, "dist"), join(work, "committed"));
+    renameSync(join(work, "extensions"), join(work, "committed"));
     execFileSync(process.execPath, [join(work, "scripts", "build.mjs")], { cwd: work, stdio: "pipe" });
 
     const committed = filesOf(join(work, "committed"));
-    const built = filesOf(join(work, "dist"));
+    const built = filesOf(join(work, "extensions"));
     expect([...committed.keys()].sort()).toEqual([...built.keys()].sort());
-    for (const [path, text] of built) expect(committed.get(path), `dist/${path}`).toBe(text);
+    for (const [path, text] of built) expect(committed.get(path), `extensions/${path}`).toBe(text);
   });
 });
