@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Bundles src/ into extensions/ (pi's folder for a package's extensions: pi lists it by the package's name), the extension pi loads (package.json "pi.extensions"). pi's loader (jiti)
+// Bundles src/ into extensions/pi-cgc/ (pi's folder for a package's extensions; pi lists the extension by its folder's name), the extension pi loads (package.json "pi.extensions"). pi's loader (jiti)
 // evaluates an extension's modules one by one at every start, a millisecond or two each whatever their
 // size; one bundle, with the parts a session may never run in chunks it imports when first needed, loads in
 // about half the time (bench/RESULTS.md, "pi start-up with and without pi-cgc"). pi's own packages and
@@ -9,7 +9,7 @@
 //
 // extensions/ is committed: pi installs a package from git with `npm install --omit=dev`, which leaves esbuild out,
 // so a clone must already hold the bundle (test/unit/bundle.test.ts checks that the committed bundle is the
-// committed source built). A stamp of the inputs' contents (extensions/.inputs) makes a run with nothing changed
+// committed source built). A stamp of the inputs' contents (extensions/pi-cgc/.inputs) makes a run with nothing changed
 // cost a few file reads; the new bundle is written beside the old one and swapped in, so a pi that is loading
 // it never sees half a build.
 
@@ -19,7 +19,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-const DIST = join(ROOT, "extensions");
+const DIST = join(ROOT, "extensions", "pi-cgc");
 const STAMP = join(DIST, ".inputs");
 
 function sourceFiles(dir) {

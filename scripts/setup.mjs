@@ -12,7 +12,7 @@
 //   5. compat runtimes in `.cache/compat/`: Node 22 and the newest pi line, for the compatibility test;
 //   6. Neo4j's test harness (a real Neo4j server in one JVM) in `.cache/neo4j/`, resolved with Maven from
 //      test/neo4j/pom.xml, and test/neo4j/Neo4jLauncher.java compiled against it: the `neo4j` backend tests;
-//   7. extensions/, the bundle pi loads (scripts/build.mjs), when src/ changed since it was built.
+//   7. extensions/pi-cgc/, the bundle pi loads (scripts/build.mjs), when src/ changed since it was built.
 // Each step is checked against a stamp plus the files it produced, so a run with nothing missing only reads
 // a few files. Work that is needed runs under a lock, so concurrent `npm test` runs do not collide.
 
@@ -512,7 +512,7 @@ async function main() {
     if (work.includes("venv-lite")) await installLiteVenv();
     if (work.includes("compat")) await installCompat();
     if (work.includes("neo4j")) await installNeo4j();
-    if (work.includes("dist") && (await buildDist())) log("built extensions/ from src/");
+    if (work.includes("dist") && (await buildDist())) log("built extensions/pi-cgc/ from src/");
   });
   log(`done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 }

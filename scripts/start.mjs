@@ -46,7 +46,7 @@ const userChoseCgc =
   configuredExecutable(join(target, ".pi", "cgc.json"));
 if (!userChoseCgc) env.CGC_EXECUTABLE = PROJECT_CGC;
 
-// The package folder: pi loads what its manifest names (extensions/, which setup built from src/).
+// The package folder: pi loads what its manifest names (extensions/pi-cgc/, which setup built from src/).
 const child = spawn(process.execPath, [PI_CLI, "-e", ROOT, ...args], { cwd: target, env, stdio: "inherit" });
 
 const forwarded = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"];

@@ -8,7 +8,7 @@ import type { RunOptions } from "./runner.ts";
 
 /**
  * A file shipped in pi-cgc's engine/ folder. This module runs from src/cgc/ (tests, tsx) or bundled into
- * extensions/ (what pi loads): the package's folder is the nearest one above it that holds engine/.
+ * extensions/pi-cgc/ (what pi loads): the package's folder is the nearest one above it that holds engine/.
  */
 export function engineFile(name: string): string {
   const here = dirname(fileURLToPath(import.meta.url));

@@ -62,7 +62,7 @@ describe.each(runtimes)("pi-cgc loads in $pi", (runtime) => {
     const cgc = (commands.data as { commands: { name: string; sourceInfo?: unknown }[] }).commands.find(
       (c) => c.name === "cgc",
     );
-    expect(JSON.stringify(cgc?.sourceInfo)).toContain(join(ROOT, "extensions", "index.js"));
+    expect(JSON.stringify(cgc?.sourceInfo)).toContain(join(ROOT, "extensions", "pi-cgc", "index.js"));
 
     // One more round trip, so that whatever session_start did synchronously has been reported.
     const state = await pi.request({ type: "get_state" });

@@ -1,4 +1,4 @@
-// The suites load pi-cgc as pi does, from the bundle the manifest names (extensions/, made from src/ by
+// The suites load pi-cgc as pi does, from the bundle the manifest names (extensions/pi-cgc/, made from src/ by
 // scripts/build.mjs): built here first, so that a test never runs an older build than the source it reads.
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";

@@ -1,4 +1,4 @@
-// pi loads pi-cgc from extensions/ (package.json "pi.extensions"), and extensions/ is committed: pi installs a package from
+// pi loads pi-cgc from extensions/pi-cgc/ (package.json "pi.extensions"), and it is committed: pi installs a package from
 // git with `npm install --omit=dev`, which leaves esbuild out, so a clone must hold the bundle already. This
 // builds the committed source afresh (`git archive HEAD`) and compares it, file by file, with the committed
 // bundle: a commit that changed src/ without the rebuilt extensions/ (or without its new chunk files) fails here.
@@ -29,7 +29,7 @@ function filesOf(dir: string): Map<string, string> {
 
 describe("the committed bundle", () => {
   it("is what pi loads", () => {
-    expect(relative(PROJECT_ROOT, EXTENSION_ENTRY)).toBe(join("extensions", "index.js"));
+    expect(relative(PROJECT_ROOT, EXTENSION_ENTRY)).toBe(join("extensions", "pi-cgc", "index.js"));
   });
 
   it("is the committed source, built", () => {
