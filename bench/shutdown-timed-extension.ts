@@ -6,7 +6,9 @@ import { writeSync } from "node:fs";
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 
 // pi-cgc as pi loads it: the bundle the manifest names (scripts/build.mjs; `npm run bench` builds it first).
-const { default: piCgc } = (await import("../extensions/pi-cgc/index.js" as string)) as { default: (pi: ExtensionAPI) => void };
+const { default: piCgc } = (await import("../extensions/pi-cgc/index.js" as string)) as {
+  default: (pi: ExtensionAPI) => void;
+};
 
 export const SHUTDOWN_LINE = "pi-cgc bench: session_shutdown handler ms ";
 

@@ -80,7 +80,8 @@ export async function buildDist() {
 
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
   buildDist().then(
-    (built) => console.log(built ? `[build] ${relative(process.cwd(), DIST) || "."} built` : "[build] the bundle is current"),
+    (built) =>
+      console.log(built ? `[build] ${relative(process.cwd(), DIST) || "."} built` : "[build] the bundle is current"),
     (error) => {
       console.error(`[build] FAILED: ${error?.message ?? error}`);
       process.exit(1);

@@ -2,7 +2,7 @@
 // isolated home, with one fault injected per case. Where the real cgc cannot produce a fault on demand, a
 // fake from test/fixtures/fakes/ stands in and names the real behaviour it stands for. Every case ends
 // with the process table clean and no claim the graph does not back. docs/reliability.md lists the cases.
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
