@@ -26,7 +26,7 @@ from typing import Any, Callable, List, Optional
 
 from . import bulk_cypher, bulk_kuzu, graph_rows
 from . import cgc_contract as cgc
-from .database import PROVEN_BACKENDS, Busy
+from .database import PROVEN_BACKENDS, Busy, ZeroSafeDriver
 from .engine import Engine, lean_kept
 from .files import norm
 from .link_rows import CPP_SOURCES, choose_links, write_links
@@ -71,6 +71,8 @@ def progress(phase: str) -> None:
 
 
 def cgc_index(root: Path, force: bool) -> int:
+    """cgc's own index, in this process, with FalkorDB Lite's zero lookup written around (serve.run_cgc_zero_safe)."""
+    cgc.wrap_falkordb_drivers(ZeroSafeDriver)
     with stdout_given_back():
         return cgc.run_cli(["index", *(["--force"] if force else []), str(root)])
 
