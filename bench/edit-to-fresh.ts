@@ -1,5 +1,5 @@
-// Issue 5: from an edit to the moment a graph query reflects it, on `scaledRepo` code bases, for
-//   engine   pi-cgc's incremental engine (src/freshness/engine.ts, engine/pi_cgc_engine.py) already running:
+// From an edit to the moment a graph query reflects it, on `scaledRepo` code bases, for
+//   engine   pi-cgc's incremental engine (src/freshness/engine.ts, engine/pi-cgc-engine.py) already running:
 //            edit → `update` → `verify` read-back, the product's own path; ENGINE_EDITS edits of three kinds
 //            per round (a function replaced, a new file calling it, that file deleted);
 //   sync     the full-rebuild sync: src/freshness/sync.ts `syncAndVerify` on a real session core

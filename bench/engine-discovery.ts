@@ -1,4 +1,4 @@
-// The engine's walk of the tree (engine/pi_cgc_engine.py): cgc's discovery runs once per update and matched every
+// The engine's walk of the tree (engine/pi_cgc_engine/walk.py): cgc's discovery runs once per update and matched every
 // directory and file against every ignore pattern each time. The engine remembers those answers per pattern list,
 // and keeps the walk of the folders whose times did not change; this times the three ways side by side in one
 // Python process (bench/engine-discovery.py) on the 1 000- and 5 000-file repositories, each walk after an edit.
