@@ -191,8 +191,7 @@ def differing(a: List[str], b: List[str]) -> List[str]:
 
 @pytest.fixture(scope="module")
 def parity(tmp_path_factory: pytest.TempPathFactory) -> Dict[str, object]:
-    if not (VENV / "cgc").exists():
-        pytest.skip("cgc is not installed in .venv: run npm run setup")
+    assert (VENV / "cgc").exists(), "cgc is not installed in .venv: run npm run setup"
     work = tmp_path_factory.mktemp("index-parity")
     source = work / "tree"
     files = build_tree(source)
@@ -229,3 +228,20 @@ def test_a_dropped_edge_type_is_seen(parity: Dict[str, object]) -> None:
     diff = differing(parity["cgc"], broken)  # type: ignore[arg-type]
     assert diff, "the dumps agree though the bulk index dropped every CALLS edge"
     assert all(line.startswith("< E CALLS ") for line in diff), "\n".join(diff[:10])
+
+
+def cgc_answer(work: Path, side: str, args: List[str]) -> List[str]:
+    """What cgc's own command prints of a side's graph, its root's path put as <root> (the two sides' differ)."""
+    repo = work / side / "repo"
+    done = run([str(VENV / "cgc"), *args], repo, side_env(work / f"home-{side}"))
+    return [line.replace(str(repo), "<root>").rstrip() for line in done.stdout.splitlines() if "│" in line]
+
+
+def test_cgc_s_own_commands_answer_the_same(parity: Dict[str, object]) -> None:
+    """cgc's list and stats read the graph pi-cgc's index wrote as they read cgc's own: the same rows."""
+    work = parity["work"]
+    assert isinstance(work, Path)
+    for args in (["stats", str(work / "{side}" / "repo")], ["list"]):
+        answers = {side: cgc_answer(work, side, [arg.replace("{side}", side) for arg in args]) for side in ("cgc", "pi")}
+        assert answers["cgc"], f"cgc {args[0]} printed no table"
+        assert answers["pi"] == answers["cgc"], f"cgc {args[0]}:\n" + "\n".join(answers["pi"] + ["--"] + answers["cgc"])
