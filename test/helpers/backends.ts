@@ -103,8 +103,10 @@ export async function startBackend(name: BackendName): Promise<TestBackend> {
  * variables in process.env. Returns the function that restores what was there.
  */
 export function useBackendInProcess(backend: TestBackend): () => void {
-  // pi-cgc itself keeps FalkorDB Lite's daemon on its socket (FALKORDB_PORT=0 on its children, src/cgc/runner.ts):
-  // the in-process pi is not handed the helper's setting, so that the product's is what runs.
+  // A FalkorDB server's port is the backend's own setting: the in-process pi gets it as a user would set it.
+  if (backend.name !== "falkordb") return scopedEnv({ ...backend.env, CGC_EXECUTABLE: backend.cgc });
+  // On FalkorDB Lite pi-cgc itself keeps the daemon on its socket (FALKORDB_PORT=0 on its children,
+  // src/cgc/runner.ts): the in-process pi is not handed the helper's setting, so that the product's is what runs.
   const { FALKORDB_PORT: _helperPort, ...env } = backend.env;
   return scopedEnv({ ...env, FALKORDB_PORT: undefined, CGC_EXECUTABLE: backend.cgc });
 }
