@@ -285,21 +285,38 @@ async function withIndexLauncher(
   body: () => Promise<void>,
 ): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "pi-cgc-index-launcher-"));
-  const launcher = join(dir, "cgc");
   const indented = (code: string) =>
     code
       .split("\n")
       .map((line) => `    ${line}\n`)
       .join("");
+  // The hooks run around a full index, whichever program runs it: `cgc index`, or pi-cgc's own index (the engine
+  // script, which pi-cgc runs under cgc's Python: the interpreter the cgc launcher names is this wrapper).
+  const hooked = (isIndex: string, command: string) =>
+    `#!${join(PROJECT_ROOT, ".venv", "bin", "python")}\n` +
+    "import os, subprocess, sys, time\n" +
+    `is_index = ${isIndex}\n` +
+    (before ? `if is_index:\n${indented(before)}` : "") +
+    `status = subprocess.call(${command})\n` +
+    (after ? `if is_index:\n${indented(after)}` : "") +
+    "sys.exit(status)\n";
+  const python = join(dir, "python");
+  writeFileSync(
+    python,
+    hooked(
+      `len(sys.argv) > 2 and sys.argv[1].endswith("pi-cgc-engine.py") and "index" in sys.argv[2:]`,
+      `[${JSON.stringify(join(PROJECT_ROOT, ".venv", "bin", "python"))}, *sys.argv[1:]]`,
+    ),
+  );
+  const launcher = join(dir, "cgc");
   writeFileSync(
     launcher,
-    `#!${join(PROJECT_ROOT, ".venv", "bin", "python")}\n` +
-      "import os, subprocess, sys, time\n" +
-      (before ? `if sys.argv[1:2] == ["index"]:\n${indented(before)}` : "") +
-      `status = subprocess.call([${JSON.stringify(cgcBinary())}, *sys.argv[1:]])\n` +
-      (after ? `if sys.argv[1:2] == ["index"]:\n${indented(after)}` : "") +
-      "sys.exit(status)\n",
+    hooked(`sys.argv[1:2] == ["index"]`, `[${JSON.stringify(cgcBinary())}, *sys.argv[1:]]`).replace(
+      /^#!.*\n/,
+      `#!${python}\n`,
+    ),
   );
+  chmodSync(python, 0o755);
   chmodSync(launcher, 0o755);
   withEnv({ CGC_EXECUTABLE: launcher });
   try {
