@@ -22,7 +22,7 @@ import gc
 import re
 import time
 from pathlib import Path
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, Optional
 
 from . import bulk_cypher, bulk_kuzu, graph_rows
 from . import cgc_contract as cgc
@@ -66,13 +66,11 @@ class Progress:
         emit_text(f"pi-cgc index: {phase}{suffix}\n")
 
 
-def progress(phase: str) -> None:
-    emit_text(f"pi-cgc index: {phase}\n")
-
-
-def cgc_index(root: Path, force: bool) -> int:
-    """cgc's own index, in this process, with FalkorDB Lite's zero lookup written around (serve.run_cgc_zero_safe)."""
-    cgc.wrap_falkordb_drivers(ZeroSafeDriver)
+def cgc_index(root: Path, force: bool, backend: str) -> int:
+    """cgc's own index, in this process; on FalkorDB Lite with its zero lookup written around, as the engine
+    script's cgc command runs it (serve.run_cgc_zero_safe)."""
+    if backend == "falkordb":
+        cgc.wrap_falkordb_drivers(ZeroSafeDriver)
     with stdout_given_back():
         return cgc.run_cli(["index", *(["--force"] if force else []), str(root)])
 
@@ -84,15 +82,16 @@ CGC_OWN_INDEX_SETTINGS = ("SCIP_INDEXER", "ENABLE_VECTOR_RESOLVE", "ENABLE_INHER
 
 def index_command(args: argparse.Namespace, version: str) -> int:
     root = Path(args.path).resolve()
+    cache_dir = Path(args.index_cache_dir).resolve() if args.index_cache_dir else None
+    engine = Engine(root, cache_dir, args.context, version)
+    backend = engine.db.backend
     own = [name for name in CGC_OWN_INDEX_SETTINGS if cgc.config_on(name)]
     if own:
         log(f"cgc's own index runs: {', '.join(own)} is on, and the engine does not write what that adds")
-        return cgc_index(root, args.force)
-    cache_dir = Path(args.index_cache_dir).resolve() if args.index_cache_dir else None
-    engine = Engine(root, cache_dir, args.context, version)
-    if engine.db.backend not in PROVEN_BACKENDS:
-        log(f"backend {engine.db.backend} is not one the engine was proven on: cgc's own index runs")
-        return cgc_index(root, args.force)
+        return cgc_index(root, args.force, backend)
+    if backend not in PROVEN_BACKENDS:
+        log(f"backend {backend} is not one the engine was proven on: cgc's own index runs")
+        return cgc_index(root, args.force, backend)
     try:
         engine.db.open()
         present, _ = engine.repository_stamp()
@@ -101,7 +100,7 @@ def index_command(args: argparse.Namespace, version: str) -> int:
         return 1
     if present and not args.force:
         engine.db.close()
-        return cgc_index(root, False)
+        return cgc_index(root, False, backend)
     started = time.monotonic()
     shown = Progress()
     engine.start(from_disk=True, progress=shown, save=False, writing=True)
@@ -120,12 +119,12 @@ def index_command(args: argparse.Namespace, version: str) -> int:
     engine.trust()
     engine.save_cache()
     files = len(engine.state.files)
-    progress(f"{plural(files, 'file')} written in {ms_since(started) / 1000:.1f} s "
+    shown(f"{plural(files, 'file')} written in {ms_since(started) / 1000:.1f} s "
              f"(read and resolved in {read_ms / 1000:.1f} s; written with {how})")
     return 0
 
 
-def write_graph(engine: Engine, delete_first: bool, progress: Callable[[str], None] = progress) -> str:
+def write_graph(engine: Engine, delete_first: bool, progress: Callable[[str], None]) -> str:
     """The whole graph of the engine's state, as cgc's full index writes it: in bulk where the backend has a bulk
     writer and the tree is one graph_rows replicates, else with cgc's own writer, file by file. Returns how."""
     if delete_first:
@@ -139,7 +138,7 @@ def write_graph(engine: Engine, delete_first: bool, progress: Callable[[str], No
     return "cgc's writer"
 
 
-def write_in_bulk(engine: Engine, progress: Callable[[str], None] = progress) -> Optional[str]:
+def write_in_bulk(engine: Engine, progress: Callable[[str], None]) -> Optional[str]:
     """The graph written in bulk; None when written, else why not (nothing written then)."""
     profile = graph_rows.PROFILES.get(engine.db.backend)
     if profile is None:
@@ -170,7 +169,7 @@ def write_in_bulk(engine: Engine, progress: Callable[[str], None] = progress) ->
     return None
 
 
-def write_with_cgc_writer(engine: Engine, progress: Callable[[str], None] = progress) -> None:
+def write_with_cgc_writer(engine: Engine, progress: Callable[[str], None]) -> None:
     """The whole graph with cgc's own writer, file by file, in cgc's order. On FalkorDB (Lite or a server) and
     Neo4j cgc's indexes and constraints first, as cgc's index makes them (GraphBuilder creates them before it
     writes; each statement is IF NOT EXISTS, so a bulk attempt that made them already changes nothing)."""
@@ -205,5 +204,3 @@ def add_index_parser(sub: Any) -> None:
     index_p.add_argument("--force", "-f", action="store_true", help="delete the root's graph first and index it again")
     index_p.add_argument("--context")
 
-
-__all__: List[str] = ["add_index_parser", "index_command"]
