@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""How many files `cgc index <root>` would read, by cgc's own discovery and ignore rules (issue 13: the
-cost stated before consent). Run by cgc's own interpreter; prints one JSON line:
+"""How many files `cgc index <root>` would read, by cgc's own discovery and ignore rules (the cost
+stated before consent). Run by cgc's own interpreter; prints one JSON line:
   {"files": N, "bytes": B, "byExtension": {".py": n, ...}}  (B: the files' total size, what the time grows with)
 cgc writes a default .cgcignore into the workspace when it finds none; asked before the user agreed to any
 index, this must write nothing, so the default cgc would write is read from a temporary file instead.
@@ -27,13 +27,17 @@ class _NoDatabase:
 
 
 def main(root: Path) -> int:
+    with tempfile.TemporaryDirectory(prefix="pi-cgc-discover-") as scratch:
+        return count(root, Path(scratch))
+
+
+def count(root: Path, scratch: Path) -> int:
     import codegraphcontext.core.cgcignore as cgcignore
     from codegraphcontext.cli.config_manager import resolve_context
     from codegraphcontext.core.jobs import JobManager
     from codegraphcontext.tools.graph_builder import GraphBuilder
     from codegraphcontext.tools.indexing.discovery import discover_files_to_index
 
-    scratch = Path(tempfile.mkdtemp(prefix="pi-cgc-discover-"))
     find = cgcignore.find_cgcignore
 
     def find_without_writing(ignore_root: Path, explicit_path: Optional[str] = None) -> Optional[Path]:

@@ -6,7 +6,8 @@ reach). The database must hold cgc's schema (open it through cgc's get_database_
 creates the tables) and nothing else: graph_rows models an empty graph.
 
 How: one CSV file per node table and per (relationship table, FROM label, TO label), written to a private temporary
-folder (mkdtemp: mode 0700) that is removed afterwards, then per file
+folder (mkdtemp: mode 0700, named by the loading process's pid) that is removed afterwards, or by the next load
+once that process is gone (a kill leaves it behind), then per file
     COPY <Table> FROM (LOAD WITH HEADERS (<col> <type>, …) FROM '<file>' (…) RETURN …) [(from='A', to='B')]
 The kuzu package cgc 0.6.13 installs (0.11.3) has no pandas/pyarrow here, and its CSV reader has no list syntax
 that survives commas or quotes, so a STRING[] column travels as one STRING, each element preceded by a unit
@@ -35,6 +36,34 @@ SEP = "\x1f"
 NULL_STRING = "PI_CGC_NULL_0f1e7a"
 _OPTIONS = f"HEADER=true, PARALLEL=false, ESCAPE='\\\\', QUOTE='\"', NULL_STRINGS=['{NULL_STRING}']"
 _TYPES = {"BOOL": "BOOLEAN"}
+
+
+FOLDER_PREFIX = "pi-cgc-bulk-"
+
+
+def remove_abandoned_folders(temp_parent: Optional[str] = None) -> List[str]:
+    """Removes the CSV folders of loads whose process is gone (killed before its own cleanup ran)."""
+    parent = temp_parent or tempfile.gettempdir()
+    removed = []
+    for name in os.listdir(parent):
+        owner = name[len(FOLDER_PREFIX):].split("-", 1)[0]
+        if not name.startswith(FOLDER_PREFIX) or not owner.isdigit() or _alive(int(owner)):
+            continue
+        path = os.path.join(parent, name)
+        if os.path.isdir(path) and os.stat(path).st_uid == os.getuid():
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process: alive, and not ours to judge
+    return True
 
 
 class SchemaMismatch(Exception):
@@ -183,7 +212,8 @@ def load(target: Any, rows: GraphRows, *, temp_parent: Optional[str] = None, req
                 raise NotEmpty(f"the database holds {count} nodes; the rows model an empty graph")
         tables = check_schema(conn, rows)
         p = rows.profile
-        folder = tempfile.mkdtemp(prefix="pi-cgc-bulk-", dir=temp_parent)
+        remove_abandoned_folders(temp_parent)
+        folder = tempfile.mkdtemp(prefix=f"{FOLDER_PREFIX}{os.getpid()}-", dir=temp_parent)
         os.chmod(folder, 0o700)
         # One transaction: an index cut short (killed, a full disk, the database failing) leaves nothing of itself.
         conn.execute("BEGIN TRANSACTION")

@@ -2,7 +2,8 @@
 while it loads edge tables, or failing on a full disk, leaves the graph without anything of itself (KùzuDB: the
 bulk load is one transaction) and without a cache the next engine would take for the graph's model; the index
 run again afterwards is whole (the graph cgc's own index writes). Real cgc and KùzuDB in a private HOME; the
-faults come from engine/tests/fault_engine.py (a SIGKILL at a phase, ENOSPC on the first bulk file)."""
+faults come from engine/tests/fault_engine.py (a SIGKILL at a phase, ENOSPC on the first bulk file). The
+bulk files a killed load leaves in the temporary folder are removed by the next load."""
 
 from __future__ import annotations
 
@@ -72,6 +73,9 @@ def full_index(tmp_path_factory: pytest.TempPathFactory) -> List[str]:
 def test_an_index_cut_short_leaves_nothing_and_the_next_is_whole(tmp_path: Path, full_index: List[str],
                                                                  fault: List[str]) -> None:
     root, env = make_tree(tmp_path), env_of(tmp_path / "home")
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env["TMPDIR"] = str(scratch)
     cache = tmp_path / "cache"
     cut = run([str(FAULT_ENGINE), *fault, "--cache-dir", str(cache), "index", str(root)], root, env)
     if fault[0] == "--kill-at":
@@ -87,3 +91,5 @@ def test_an_index_cut_short_leaves_nothing_and_the_next_is_whole(tmp_path: Path,
     assert done.returncode == 0, done.stderr[-2000:]
     assert "written with bulk" in done.stdout
     assert dump(root, env) == full_index
+    # The bulk files of the cut index (a kill skips their removal) went with the next index's.
+    assert [path.name for path in scratch.iterdir() if path.name.startswith("pi-cgc-bulk-")] == []

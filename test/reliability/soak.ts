@@ -696,8 +696,8 @@ async function perform(run: Run, action: Action, holding: (holder: LongLivedCgc)
 }
 
 /**
- * What writes the graph once it has begun to: a cgc index child (on KùzuDB, once its WAL exists), or the
- * engine while the chip says it is updating. Undefined if neither shows in time.
+ * What writes the graph once it has begun to: a cgc index child (on KùzuDB, once its WAL exists), pi-cgc's own
+ * index child once it reports a phase, or the engine while the chip says it is updating. Undefined if neither shows in time.
  */
 async function firstWriter(run: Run, timeoutMs: number): Promise<{ pid: number; what: string } | undefined> {
   const wal = `${kuzuPath(run.home.home)}.wal`;
@@ -705,6 +705,9 @@ async function firstWriter(run: Run, timeoutMs: number): Promise<{ pid: number; 
     const child = cgcProcesses(run.home.home).find((process_) => / index /.test(process_.args));
     // KùzuDB shows the first write (its WAL); elsewhere the running index child is the best sign there is.
     if (child && (run.backend.name !== "kuzudb" || existsSync(wal))) return { pid: child.pid, what: "cgc child" };
+    // pi-cgc's own full index (the engine script's index command) once the chip names its phase.
+    const indexer = processesOf(run.home.home, /pi-cgc-engine\.py .*\bindex\b/)[0];
+    if (indexer && / · (discovering|parsing|resolving|writing|deleting) /.test(chip(run) ?? "")) return { pid: indexer.pid, what: "pi-cgc index child" };
     const engine = processesOf(run.home.home, /pi-cgc-engine\.py serve/)[0];
     if (engine && /^cgc updating…/.test(chip(run) ?? "")) return { pid: engine.pid, what: "engine" };
     return undefined;
