@@ -630,16 +630,22 @@ async function perform(run: Run, action: Action, holding: (holder: LongLivedCgc)
       return false;
     }
     case "fault:lock": {
-      const holder = cgcStart(["watch", run.repo.path], {
-        cwd: run.repo.path,
-        env: run.backend.env,
-        cgc: run.backend.cgc,
-      });
-      holding(holder);
-      try {
-        await holder.waitForLine("stdout", /Monitoring for file changes/);
-      } catch {
-        return false; // pi-cgc held the database itself at that moment: nothing to inject
+      // pi-cgc may hold the database itself at that moment (the second cgc then exits): tried again once its
+      // work is done, so that every run injects its fault.
+      for (let attempt = 1; ; attempt++) {
+        const holder = cgcStart(["watch", run.repo.path], {
+          cwd: run.repo.path,
+          env: run.backend.env,
+          cgc: run.backend.cgc,
+        });
+        holding(holder);
+        const holds = await holder.waitForLine("stdout", /Monitoring for file changes/).then(
+          () => true,
+          () => false,
+        );
+        if (holds) break;
+        if (attempt === 3) return false;
+        await quiet(run, false);
       }
       // While another process holds the database: an edit, and the sync it brings.
       injected(run, "lock held by a second cgc");
@@ -707,7 +713,8 @@ async function firstWriter(run: Run, timeoutMs: number): Promise<{ pid: number; 
     if (child && (run.backend.name !== "kuzudb" || existsSync(wal))) return { pid: child.pid, what: "cgc child" };
     // pi-cgc's own full index (the engine script's index command) once the chip names its phase.
     const indexer = processesOf(run.home.home, /pi-cgc-engine\.py .*\bindex\b/)[0];
-    if (indexer && / · (discovering|parsing|resolving|writing|deleting) /.test(chip(run) ?? "")) return { pid: indexer.pid, what: "pi-cgc index child" };
+    if (indexer && / · (discovering|parsing|resolving|writing|deleting) /.test(chip(run) ?? ""))
+      return { pid: indexer.pid, what: "pi-cgc index child" };
     const engine = processesOf(run.home.home, /pi-cgc-engine\.py serve/)[0];
     if (engine && /^cgc updating…/.test(chip(run) ?? "")) return { pid: engine.pid, what: "engine" };
     return undefined;
