@@ -7,6 +7,7 @@ from typing import (
     Any,
     Callable,
     Dict,
+    Iterable,
     Iterator,
     List,
     Optional,
@@ -15,6 +16,7 @@ from typing import (
 )
 
 from . import cgc_contract as cgc
+from .callback_prepass import callback_arg_targets
 from .cgc_contract import CALL_INDEXES, CallGroupsFrame, lend
 from .context import RUN, NarrowingFailed
 from .files import FileEntry
@@ -93,15 +95,22 @@ class _CallRun:
             return keeper.take(role, keeper.files_for(role), frame)  # type: ignore[arg-type]
         if role == "kotlin-check" and keeper is not None:
             return iter(())  # kept only for a tree without a Kotlin file: any() over it is False
-        if role == "prepass" and self.callers is not None:
+        if role == "prepass":
             if self.chosen is None:
                 self.capture(frame)
-            names, files = self.names, self.files
-            # In path order, as the list: the files with a call named like one of `names` passing a bare name.
-            return iter([
-                files[key].parsed for key in sorted(self.callers.files_with(names))
-                if key in files and "error" not in files[key].data and not call_names(files[key]).isdisjoint(names)
-            ])
+            if self.callers is not None:
+                names, files = self.names, self.files
+                # In path order, as the list: the files with a call named like one of `names` passing a bare name.
+                seen: Iterable[Any] = [
+                    files[key].parsed for key in sorted(self.callers.files_with(names))
+                    if key in files and "error" not in files[key].data and not call_names(files[key]).isdisjoint(names)
+                ]
+            else:
+                seen = list.__iter__(self.data)
+            # The pre-pass's result, made here (compact: see callback_prepass); cgc's own loop then has nothing to do.
+            frame.put({"callback_arg_targets": callback_arg_targets(seen, frame["functions_named"], cgc.resolved_posix,
+                                                                    self)})
+            return iter(())
         if keeper is not None and role != "prepass":
             raise NarrowingFailed(f"a loop over every file that the kept indices do not know (line {frame.line})")
         return list.__iter__(self.data)

@@ -23,8 +23,8 @@ version is: pi-cgc then falls back to full rebuilds and says so once):
   that build, in turn, file_symbol_labels, type_aliases, the class and function indices, the Kotlin member
   types (two) and the callback pre-pass, plus one comprehension over it (the Kotlin check) (find_loop_roles);
   the local names in CALL_INDEXES, _functions_by_name, callback_arg_targets, imports_map, skip_external,
-  _lang_imports_cache and _get_lang_imports; and _get_lang_imports a closure over imports_map and
-  _lang_imports_cache;
+  _lang_imports_cache, _get_lang_imports and functions_named; _get_lang_imports a closure over imports_map and
+  _lang_imports_cache; and the callback pre-pass the loop the engine runs in its place (PREPASS_AST_SHA256);
 - a running frame's locals can be set from a hook (PyFrame_LocalsToFast up to Python 3.12, the write-through
   f_locals proxy from 3.13): checked on a frame of this module's own;
 - on KùzuDB, cgc's manager keeps its connections in `_pool` (a queue), its database in `_db` and its write lock
@@ -55,8 +55,11 @@ CALL_INDEXES = (
     "class_method_index", "extension_method_index", "global_variable_types", "interface_implementors",
 )
 # Other locals of build_function_call_groups the narrowing reads or sets.
-CALL_LOCALS = ("_functions_by_name", "callback_arg_targets", "imports_map", "skip_external", "_lang_imports_cache",
-               "_get_lang_imports")
+CALL_LOCALS = ("_functions_by_name", "functions_named", "callback_arg_targets", "imports_map", "skip_external",
+               "_lang_imports_cache", "_get_lang_imports")
+# The callback pre-pass loop the engine runs in cgc's place (callback_prepass): the sha256 of its syntax tree
+# (ast.dump: no positions, no comments) in cgc 0.6.13.
+PREPASS_AST_SHA256 = "3cf56cfc87c715e7dd6e0dd6e6b43717819b44de3847db5e1ad25a26314834ff"
 # The loops over all_file_data that find_loop_roles must find (their roles, sorted).
 EXPECTED_LOOPS = ["aliases", "index", "kotlin-check", "labels", "member", "member", "prepass"]
 
@@ -159,6 +162,8 @@ def check_call_groups_shape() -> None:
     roles = find_loop_roles()
     if not roles:
         raise ContractBroken("build_function_call_groups' loops over all_file_data are not the ones the kept indices know")
+    if prepass_digest() != PREPASS_AST_SHA256:
+        raise ContractBroken("build_function_call_groups' callback pre-pass is not the loop the engine runs in its place")
     RUN.loop_roles.clear()
     RUN.loop_roles.update(roles)
 
@@ -384,6 +389,26 @@ def _enumerate_hook(iterable: Any, start: int = 0) -> Any:
                 return iter(())
             return run.parameters(iterable, start)
     return enumerate(iterable, start)
+
+
+def _call_groups_tree() -> Any:
+    import ast
+    import inspect
+    import textwrap
+
+    return ast.parse(textwrap.dedent(inspect.getsource(build_function_call_groups)))
+
+
+def prepass_digest() -> str:
+    """The sha256 of the syntax tree of build_function_call_groups' callback pre-pass loop ("" if none)."""
+    import ast
+    import hashlib
+
+    for node in ast.walk(_call_groups_tree()):
+        if isinstance(node, ast.For) and isinstance(node.iter, ast.Name) and node.iter.id == "all_file_data" \
+                and any(isinstance(n, ast.Name) and n.id == "callback_arg_targets" for n in ast.walk(node)):
+            return hashlib.sha256(ast.dump(node).encode()).hexdigest()
+    return ""
 
 
 def find_loop_roles() -> Dict[int, str]:
