@@ -35,7 +35,7 @@ from .link_rows import (
     suffixes_after,
     write_links,
 )
-from .memory import PageReclaim
+from .memory import PageReclaim, collector_paused
 from .narrowing import call_facts
 from .parse_pool import parse_all
 from .protocol import log, ms_since, plural
@@ -102,6 +102,11 @@ class Engine(CacheKeeping):
         have. `progress` is told each phase; `save`: the state read from the disk is saved as the cache;
         `writing`: the whole state is about to be written (every file parsed in full, and kept so until
         lean_kept), else it is lean from the start."""
+        with collector_paused():
+            return self._start(from_disk, progress, save, writing)
+
+    def _start(self, from_disk: bool, progress: Optional[Callable[[str], None]], save: bool,
+               writing: bool) -> Dict[str, Any]:
         start = time.monotonic()
         cached = self.load_cache()
         cached_state = self.cached_state

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import gc
@@ -10,7 +11,7 @@ import re
 import sys
 import time
 from pathlib import Path
-from typing import Any, List, Optional, Tuple
+from typing import Any, Iterator, List, Optional, Tuple
 
 from .context import RUN
 from .protocol import log
@@ -154,6 +155,21 @@ _PRESENT_BYTES = bytes(ord("1") if byte & 0x80 else ord("0") for byte in range(2
 # Requests between two idle-time collections of what keep_heap froze (each costs ~0.5 s of CPU at 1 000
 # files and found 10-75 unreachable objects after an update: cycles are rare in the engine's state).
 RECLAIM_EVERY = 100
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cycle collector off while the engine builds its state (a start, from the cache or the disk). The
+    state is millions of containers, each allocation counts towards a collection, and each full collection walks
+    all that exist so far: at 5 000 files loading the cache took 9.8 s with the collector on, 2.5 s off. Cycles
+    are rare in the state (see keep_heap); what the start leaves of them is collected with the rest later."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
 
 
 def keep_heap(reclaim: bool = False) -> None:
