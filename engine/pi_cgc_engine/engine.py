@@ -21,7 +21,7 @@ from .database import (
     delete_file_edges_first,
     purge_dangling,
 )
-from .files import FileEntry, digest_of, lean_nested, make_lean, norm, same_content
+from .files import FileEntry, SharedValues, digest_of, lean_nested, make_lean, norm, same_content
 from .journal import Journal, as_before
 from .link_rows import (
     CPP_SOURCES,
@@ -189,7 +189,9 @@ class Engine(CacheKeeping):
                 shown[0] = time.monotonic()
                 progress(f"parsing {count}/{plural(total, 'file')}")
 
+        shared = SharedValues()
         for (path, _), entry in zip(to_parse, parse_all(self.tree, to_parse, parsed)):
+            shared.share(entry.data)
             files[path.as_posix()] = entry
         return files, len(files) - total
 

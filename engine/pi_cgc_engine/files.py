@@ -46,6 +46,39 @@ class FileEntry:
 KEEP_WHOLE = frozenset({"imports"})
 
 
+class SharedValues:
+    """One object per distinct string, and per distinct tuple of strings, whole numbers and None, across the files
+    of a read: a parse makes a new string for every name it meets (at 5 000 files, 5.4 million strings for 0.5
+    million distinct values: 300 MB of copies), and the cache keeps what is shared shared (pickle's memo)."""
+
+    def __init__(self) -> None:
+        self.strings: Dict[str, str] = {}
+        self.tuples: Dict[Tuple[Any, ...], Tuple[Any, ...]] = {}
+
+    def share(self, value: Any) -> Any:
+        """`value` with its strings and such tuples the ones kept; dicts and lists are changed in place."""
+        kind = type(value)
+        if kind is str:
+            return self.strings.setdefault(value, value)
+        if kind is dict:
+            for key, item in value.items():
+                shared = self.share(item)
+                if shared is not item:
+                    value[key] = shared
+        elif kind is list:
+            for at, item in enumerate(value):
+                shared = self.share(item)
+                if shared is not item:
+                    value[at] = shared
+        elif kind is tuple:
+            items = tuple(self.share(item) for item in value)
+            # Only where equal means the same types too (1 == True == 1.0; a bool or float stays as it is).
+            if all(item is None or type(item) in (str, int) for item in items):
+                return self.tuples.setdefault(items, items)
+            return items if any(a is not b for a, b in zip(items, value)) else value
+        return value
+
+
 def lean_items(data: Dict[str, Any]) -> None:
     """Drops UNREAD_FIELDS from the entries of a file's parsed data (its functions', classes', … source text and
     docstrings), but for the lists in KEEP_WHOLE."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Set, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from .graph_model import GraphRows, NodeId, _Binder, _equal
 from .graph_profiles import _ITEM_LABELS, _NAME_ONLY_MERGE_LABELS, _PARAMETER_KEY, _POSITIONAL_KEY, NotReplicable
@@ -518,7 +518,8 @@ class _Writer:
 
     # -- write_function_call_groups
 
-    def calls(self, groups: List[List[Dict[str, Any]]]) -> None:
+    def calls(self, groups: Sequence[Iterable[Dict[str, Any]]]) -> None:
+        """write_function_call_groups; each group is read once, in order (a list, or an iterator of its rows)."""
         names = ["fn_to_fn", "fn_to_class", "fn_to_interface", "fn_to_object", "file_to_fn", "file_to_class",
                  "file_to_interface", "file_to_object", "fn_to_param", "fn_to_file"]
         by_name = dict(zip(names, list(groups) + [[]] * (10 - len(groups))))
@@ -531,7 +532,10 @@ class _Writer:
             batch_data = by_name[group] or []
             if not batch_data:
                 continue
-            sanitized = []
+            # cgc sanitises every row, then keeps the first of each key: done in one pass here, so that a group
+            # read lazily (pi-cgc's index: a million rows at 5 000 files) is never held whole a second time.
+            seen: Set[Tuple[Any, ...]] = set()
+            unique = []
             for row in batch_data:
                 if not isinstance(row, dict) or not row.get("caller_file_path") or not row.get("called_name"):
                     continue
@@ -556,12 +560,6 @@ class _Writer:
                     row["line_number"] = 0
                 raw_args = row.get("args") or []
                 row["args_key"] = json.dumps(raw_args, sort_keys=False) if isinstance(raw_args, list) else str(raw_args)
-                sanitized.append(row)
-            if not sanitized:
-                continue
-            seen: Set[Tuple[Any, ...]] = set()
-            unique = []
-            for row in sanitized:
                 k = (row.get("caller_name", ""), row.get("caller_file_path", ""), row.get("caller_line_number", 0),
                      row.get("called_name", ""), row.get("called_file_path", ""), row.get("called_line_number", 0),
                      row.get("called_context", ""), row.get("line_number", 0), row.get("full_call_name", ""),
@@ -569,6 +567,9 @@ class _Writer:
                 if k not in seen:
                     seen.add(k)
                     unique.append(row)
+            if not unique:
+                continue
+            del seen
 
             def tier(row: Dict[str, Any]) -> str:
                 try:

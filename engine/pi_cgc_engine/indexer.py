@@ -29,7 +29,7 @@ from . import cgc_contract as cgc
 from .database import PROVEN_BACKENDS, Busy, ZeroSafeDriver
 from .engine import Engine, lean_kept
 from .files import norm
-from .link_rows import CPP_SOURCES, choose_links, write_links
+from .link_rows import CPP_SOURCES, assemble_links, choose_links, write_links
 from .protocol import emit_text, log, ms_since, plural, stdout_given_back
 
 # What follows the parse, in multiples of the time the tree took to read (discovery and parse), from the bench
@@ -146,7 +146,7 @@ def write_in_bulk(engine: Engine, progress: Callable[[str], None]) -> Optional[s
     state = engine.state
     try:
         rows = graph_rows.build_graph(engine.root, [entry.data for entry in state.files.values()], state.imports_map,
-                                      state.links, profile=profile, normalize=cgc.normalize_path,
+                                      assemble_links(state, lazy_calls=True), profile=profile, normalize=cgc.normalize_path,
                                       commit_hash=cgc.repo_commit_hash(engine.root))
     except graph_rows.NotReplicable as error:
         return f"this tree is not one the bulk writer replicates ({error})"

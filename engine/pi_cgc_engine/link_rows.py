@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import itertools
 import json
 import os
 from typing import (
@@ -19,6 +20,7 @@ from typing import (
 )
 
 from . import cgc_contract as cgc
+from .call_rows import CallRows
 from .files import FileEntry, norm
 from .journal import as_before
 
@@ -139,16 +141,19 @@ def rows_kept(state: "TreeState", key: str, changed: Set[str], rows_of: Optional
 BIG_ROW_LIST = 20_000
 
 
-def rows_by_target(rows: List[Dict[str, Any]], target: str, changed: Set[str], into: bool,
+def rows_by_target(rows: List[Dict[str, Any]] | CallRows, target: str, changed: Set[str], into: bool,
                    positions_of: Dict[Tuple[str, str, int], Any], slot: Tuple[str, str, int]) -> List[Dict[str, Any]]:
     """The rows whose target (normalized) is in `changed` (`into`), or the others, in their order; each
     distinct target is normalized once."""
+    def column() -> List[Any]:
+        return rows.column(target) if isinstance(rows, CallRows) else [row.get(target) for row in rows]
+
     if len(rows) >= BIG_ROW_LIST:
         kept = positions_of.get(slot)
         if kept is None or kept[0] is not rows:
             positions: Dict[Any, List[int]] = {}
-            for at, row in enumerate(rows):
-                positions.setdefault(row.get(target), []).append(at)
+            for at, raw in enumerate(column()):
+                positions.setdefault(raw, []).append(at)
             kept = positions_of[slot] = (rows, positions)
         hit_at = sorted(at for raw, ats in kept[1].items() if norm(raw) in changed for at in ats)
         if into:
@@ -157,11 +162,11 @@ def rows_by_target(rows: List[Dict[str, Any]], target: str, changed: Set[str], i
             return list(rows)
         dropped = set(hit_at)
         return [row for at, row in enumerate(rows) if at not in dropped]
-    raws = {row.get(target) for row in rows}
-    hits = {raw for raw in raws if norm(raw) in changed}
+    targets = column()
+    hits = {raw for raw in set(targets) if norm(raw) in changed}
     if not hits:
         return [] if into else list(rows)
-    return [row for row in rows if (row.get(target) in hits) is into]
+    return [rows[at] for at, raw in enumerate(targets) if (raw in hits) is into]
 
 
 def rewritten_owners(old: "TreeState", new: "TreeState", resolved: Set[str], changed: Set[str]) -> Set[str]:
@@ -194,23 +199,34 @@ WHOLE_KINDS = ("implements", "embeds", "companion", "partial", "part_of", "binds
 
 def _target_paths(kind: str, rows: Iterable[Dict[str, Any]]) -> Set[str]:
     target_key = LINK_KEYS[kind][1]
-    return {norm(raw) for raw in {row.get(target_key) for row in rows}}
+    raws = set(rows.column(target_key)) if isinstance(rows, CallRows) else {row.get(target_key) for row in rows}
+    return {norm(raw) for raw in raws}
 
 
-def assemble_links(state: TreeState) -> Dict[str, Any]:
-    """The full link lists in the pipeline's order: each is the files' rows concatenated in path order."""
+def assemble_links(state: TreeState, lazy_calls: bool = False) -> Dict[str, Any]:
+    """The full link lists in the pipeline's order: each is the files' rows concatenated in path order.
+    `lazy_calls`: each call group is an iterator over the files' rows instead (read once; a million rows at 5 000
+    files, made only as they are read)."""
     links: Dict[str, Any] = {kind: [] for kind in LINK_KEYS if kind != "calls"}
-    calls: List[List[Dict[str, Any]]] = [[] for _ in range(CALL_GROUPS)]
-    for key in sorted(state.rows):
+    calls: List[Any] = [[] for _ in range(CALL_GROUPS)]
+    keys = sorted(state.rows)
+    for key in keys:
         own = state.rows[key]
-        for index in range(CALL_GROUPS):
-            calls[index].extend(own["calls"][index])
+        if not lazy_calls:
+            for index in range(CALL_GROUPS):
+                calls[index].extend(own["calls"][index])
         for kind in PER_FILE_KINDS:
             links[kind].extend(own[kind])
+    if lazy_calls:
+        calls = [_group_rows(state, keys, index) for index in range(CALL_GROUPS)]
     for kind in WHOLE_KINDS:
         links[kind] = list(state.whole.get(kind, []))
     links["calls"] = calls
     return links
+
+
+def _group_rows(state: TreeState, keys: List[str], index: int) -> Iterator[Dict[str, Any]]:
+    return itertools.chain.from_iterable(state.rows[key]["calls"][index] for key in keys)
 
 
 def _row_text(row: Dict[str, Any]) -> str:

@@ -6,6 +6,7 @@ import bisect
 from typing import Any, Dict, FrozenSet, List, Optional, Set, Tuple
 
 from . import cgc_contract as cgc
+from .call_rows import NO_CALL_ROWS, CallRows
 from .call_run import _CallRun
 from .cgc_contract import CALL_INDEXES, give_back, lend
 from .context import RUN, NarrowingFailed
@@ -271,6 +272,11 @@ def resolve_tree(
             # The group a row lands in is read from file_symbol_labels of its target after the loop.
             deps.setdefault(owner, set()).add(
                 ("file_symbol_labels", cgc.resolved_posix(row.get("called_file_path", ""))))
+        # Each file's rows of the group kept compact, group by group: cgc's dicts go as each is done.
+        group.clear()
+        for key in chosen:
+            own = rows[key]["calls"]
+            own[index] = CallRows(own[index]) if own[index] else NO_CALL_ROWS
     for key in chosen:
         sink = deps.setdefault(key, set())
         if any(call.get("call_kind") == "dynamic_import" for call in files[key].data.get("function_calls") or []):

