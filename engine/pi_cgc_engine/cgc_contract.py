@@ -24,7 +24,7 @@ version is: pi-cgc then falls back to full rebuilds and says so once):
   types (two) and the callback pre-pass, plus one comprehension over it (the Kotlin check) (find_loop_roles);
   the local names in CALL_INDEXES, _functions_by_name, callback_arg_targets, imports_map, skip_external,
   _lang_imports_cache, _get_lang_imports and functions_named; _get_lang_imports a closure over imports_map and
-  _lang_imports_cache; and the callback pre-pass the loop the engine runs in its place (PREPASS_AST_SHA256);
+  _lang_imports_cache; and the callback pre-pass the loop the engine runs in its place (PREPASS_SHA256);
 - a running frame's locals can be set from a hook (PyFrame_LocalsToFast up to Python 3.12, the write-through
   f_locals proxy from 3.13): checked on a frame of this module's own;
 - on KùzuDB, cgc's manager keeps its connections in `_pool` (a queue), its database in `_db` and its write lock
@@ -57,9 +57,12 @@ CALL_INDEXES = (
 # Other locals of build_function_call_groups the narrowing reads or sets.
 CALL_LOCALS = ("_functions_by_name", "functions_named", "callback_arg_targets", "imports_map", "skip_external",
                "_lang_imports_cache", "_get_lang_imports")
-# The callback pre-pass loop the engine runs in cgc's place (callback_prepass): the sha256 of its syntax tree
-# (ast.dump: no positions, no comments) in cgc 0.6.13.
-PREPASS_AST_SHA256 = "3cf56cfc87c715e7dd6e0dd6e6b43717819b44de3847db5e1ad25a26314834ff"
+# The callback pre-pass loop the engine runs in cgc's place (callback_prepass), in cgc 0.6.13: the sha256 of the
+# loop as ast.unparse writes it (no comments, no layout), which Python 3.10 writes otherwise than 3.11-3.13.
+PREPASS_SHA256 = frozenset({
+    "c63a80ac8ef4d4598ee43d11b2b5527a78cc19b6eada15ddb1b5a9bc5e65bc7a",  # Python 3.11-3.13
+    "e927c4c3507050f2648be35bd6cb0c0e3c96e64979853f38a6f00ee346c86bb0",  # Python 3.10
+})
 # The loops over all_file_data that find_loop_roles must find (their roles, sorted).
 EXPECTED_LOOPS = ["aliases", "index", "kotlin-check", "labels", "member", "member", "prepass"]
 
@@ -162,7 +165,7 @@ def check_call_groups_shape() -> None:
     roles = find_loop_roles()
     if not roles:
         raise ContractBroken("build_function_call_groups' loops over all_file_data are not the ones the kept indices know")
-    if prepass_digest() != PREPASS_AST_SHA256:
+    if prepass_digest() not in PREPASS_SHA256:
         raise ContractBroken("build_function_call_groups' callback pre-pass is not the loop the engine runs in its place")
     RUN.loop_roles.clear()
     RUN.loop_roles.update(roles)
@@ -400,14 +403,14 @@ def _call_groups_tree() -> Any:
 
 
 def prepass_digest() -> str:
-    """The sha256 of the syntax tree of build_function_call_groups' callback pre-pass loop ("" if none)."""
+    """The sha256 of build_function_call_groups' callback pre-pass loop as ast.unparse writes it ("" if none)."""
     import ast
     import hashlib
 
     for node in ast.walk(_call_groups_tree()):
         if isinstance(node, ast.For) and isinstance(node.iter, ast.Name) and node.iter.id == "all_file_data" \
                 and any(isinstance(n, ast.Name) and n.id == "callback_arg_targets" for n in ast.walk(node)):
-            return hashlib.sha256(ast.dump(node).encode()).hexdigest()
+            return hashlib.sha256(ast.unparse(node).encode()).hexdigest()
     return ""
 
 

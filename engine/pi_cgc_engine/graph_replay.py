@@ -27,6 +27,15 @@ from .graph_sanitize import (
 )
 
 
+def _call_relationship(row: Dict[str, Any]) -> str:
+    """cgc's split of the call rows: tier 8 and above are heuristic."""
+    try:
+        tier = int(row.get("resolution_tier"))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        tier = -1
+    return "HEURISTIC_CALLS" if tier >= 8 else "CALLS"
+
+
 class _Writer:
     def __init__(self, g: GraphRows, normalize: Callable[[Any], str]):
         self.g = g
@@ -532,10 +541,18 @@ class _Writer:
             batch_data = by_name[group] or []
             if not batch_data:
                 continue
-            # cgc sanitises every row, then keeps the first of each key: done in one pass here, so that a group
-            # read lazily (pi-cgc's index: a million rows at 5 000 files) is never held whole a second time.
+            # cgc sanitises every row, keeps the first of each key, splits them by relationship and writes each
+            # relationship's rows in batches of 1 000. Done in one pass here, a batch written as soon as it is full
+            # (the batches are cgc's: the same rows of one relationship, in order; a relationship's edges do not
+            # depend on the other's), so that a group read lazily (pi-cgc's index: a million rows at 5 000 files)
+            # is never held whole.
             seen: Set[Tuple[Any, ...]] = set()
-            unique = []
+            pending: Dict[str, List[Dict[str, Any]]] = {"CALLS": [], "HEURISTIC_CALLS": []}
+
+            def write(rel: str, caller_label: str = caller_label, called_label: str = called_label) -> None:
+                chunk, pending[rel] = pending[rel], []
+                self._guarded(lambda: self._call_chunk(rel, caller_label, called_label, self.sanitize(chunk)))
+
             for row in batch_data:
                 if not isinstance(row, dict) or not row.get("caller_file_path") or not row.get("called_name"):
                     continue
@@ -564,24 +581,16 @@ class _Writer:
                      row.get("called_name", ""), row.get("called_file_path", ""), row.get("called_line_number", 0),
                      row.get("called_context", ""), row.get("line_number", 0), row.get("full_call_name", ""),
                      row.get("args_key", ""))
-                if k not in seen:
-                    seen.add(k)
-                    unique.append(row)
-            if not unique:
-                continue
-            del seen
-
-            def tier(row: Dict[str, Any]) -> str:
-                try:
-                    t = int(row.get("resolution_tier"))
-                except (TypeError, ValueError):
-                    t = -1
-                return "HEURISTIC_CALLS" if t >= 8 else "CALLS"
-
+                if k in seen:
+                    continue
+                seen.add(k)
+                rel = _call_relationship(row)
+                pending[rel].append(row)
+                if len(pending[rel]) == 1000:
+                    write(rel)
             for rel in ("CALLS", "HEURISTIC_CALLS"):
-                rows = [r for r in unique if tier(r) == rel]
-                for i in range(0, len(rows), 1000):
-                    self._guarded(lambda chunk=rows[i:i + 1000], rel=rel: self._call_chunk(rel, caller_label, called_label, self.sanitize(chunk)))
+                if pending[rel]:
+                    write(rel)
 
     def _call_chunk(self, rel: str, caller_label: str, called_label: str, rows: List[Dict[str, Any]]) -> None:
         g = self.g
