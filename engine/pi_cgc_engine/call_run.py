@@ -111,7 +111,7 @@ class _CallRun:
             frame.put({"callback_arg_targets": callback_arg_targets(seen, frame["functions_named"], cgc.resolved_posix,
                                                                     self)})
             return iter(())
-        if keeper is not None and role != "prepass":
+        if keeper is not None:
             raise NarrowingFailed(f"a loop over every file that the kept indices do not know (line {frame.line})")
         return list.__iter__(self.data)
 
