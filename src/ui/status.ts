@@ -92,10 +92,10 @@ export function renderStatus({
   return lines.join("\n");
 }
 
-/** How pi-cgc's full index runs on FalkorDB Lite (src/cgc/engine-script.ts). */
+/** How pi-cgc's full index runs while the engine may (src/cgc/engine-script.ts, docs/engine.md). */
 const THROUGH_ENGINE =
-  "cgc's own index, run by pi-cgc's engine script, which writes around FalkorDB Lite's range index " +
-  "(cgc's plain index there leaves functions and classes that no file contains)";
+  "pi-cgc's own, by its engine script (cgc's parser and resolution, the graph written in bulk); " +
+  "cgc's own index in that script where the engine does not write the graph, around FalkorDB Lite's range index";
 
 /** What "fresh" means while a verified watcher keeps the graph (ADR 0010). */
 const WATCHED =

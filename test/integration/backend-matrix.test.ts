@@ -163,7 +163,7 @@ describe.each(BACKEND_NAMES)("readiness on %s", (name) => {
           ui.statusHistory.indexOf("cgc ready · possibly stale"),
         );
         expect(ui.statusHistory).toContainEqual(expect.stringMatching(/^cgc (syncing|rebuilding)…/));
-        expect(await cgcStatus(h)).toMatch(/full index: cgc's own index, run by pi-cgc's engine script/);
+        expect(await cgcStatus(h)).toMatch(/full index: pi-cgc's own, by its engine script/);
         return;
       }
       // The engine applied it before the tool answered, and no full rebuild ran.

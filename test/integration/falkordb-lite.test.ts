@@ -161,7 +161,7 @@ describe("FalkorDB Lite: a re-index that links nothing", () => {
     await h.session.prompt("/cgc sync");
     expect(ui.statuses.get("cgc")).toBe("cgc ready · fresh");
     expect(await unlinked(repo.path, lite)).toBe(0);
-    expect(await cgcStatus(h)).toMatch(/full index: cgc's own index, run by pi-cgc's engine script/);
+    expect(await cgcStatus(h)).toMatch(/full index: pi-cgc's own, by its engine script/);
     await expectEqualToFullIndex(repo.path, lite);
   }, 400_000);
 
