@@ -3018,7 +3018,7 @@ function registerCgcCommand(pi, current, hooks) {
       };
       if (!Object.hasOwn(VERBS, verb)) return show(`Unknown verb "${verb}".
 ${usage()}`, "warning");
-      verbs ??= import("./chunks/verbs-UD36NFFN.js");
+      verbs ??= import("./chunks/verbs-QRGNKV3X.js");
       return (await verbs).runVerb(verb, rest, { session, ctx, show, hooks: hooks() });
     }
   });

@@ -327,7 +327,7 @@ function renderStatus({
   );
   return lines.join("\n");
 }
-var THROUGH_ENGINE = "cgc's own index, run by pi-cgc's engine script, which writes around FalkorDB Lite's range index (cgc's plain index there leaves functions and classes that no file contains)";
+var THROUGH_ENGINE = "pi-cgc's own, by its engine script (cgc's parser and resolution, the graph written in bulk); cgc's own index in that script where the engine does not write the graph, around FalkorDB Lite's range index";
 var WATCHED = "watched: kept by cgc watch, whose updates nothing checks against a full index (it can leave other files' links wrong after a rename or a changed body)";
 function renderConfigTable(values, sources) {
   const rows = CONFIG_KEY_NAMES.map((name) => {
