@@ -219,5 +219,10 @@ export async function run(options: BenchOptions): Promise<BenchReport> {
     "",
     `- ${within} of ${ratios.length} estimates within 2× of pi-cgc's measured time.`,
   ].join("\n");
-  return { title: "Full index: pi-cgc's own against cgc's own, by backend and size", markdown };
+  // A run of chosen sizes or backends is a section of its own (bench/run.ts): its title says which.
+  const chosen =
+    options.sizes || options.variants
+      ? `: ${sizes.map((size) => (size === "mixed" ? "the mixed tree" : `${size.toLocaleString("en").replace(/,/g, " ")} files`)).join(", ")} on ${backends.join(", ")}`
+      : ", by backend and size";
+  return { title: `Full index: pi-cgc's own against cgc's own${chosen}`, markdown };
 }
