@@ -666,5 +666,33 @@ export async function run(options: BenchOptions): Promise<BenchReport> {
     "Start-up costs (paid once per watcher, not per edit):",
     ...starts,
   ].join("\n");
-  return { title: "Edit-to-fresh latency", markdown };
+  return { title: `Edit-to-fresh latency: ${titleOf(variants, options.backend, sizes)}`, markdown };
+}
+
+/** What a run measured, for its section's title: its paths, its backend and its sizes. */
+function titleOf(variants: readonly Variant[], backend: string, sizes: readonly number[]): string {
+  const names: Record<Variant, string> = {
+    engine: "engine",
+    sync: "chosen sync",
+    rebuild: "full rebuild",
+    watch: "`cgc watch`",
+    mcp: "`cgc mcp start`'s watcher",
+    file: "`cgc index <file>`",
+  };
+  const listed = variants.map((variant) => names[variant]);
+  const what =
+    variants.length === 1 && variants[0] === "engine"
+      ? "the engine"
+      : listed.length > 1
+        ? `${listed.slice(0, -1).join(", ")} and ${listed.at(-1)}`
+        : (listed[0] ?? "");
+  const where = backend === "embedded" ? "KùzuDB" : backend === "falkordb-remote" ? "a FalkorDB server" : backend;
+  const files = (n: number) => n.toLocaleString("en").replace(/,/g, " ");
+  const range =
+    sizes.length === 1
+      ? `${files(sizes[0] as number)} files`
+      : sizes.length === 2
+        ? `${files(sizes[0] as number)} and ${files(sizes[1] as number)} files`
+        : `${files(sizes[0] as number)} to ${files(sizes.at(-1) as number)} files`;
+  return `${what} on ${where}, ${range}`;
 }
