@@ -15,6 +15,7 @@ from .graph_sanitize import (
     _FUNCTION_CONTEXT_TYPES,
     _ITEM_MAPPINGS,
     EXTERNAL,
+    JS_IMPORT_LANGS,
     _assign_occurrence_indices,
     _coalesce_same_key_items,
     _normalize_batch_types,
@@ -23,6 +24,7 @@ from .graph_sanitize import (
     _row_uid,
     _sanitize_value,
     coerce_props,
+    module_metadata_row,
     sort_import_rows_for_metadata,
 )
 
@@ -205,24 +207,16 @@ class _Writer:
 
         js_imports, other_imports = [], []
         for imp in fd.get("imports", []):
-            if lang in {"javascript", "typescript", "tsx"}:
+            if lang in JS_IMPORT_LANGS:
                 module_name = imp.get("source")
                 if module_name:
                     js_imports.append({"module_name": module_name, "imported_name": imp.get("name", "*"),
                                        "alias": imp.get("alias") or "", "line_number": imp.get("line_number") or 0,
                                        "lang": imp.get("lang") or lang})
             else:
-                if lang == "python" and imp.get("source"):
-                    module_name = imp.get("source")
-                else:
-                    module_name = imp.get("name") or imp.get("source") or imp.get("full_import_name")
-                if not module_name:
-                    continue
-                full_import_name = imp.get("full_import_name") or imp.get("source") or module_name
-                other_imports.append({"name": module_name, "full_import_name": full_import_name,
-                                      "imported_name": imp.get("imported_name") or imp.get("name") or module_name,
-                                      "alias": imp.get("alias"), "line_number": imp.get("line_number") or 0,
-                                      "lang": imp.get("lang") or lang})
+                metadata = module_metadata_row(imp, lang)
+                if metadata is not None:
+                    other_imports.append(metadata)
         if js_imports:
             rows = self.sanitize(js_imports)
             if self.p.batch_reads_before:

@@ -36,6 +36,29 @@ def normalize_path(p: Any) -> str:
     return Path(p).resolve().as_posix()
 
 
+# The languages whose imports add_file_to_graph writes as IMPORTS rows only, with no Module metadata.
+JS_IMPORT_LANGS = frozenset({"javascript", "typescript", "tsx"})
+
+
+def module_metadata_row(imp: Dict[str, Any], lang: Any) -> Optional[Dict[str, Any]]:
+    """One import's row of add_file_to_graph's Module batch (a file not in JS_IMPORT_LANGS), as cgc 0.6.13's
+    writer builds it; None when the import names no module."""
+    if lang == "python" and imp.get("source"):
+        name = imp.get("source")
+    else:
+        name = imp.get("name") or imp.get("source") or imp.get("full_import_name")
+    if not name:
+        return None
+    return {
+        "name": name,
+        "full_import_name": imp.get("full_import_name") or imp.get("source") or name,
+        "imported_name": imp.get("imported_name") or imp.get("name") or name,
+        "alias": imp.get("alias"),
+        "line_number": imp.get("line_number") or 0,
+        "lang": imp.get("lang") or lang,
+    }
+
+
 def sort_import_rows_for_metadata(rows: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
     """writer.sort_import_rows_for_metadata."""
 

@@ -120,7 +120,7 @@ def index_command(args: argparse.Namespace, version: str) -> int:
     engine.save_cache()
     files = len(engine.state.files)
     shown(f"{plural(files, 'file')} written in {ms_since(started) / 1000:.1f} s "
-             f"(read and resolved in {read_ms / 1000:.1f} s; written with {how})")
+          f"(read and resolved in {read_ms / 1000:.1f} s; written with {how})")
     return 0
 
 

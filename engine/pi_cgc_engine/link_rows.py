@@ -22,6 +22,7 @@ from typing import (
 from . import cgc_contract as cgc
 from .call_rows import CallRows
 from .files import FileEntry, norm
+from .graph_sanitize import JS_IMPORT_LANGS, module_metadata_row
 from .journal import as_before
 
 if TYPE_CHECKING:
@@ -276,24 +277,9 @@ def module_import_rows(data: Dict[str, Any]) -> List[Dict[str, Any]]:
     """The rows add_file_to_graph MERGEs into Module nodes with coalesce(lang, full_import_name),
     built exactly as cgc 0.6.13's writer builds them (JS/TS imports set no Module metadata)."""
     lang = data.get("lang")
-    if lang in {"javascript", "typescript", "tsx"}:
+    if lang in JS_IMPORT_LANGS:
         return []
-    rows = []
-    for imp in data.get("imports", []):
-        if lang == "python" and imp.get("source"):
-            name = imp.get("source")
-        else:
-            name = imp.get("name") or imp.get("source") or imp.get("full_import_name")
-        if not name:
-            continue
-        rows.append({
-            "name": name,
-            "full_import_name": imp.get("full_import_name") or imp.get("source") or name,
-            "imported_name": imp.get("imported_name") or imp.get("name") or name,
-            "alias": imp.get("alias"),
-            "line_number": imp.get("line_number") or 0,
-            "lang": imp.get("lang") or lang,
-        })
+    rows = [row for row in (module_metadata_row(imp, lang) for imp in data.get("imports", [])) if row is not None]
     return cgc.sort_import_rows_for_metadata(rows)
 
 
