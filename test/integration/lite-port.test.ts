@@ -55,6 +55,33 @@ async function homeRedis(home: string): Promise<{ pid: number; command: string }
   );
 }
 
+interface Daemon {
+  pid: number;
+  command: string;
+  ports: number[];
+}
+
+/**
+ * Answers "find normalize" with one cgc_find call, and returns the HOME's daemon as it stood while that call's
+ * server still held it: read when the model is asked again, inside the agent's run. (The lease that started the
+ * daemon ends with the run, and the daemon with it, so a look after the prompt finds it only by luck.)
+ */
+async function daemonDuringGraphCall(h: PiHarness, home: string): Promise<Daemon> {
+  let seen: Daemon | undefined;
+  h.faux.setResponses([
+    fauxAssistantMessage(fauxToolCall("cgc_find", { query: "normalize" }), { stopReason: "toolUse" }),
+    async () => {
+      const redis = await homeRedis(home);
+      seen = { ...redis, ports: tcpListeners(redis.pid) };
+      return fauxAssistantMessage("done");
+    },
+  ]);
+  await h.session.prompt("find normalize");
+  expect(toolResults(h).at(-1)?.text).toContain("normalize");
+  if (!seen) throw new Error("the model was not asked again after the graph tool call");
+  return seen;
+}
+
 function freePort(): Promise<number> {
   return new Promise((resolve) => {
     const server = createServer();
@@ -105,16 +132,10 @@ describe("FalkorDB Lite's TCP port", () => {
     ui.confirmAnswer = true;
     await h.session.prompt("/cgc index --force");
     await waitFor(() => ui.statuses.get("cgc") === "cgc ready · fresh", "fresh after the index", 240_000);
-    h.faux.setResponses([
-      fauxAssistantMessage(fauxToolCall("cgc_find", { query: "normalize" }), { stopReason: "toolUse" }),
-      fauxAssistantMessage("done"),
-    ]);
-    await h.session.prompt("find normalize");
-    expect(toolResults(h).at(-1)?.text).toContain("normalize");
-    // A pi-cgc child (the graph tools' MCP server, or the engine) holds the daemon now.
-    const redis = await homeRedis(backend.home.home);
+    // A pi-cgc child (the graph tools' MCP server, or the engine) holds the daemon during the call.
+    const redis = await daemonDuringGraphCall(h, backend.home.home);
     expect(redis.command).toMatch(/redis-server unixsocket:/);
-    expect(tcpListeners(redis.pid)).toEqual([]);
+    expect(redis.ports).toEqual([]);
     expect(await cgcStatus(h)).not.toMatch(/tcp port:/);
   }, 600_000);
 
@@ -123,13 +144,8 @@ describe("FalkorDB Lite's TCP port", () => {
     const port = await freePort();
     withEnv({ FALKORDB_PORT: String(port) });
     const { h } = await session();
-    h.faux.setResponses([
-      fauxAssistantMessage(fauxToolCall("cgc_find", { query: "normalize" }), { stopReason: "toolUse" }),
-      fauxAssistantMessage("done"),
-    ]);
-    await h.session.prompt("find normalize");
-    const redis = await homeRedis(backend.home.home);
-    expect(tcpListeners(redis.pid)).toContain(port);
+    const redis = await daemonDuringGraphCall(h, backend.home.home);
+    expect(redis.ports).toContain(port);
     expect(await cgcStatus(h)).toMatch(
       new RegExp(`tcp port: +FALKORDB_PORT=${port} is set in the environment: pi-cgc leaves it, .*TCP port ${port}`),
     );
