@@ -26,7 +26,7 @@ partial graph, as cgc's own index does.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
 from .graph_model import GraphRows
 
@@ -73,7 +73,7 @@ def _size(value: Any) -> int:
     return 8
 
 
-def _batches(rows: List[Dict[str, Any]], measure: Callable[[Dict[str, Any]], int]) -> Iterator[List[Dict[str, Any]]]:
+def _batches(rows: Iterable[Dict[str, Any]], measure: Callable[[Dict[str, Any]], int]) -> Iterator[List[Dict[str, Any]]]:
     batch: List[Dict[str, Any]] = []
     chars = 0
     for row in rows:
@@ -110,7 +110,8 @@ def _index_statements(label: str, neo4j: bool) -> Tuple[str, str]:
 
 def load(driver: Any, rows: GraphRows, *, require_empty: bool = True,
          progress: Optional[Callable[[str], None]] = None) -> Dict[str, Any]:
-    """Writes every node and edge of `rows` through cgc's driver. Returns counts and timings (ms)."""
+    """Writes every node and edge of `rows` through cgc's driver, and empties `rows` as it goes (each table once
+    written). Returns counts and timings (ms)."""
     start = time.monotonic()
     writer = _Writer(driver)
     stats: Dict[str, Any] = {"nodes": 0, "edges": 0, "statements": 0}
@@ -127,23 +128,26 @@ def load(driver: Any, rows: GraphRows, *, require_empty: bool = True,
             indexed.append(label)
         if writer.neo4j:
             writer.read("CALL db.awaitIndexes(300)")
+        # Each table's payload is made batch by batch, and the table goes once written: the rows are in memory
+        # once, and less of them as the load goes on.
         keys: Dict[Tuple[str, Any], str] = {}
-        for label in labels:
-            nodes = rows.nodes[label]
-            payload = []
+
+        def node_payload(label: str, nodes: Dict[Any, Dict[str, Any]]) -> Iterator[Dict[str, Any]]:
             for key, props in nodes.items():
                 keys[(label, key)] = f"k{len(keys)}"
-                payload.append({"k": keys[(label, key)], "p": _clean(props)})
+                yield {"k": keys[(label, key)], "p": _clean(props)}
+
+        for label in labels:
             query = f"UNWIND $rows AS row CREATE (n:{_quote(label)}) SET n = row.p, n.{KEY} = row.k"
-            for batch in _batches(payload, lambda row: 12 + _size(row["p"])):
+            for batch in _batches(node_payload(label, rows.nodes.pop(label)), lambda row: 12 + _size(row["p"])):
                 writer.run(query, rows=batch)
                 stats["nodes"] += len(batch)
         stats["nodes_ms"] = round((time.monotonic() - start) * 1000)
         if progress:
             progress(f"{stats['nodes']} nodes written")
-        for rel, edges in rows.edges.items():
+        for rel in list(rows.edges):
             by_pair: Dict[Tuple[str, str], List[Dict[str, Any]]] = {}
-            for (a, b, _key), props in edges.items():
+            for (a, b, _key), props in rows.edges.pop(rel).items():
                 by_pair.setdefault((a[0], b[0]), []).append({"a": keys[a], "b": keys[b], "p": _clean(props)})
             for (la, lb), payload in by_pair.items():
                 query = (f"UNWIND $rows AS row MATCH (a:{_quote(la)} {{{KEY}: row.a}}) "

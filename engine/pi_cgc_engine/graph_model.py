@@ -31,6 +31,13 @@ class GraphRows:
     _name_seq: Dict[Tuple[str, Any], int] = field(default_factory=dict)
     _name_count: Iterator[int] = field(default_factory=itertools.count)
 
+    def drop_lookups(self) -> None:
+        """The replay is done: its MATCH lookups go (at 5 000 files, an entry per named node in each of three
+        maps), and only the rows stay for the loader."""
+        self._by_name = {}
+        self._by_name_path = {}
+        self._name_seq = {}
+
     # -- nodes
     def node(self, nid: NodeId) -> Optional[Dict[str, Any]]:
         return self.nodes.get(nid[0], {}).get(nid[1])

@@ -148,6 +148,7 @@ def build_graph(
     w.calls(list(links.get("calls") or [[]] * 10))
     w.cpp_class_functions(repo_str)
     w.spring(parsed)
+    g.drop_lookups()
     return g
 
 

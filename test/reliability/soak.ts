@@ -44,7 +44,14 @@ import { compareWithFullIndex } from "../helpers/graph-parity.ts";
 import { type PiHarness, type RecordingUi, recordingUi, startPi } from "../helpers/pi-sdk.ts";
 import { poll, waitFor } from "../helpers/poll.ts";
 import { type TinyRepo, tinyRepo } from "../helpers/repos.ts";
-import { cgcProcesses, kuzuPath, processesOf, stopOwnCgc, writeSlowToIndexFile } from "./support.ts";
+import {
+  cgcProcesses,
+  kuzuPath,
+  processActivity,
+  processesOf,
+  stopOwnCgc,
+  writeSlowToIndexFile,
+} from "./support.ts";
 
 export interface SoakOptions {
   runs: number;
@@ -392,7 +399,9 @@ async function quiet(run: Run, afterAgentRun: boolean): Promise<void> {
     180_000,
   ).catch((error: Error) => {
     // What still ran, for whoever replays it: the chip, the last notices and every process of the run's HOME.
-    const running = processesOf(run.home.home, /./).map((process_) => `${process_.pid} ${process_.args.slice(0, 200)}`);
+    const running = processesOf(run.home.home, /./).map(
+      (process_) => `${process_.pid} (${processActivity(process_.pid)}) ${process_.args.slice(0, 200)}`,
+    );
     const notices = run.ui.notices.slice(-3).map((notice) => notice.message.slice(0, 300));
     throw new Error(
       `${error.message}; chip ${JSON.stringify(chip(run))}, pi-cgc's groups [${working()}], last notices ` +

@@ -47,6 +47,29 @@ export function processesOf(home: string, match: RegExp = /cgc/): ProcessInfo[] 
   return found;
 }
 
+/**
+ * What a process is doing, for a timeout's message: its state (R running, S sleeping, D in the kernel), the CPU
+ * seconds it used, and where the kernel holds it (wchan). A process that keeps using CPU is busy or spinning;
+ * one asleep on a futex or a pipe waits for someone.
+ */
+export function processActivity(pid: number): string {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    // After the comm: state is field 3 (index 0 here), utime and stime fields 14 and 15 (indexes 11 and 12).
+    const cpuSeconds = (Number(fields[11]) + Number(fields[12])) / 100;
+    let wchan = "";
+    try {
+      wchan = readFileSync(`/proc/${pid}/wchan`, "latin1").trim();
+    } catch {
+      // not readable here
+    }
+    return `state ${fields[0]}, ${cpuSeconds.toFixed(1)} s CPU${wchan && wchan !== "0" ? `, waiting in ${wchan}` : ""}`;
+  } catch {
+    return "gone";
+  }
+}
+
 /** cgc processes (the Python interpreter running .venv/bin/cgc) of an isolated CGC home. */
 export function cgcProcesses(home: string): ProcessInfo[] {
   return processesOf(home, /\/cgc(-[a-z]+)?( |$)/);
