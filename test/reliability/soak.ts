@@ -44,14 +44,7 @@ import { compareWithFullIndex } from "../helpers/graph-parity.ts";
 import { type PiHarness, type RecordingUi, recordingUi, startPi } from "../helpers/pi-sdk.ts";
 import { poll, waitFor } from "../helpers/poll.ts";
 import { type TinyRepo, tinyRepo } from "../helpers/repos.ts";
-import {
-  cgcProcesses,
-  kuzuPath,
-  processActivity,
-  processesOf,
-  stopOwnCgc,
-  writeSlowToIndexFile,
-} from "./support.ts";
+import { cgcProcesses, kuzuPath, processActivity, processesOf, stopOwnCgc, writeSlowToIndexFile } from "./support.ts";
 
 export interface SoakOptions {
   runs: number;
