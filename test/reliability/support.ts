@@ -1,6 +1,7 @@
 // Shared by the reliability suites: the process table (which cgc processes are alive, found by the
 // isolated CGC home in their environment), pi's CLI, the graph's record and stopping a cgc a case started
 // (polling is test/helpers/poll.ts). Linux /proc only.
+import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { signalGroup } from "../../src/cgc/children.ts";
@@ -67,6 +68,19 @@ export function processActivity(pid: number): string {
     return `state ${fields[0]}, ${cpuSeconds.toFixed(1)} s CPU${wchan && wchan !== "0" ? `, waiting in ${wchan}` : ""}`;
   } catch {
     return "gone";
+  }
+}
+
+/** The Python stacks of process `pid` (py-spy, installed into .venv by scripts/setup.mjs), or why there are none. */
+export function pythonStacks(pid: number): string {
+  try {
+    return execFileSync(join(PROJECT_ROOT, ".venv", "bin", "py-spy"), ["dump", "--pid", String(pid)], {
+      encoding: "utf8",
+      timeout: 20_000,
+      stdio: ["ignore", "pipe", "pipe"],
+    }).trim();
+  } catch (error) {
+    return `no stacks: ${(error as Error).message.split("\n")[0]}`;
   }
 }
 
