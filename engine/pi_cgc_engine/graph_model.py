@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from .graph_profiles import NotReplicable, Profile
 
@@ -104,18 +104,25 @@ class GraphRows:
         if any(v is None for v in where.values()):
             return []
         table = self.nodes.get(label, {})
+        # What a lookup by key already matched is not compared again (a string is equal as a key as it is by
+        # _equal); the rest of the pattern is.
+        rest = where
         if "name" in where and "path" in where:
             found = self._by_name_path.get((label, where["name"], where["path"]), ())
             seq = self._name_seq
             keys = sorted(found, key=lambda k: seq[(label, k)]) if len(found) > 1 else list(found)
+            rest = _unmatched(where, ("name", "path"))
         elif "name" in where:
             keys = list(self._by_name.get((label, where["name"]), ()))
+            rest = _unmatched(where, ("name",))
         elif self.profile.primary_keys.get(label) in where:
             pk = where[self.profile.primary_keys[label]]
             keys = [pk] if pk in table else []
         else:
             keys = list(table)
-        return [(label, k) for k in keys if all(_equal(table[k].get(p), v) for p, v in where.items())]
+        if not rest:
+            return [(label, k) for k in keys]
+        return [(label, k) for k in keys if all(_equal(table[k].get(p), v) for p, v in rest.items())]
 
     def populated(self, label: str) -> bool:
         return bool(self.nodes.get(label))
@@ -153,6 +160,11 @@ class _Binder(Exception):
     """KùzuDB's binder exception: cgc's writer skips the statement (or the group)."""
 
 
+def _unmatched(where: Dict[str, Any], looked_up: Tuple[str, ...]) -> Dict[str, Any]:
+    """The pattern without the string properties a lookup matched by key."""
+    return {p: v for p, v in where.items() if not (p in looked_up and isinstance(v, str))}
+
+
 def _equal(a: Any, b: Any) -> bool:
     if a is None or b is None:
         return False
@@ -161,16 +173,19 @@ def _equal(a: Any, b: Any) -> bool:
     return a == b
 
 
+_TYPE_CHECKS: Dict[str, Callable[[Any], bool]] = {
+    "STRING": lambda v: isinstance(v, str),
+    "INT64": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "BOOLEAN": lambda v: isinstance(v, bool),
+    "DOUBLE": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "STRING[]": lambda v: isinstance(v, list) and all(isinstance(i, str) for i in v),
+}
+
+
 def check_type(where: str, kind: Optional[str], value: Any) -> None:
     """Refuses a value cgc would have had KùzuDB cast (or reject): only values of the column's own type are modelled."""
     if value is None or kind is None:
         return
-    ok = {
-        "STRING": lambda v: isinstance(v, str),
-        "INT64": lambda v: isinstance(v, int) and not isinstance(v, bool),
-        "BOOLEAN": lambda v: isinstance(v, bool),
-        "DOUBLE": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
-        "STRING[]": lambda v: isinstance(v, list) and all(isinstance(i, str) for i in v),
-    }.get(kind)
+    ok = _TYPE_CHECKS.get(kind)
     if ok is None or not ok(value):
         raise NotReplicable(f"{where}: a {type(value).__name__} value for a {kind} column ({str(value)[:80]!r})")
