@@ -13,7 +13,9 @@ serve speaks JSON lines (stdout: protocol only; logs go to stderr). First line:
 Requests, one per line, each answered by one line with the same id:
   {"id","op":"update","paths":[abs…]} → {"ok":true,"stampBefore","stampAfter","written","removed","ms","lockMs",
       "openMs","resolveMs","resolveCpuMs","checkMs","resolved","reresolved","rewritten","unsure","attempts","phases"}
-      | {"ok":false,"code":"BUSY"|"FAILED"|"DIVERGED"|"NO_GRAPH","reason"}
+      | {"ok":false,"code":"BUSY"|"FAILED"|"DIVERGED"|"NO_GRAPH"|"REBUILD","reason"}
+      (REBUILD: nothing written; every file's links would be written again, which a full index does faster
+      here: the caller rebuilds, then says "rebuilt")
       (NO_GRAPH: the graph has no Repository node for the root, so it holds no index of it: nothing written)
       (paths of an update that did not commit are retried with the next one; resolved = files in the
       tree, reresolved = files whose links were resolved again, unsure = changed paths whose old content

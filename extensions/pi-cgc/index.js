@@ -816,6 +816,9 @@ function createQuietSync(deps) {
   };
 }
 
+// src/freshness/updates.ts
+import { statSync } from "node:fs";
+
 // src/freshness/engine.ts
 import { mkdirSync } from "node:fs";
 function startEngine(options) {
@@ -939,6 +942,15 @@ var START_BUDGET_MS = 6e5;
 var EMBEDDED_HOLD_MS = 300;
 var BUSY_RETRIES = 1;
 var BUSY_SKIP = "Update skipped: ";
+var CLOCK_SLACK_MS = 1e3;
+function readBefore(path, startedAt) {
+  try {
+    const stats = statSync(path);
+    return Math.max(stats.mtimeMs, stats.ctimeMs) < startedAt - CLOCK_SLACK_MS;
+  } catch {
+    return false;
+  }
+}
 function createEngineUpdates(session, fellBack) {
   let engine;
   let why = "waiting for the first probe";
@@ -948,6 +960,7 @@ function createEngineUpdates(session, fellBack) {
   let again = false;
   let rebuiltBeforeReady = false;
   let rebuiltDone = Promise.resolve();
+  let rebuildStartedAt;
   let stopping;
   let notStarted = "not started yet: it starts at the first change, applies it and stays";
   const ready = () => engine?.phase.phase === "ready";
@@ -1021,7 +1034,8 @@ function createEngineUpdates(session, fellBack) {
     rebuiltBeforeReady = false;
     const current = engine;
     if (!current) return;
-    const unknown = [...session.store.get().changedPaths];
+    const since = rebuildStartedAt;
+    const unknown = session.store.get().changedPaths.filter((path) => since === void 0 || !readBefore(path, since));
     rebuiltDone = current.rebuilt(unknown, session.config()["timeouts.maintenanceMs"]).then((answer) => {
       if (!answer.ok && !session.disposed) retire(answer.reason);
     });
@@ -1051,7 +1065,7 @@ function createEngineUpdates(session, fellBack) {
       settleNote("FAILED");
       return "the session ended";
     }
-    settleNote(updated.ok ? "OK" : updated.code === "BUSY" ? "BUSY" : "FAILED");
+    settleNote(updated.ok || updated.code === "REBUILD" ? "OK" : updated.code === "BUSY" ? "BUSY" : "FAILED");
     if (engine !== current) {
       session.store.apply((state, now) => maintenanceSettled(state, updated.ok ? "OK" : updated.code, now));
       return `Update set aside: the engine was ${notStarted}.`;
@@ -1070,6 +1084,11 @@ function createEngineUpdates(session, fellBack) {
       session.store.apply((state, now) => maintenanceSettled(state, "FAILED", now, `update: ${updated.reason}`));
       await session.refresh();
       return `Update not applied: ${updated.reason}.`;
+    }
+    if (!updated.ok && updated.code === "REBUILD") {
+      session.store.apply((state, now) => maintenanceSettled(state, "OK", now));
+      fellBack();
+      return void 0;
     }
     if (!checked.ok) {
       session.store.apply((state, now) => maintenanceSettled(state, "FAILED", now, `update: ${checked.reason}`));
@@ -1162,7 +1181,8 @@ function createEngineUpdates(session, fellBack) {
       consider();
       return run(asked);
     },
-    rebuilt() {
+    rebuilt(startedAt) {
+      rebuildStartedAt = startedAt;
       if (ready()) return tellRebuilt();
       rebuiltBeforeReady = true;
       consider();
@@ -1270,7 +1290,7 @@ function installFreshness(pi, current) {
     updates = sessionUpdates;
     session.store.subscribe((state, previous) => {
       const rebuilt = previous.activity !== "idle" && previous.activity !== "updating" && state.activity === "idle";
-      if (rebuilt && state.lastAction?.outcome === "OK") sessionUpdates.rebuilt();
+      if (rebuilt && state.lastAction?.outcome === "OK") sessionUpdates.rebuilt(previous.activityStartedAt);
       if (state.freshness !== "fresh" || previous.freshness === "fresh") return;
       session.tracker.remember();
       if (session.notices.has("drift-detected"))
@@ -2209,13 +2229,13 @@ function verdictNotice(facts) {
 }
 
 // src/workspace/git.ts
-import { readFileSync as readFileSync5, statSync } from "node:fs";
+import { readFileSync as readFileSync5, statSync as statSync2 } from "node:fs";
 import { isAbsolute, join as join5, resolve as resolve5 } from "node:path";
 function readGitDirs(root) {
   const dotGit = join5(root, ".git");
   let isDir;
   try {
-    isDir = statSync(dotGit).isDirectory();
+    isDir = statSync2(dotGit).isDirectory();
   } catch {
     return { ok: false, notGit: true };
   }

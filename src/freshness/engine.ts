@@ -17,8 +17,11 @@ export interface EngineFacts {
   trusted: boolean;
 }
 
-/** DIVERGED: an update stopped half-way left the graph unknown. NO_GRAPH: the graph holds no index of the root. */
-export type EngineCode = RunCode | "DIVERGED" | "NO_GRAPH";
+/**
+ * DIVERGED: an update stopped half-way left the graph unknown. NO_GRAPH: the graph holds no index of the root.
+ * REBUILD: nothing written; the update would write every file's links again, which a full index does faster.
+ */
+export type EngineCode = RunCode | "DIVERGED" | "NO_GRAPH" | "REBUILD";
 export type EngineAnswer<T> = { ok: true; value: T } | { ok: false; code: EngineCode; reason: string };
 
 export interface UpdateResult {

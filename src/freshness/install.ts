@@ -79,7 +79,7 @@ export function installFreshness(pi: ExtensionAPI, current: () => FreshnessSessi
     session.store.subscribe((state, previous) => {
       // A full index or rebuild rewrote the graph from the tree: a running engine must read the tree again.
       const rebuilt = previous.activity !== "idle" && previous.activity !== "updating" && state.activity === "idle";
-      if (rebuilt && state.lastAction?.outcome === "OK") sessionUpdates.rebuilt();
+      if (rebuilt && state.lastAction?.outcome === "OK") sessionUpdates.rebuilt(previous.activityStartedAt);
       if (state.freshness !== "fresh" || previous.freshness === "fresh") return;
       // The tree the graph reflects, remembered at each verified moment for the next session's start.
       session.tracker.remember();

@@ -3,6 +3,7 @@
 // runs only where it was proven (a cgc version it was checked on, the workspace's default graph); anywhere
 // else, after a crash or when an update cannot be trusted, the caller falls back to a full rebuild and
 // the user is told once why.
+import { statSync } from "node:fs";
 import { holdsExclusiveLock } from "../cgc/backend.ts";
 import { engineScriptPresent, PROVEN_CGC_VERSIONS } from "../cgc/engine-script.ts";
 import { cgcInterpreter } from "../cgc/interpreter.ts";
@@ -37,6 +38,19 @@ const EMBEDDED_HOLD_MS = 300;
 const BUSY_RETRIES = 1;
 const BUSY_SKIP = "Update skipped: ";
 
+/** Clock slack between Node's clock and the file system's times (as the sync's read-back allows). */
+const CLOCK_SLACK_MS = 1_000;
+
+/** Whether `path` is on disk as it was before `startedAt`: last modified (and its inode changed) before then. */
+function readBefore(path: string, startedAt: number): boolean {
+  try {
+    const stats = statSync(path);
+    return Math.max(stats.mtimeMs, stats.ctimeMs) < startedAt - CLOCK_SLACK_MS;
+  } catch {
+    return false;
+  }
+}
+
 export interface EngineUpdates {
   /** The engine is ready or starting: edits go through it, and the full-rebuild sync stands down. */
   readonly ready: boolean;
@@ -49,8 +63,11 @@ export interface EngineUpdates {
    * the user asked (/cgc sync), so a run it joined that met the lock before is followed by a try of its own.
    */
   run(asked?: boolean): Promise<string | undefined>;
-  /** A full index or rebuild completed: a running engine re-reads the tree the graph now reflects. */
-  rebuilt(): void;
+  /**
+   * A full index or rebuild completed: a running engine re-reads the tree the graph now reflects. `startedAt`:
+   * when that run began; a changed path last touched before it was read by the run as it is now.
+   */
+  rebuilt(startedAt?: number): void;
   /**
    * Something else writes (or wrote) the graph (pi-cgc's `cgc watch`, or one outside pi-cgc; `by` says which):
    * a running engine's model no longer describes it. The engine is stopped; the next change starts it again from
@@ -95,6 +112,8 @@ export function createEngineUpdates(session: UpdatingSession, fellBack: () => vo
   let rebuiltBeforeReady = false;
   /** The engine's answer to the last `rebuilt`: updates wait for it (the engine answers in order anyway). */
   let rebuiltDone: Promise<unknown> = Promise.resolve();
+  /** When the last full index or rebuild began (see tellRebuilt). */
+  let rebuildStartedAt: number | undefined;
 
   /** An engine being stopped because its model went stale: a new one starts only after it is gone. */
   let stopping: Promise<void> | undefined;
@@ -186,7 +205,11 @@ export function createEngineUpdates(session: UpdatingSession, fellBack: () => vo
     rebuiltBeforeReady = false;
     const current = engine;
     if (!current) return;
-    const unknown = [...session.store.get().changedPaths];
+    // The paths the engine cannot take as the graph has them: changed, and not read by the rebuild as they are
+    // now (gone, or touched after it began). The others would make its next update of them write every file's
+    // links again, as an engine that read the tree after a change must.
+    const since = rebuildStartedAt;
+    const unknown = session.store.get().changedPaths.filter((path) => since === undefined || !readBefore(path, since));
     rebuiltDone = current.rebuilt(unknown, session.config()["timeouts.maintenanceMs"]).then((answer) => {
       if (!answer.ok && !session.disposed) retire(answer.reason);
     });
@@ -225,7 +248,7 @@ export function createEngineUpdates(session: UpdatingSession, fellBack: () => vo
       settleNote("FAILED");
       return "the session ended";
     }
-    settleNote(updated.ok ? "OK" : updated.code === "BUSY" ? "BUSY" : "FAILED");
+    settleNote(updated.ok || updated.code === "REBUILD" ? "OK" : updated.code === "BUSY" ? "BUSY" : "FAILED");
     // Set aside while it ran (another writer: `writtenElsewhere`): what it read back says nothing of what that
     // writer left, and it is no failure of the engine's. The engine started next takes the changes.
     if (engine !== current) {
@@ -248,6 +271,15 @@ export function createEngineUpdates(session: UpdatingSession, fellBack: () => vo
       session.store.apply((state, now) => maintenanceSettled(state, "FAILED", now, `update: ${updated.reason}`));
       await session.refresh();
       return `Update not applied: ${updated.reason}.`;
+    }
+    // The engine read the tree from the disk (the graph was written elsewhere), so this update would write every
+    // file's links again; on KùzuDB pi-cgc's own full index does that many times faster (engine/pi_cgc_engine/
+    // engine.py, REBUILD_RATHER_FROM). Nothing was written: the full rebuild takes the changes, and the engine
+    // then reads the tree it wrote (rebuilt), trusted.
+    if (!updated.ok && updated.code === "REBUILD") {
+      session.store.apply((state, now) => maintenanceSettled(state, "OK", now));
+      fellBack();
+      return undefined;
     }
     if (!checked.ok) {
       session.store.apply((state, now) => maintenanceSettled(state, "FAILED", now, `update: ${checked.reason}`));
@@ -358,7 +390,8 @@ export function createEngineUpdates(session: UpdatingSession, fellBack: () => vo
       consider();
       return run(asked);
     },
-    rebuilt() {
+    rebuilt(startedAt) {
+      rebuildStartedAt = startedAt;
       if (ready()) return tellRebuilt();
       // Not up yet: it starts now rather than at the first change, so that the tree it reads is the one the
       // graph was just built from and its cache becomes the graph's model (also for the next session).

@@ -3,19 +3,22 @@
 // it, and the chip goes possibly stale → fresh without a full rebuild. Where the engine cannot be trusted
 // (another cgc version, a crash mid-update) the full rebuild takes over, with one notice, and nothing is
 // called fresh that is not.
+import { spawnSync } from "node:child_process";
 import { appendFileSync, existsSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createRunner } from "../../src/cgc/runner.ts";
 import { startEngine } from "../../src/freshness/engine.ts";
-import { type CgcHome, cgcBinary, cgcExec, cgcStart, makeCgcHome } from "../helpers/cgc-env.ts";
+import { type CgcHome, cgcBinary, cgcExec, cgcStart, childEnv, makeCgcHome, PROJECT_ROOT } from "../helpers/cgc-env.ts";
 import { FAULT_ENGINE, venvPython } from "../helpers/engine.ts";
 import { restoreEnv, restoreSuiteEnv, suiteEnv, withEnv } from "../helpers/env.ts";
 import { compareWithFullIndexInNewHome } from "../helpers/graph-parity.ts";
 import { cgcStatus, type PiHarness, recordingUi, startPi, toolResults, waitFor } from "../helpers/pi-sdk.ts";
 import { caseRepos, type TinyRepo } from "../helpers/repos.ts";
 import { FAKES, processesOf, stopOwnCgc, writeSlowToIndexFile } from "../reliability/support.ts";
+
+const ENGINE_SCRIPT = join(PROJECT_ROOT, "engine", "pi-cgc-engine.py");
 
 let home: CgcHome;
 const harnesses: PiHarness[] = [];
@@ -178,6 +181,56 @@ describe("the incremental engine", () => {
     expect(await functionNames(repo, "pkg/text.py")).toContain("engine_caller_renamed");
     expect(next.ui.statusHistory.filter((text) => /^cgc (syncing|rebuilding|indexing)…/.test(text ?? ""))).toEqual([]);
   });
+
+  it("after a graph written elsewhere, on KùzuDB, an edit that would rewrite every file's links goes to pi-cgc's full index; the engine then updates as usual", async () => {
+    // 55 more files calling normalize: past the engine's REBUILD_RATHER_FROM (50), where rewriting each file's
+    // links costs more on KùzuDB than writing the whole graph in bulk.
+    const repo = repos.tiny();
+    for (let i = 0; i < 55; i++)
+      writeFileSync(
+        join(repo.path, "pkg", `generated_${i}.py`),
+        `from pkg.text import normalize\n\n\ndef generated_${i}(value):\n    return normalize(value)\n`,
+      );
+    // The graph written outside this session: pi-cgc's index script run by hand leaves no engine cache here, so the
+    // session's engine reads the tree from the disk and cannot know what the graph holds of it.
+    const indexed = spawnSync(venvPython(), [ENGINE_SCRIPT, "index", repo.path], {
+      env: childEnv(home.env),
+      encoding: "utf8",
+      timeout: 120_000,
+    });
+    expect(indexed.status, indexed.stderr).toBe(0);
+    const s = await readySession(repo);
+    s.h.faux.setResponses([fauxAssistantMessage(addCaller, { stopReason: "toolUse" }), fauxAssistantMessage("done")]);
+    await s.h.session.prompt("add a caller");
+    await waitFor(() => s.chip() === "cgc ready · fresh", "fresh after the full index", 120_000);
+    expect(s.ui.statusHistory).toContainEqual(expect.stringMatching(/^cgc syncing…/));
+    expect(await functionNames(repo, "pkg/text.py")).toContain("engine_caller");
+    // Told that the graph was rebuilt, the engine read the tree it was built from: its next update is an ordinary one.
+    await waitFor(async () => /engine: {5}ready/.test(await s.status()), "the engine ready", 60_000, 500);
+    s.h.faux.setResponses([
+      fauxAssistantMessage(
+        fauxToolCall("edit", {
+          path: "pkg/text.py",
+          edits: [{ oldText: "def engine_caller(value):", newText: "def engine_caller_renamed(value):" }],
+        }),
+        { stopReason: "toolUse" },
+      ),
+      fauxAssistantMessage("done"),
+    ]);
+    const syncs = s.ui.statusHistory.filter((text) => /^cgc syncing…/.test(text ?? "")).length;
+    await s.h.session.prompt("rename it");
+    await waitFor(
+      async () => /last update: 1 file .*links of 0 other files rewritten/.test(await s.status()),
+      "the engine's ordinary update",
+      60_000,
+      500,
+    );
+    await waitFor(() => s.chip() === "cgc ready · fresh", "fresh after the update", 60_000);
+    expect(s.ui.statusHistory.filter((text) => /^cgc syncing…/.test(text ?? "")).length).toBe(syncs);
+    expect(await functionNames(repo, "pkg/text.py")).toContain("engine_caller_renamed");
+    const { missing, extra } = await compareWithFullIndexInNewHome(repo.path, home.env);
+    expect({ missing, extra }).toEqual({ missing: [], extra: [] });
+  }, 300_000);
 
   it("a line added to .cgcignore by a shell command takes the folder's file out of the graph; removed, puts it back", async () => {
     const repo = await repos.indexed(home.env);
