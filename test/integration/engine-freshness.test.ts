@@ -78,6 +78,12 @@ const addCaller = fauxToolCall("edit", {
   ],
 });
 
+/** The caller addCaller added, renamed. */
+const renameCaller = fauxToolCall("edit", {
+  path: "pkg/text.py",
+  edits: [{ oldText: "def engine_caller(value):", newText: "def engine_caller_renamed(value):" }],
+});
+
 /** A first edit (a new caller of normalize) starts the session's engine; returns once it made the graph fresh. */
 async function engineUp(s: Awaited<ReturnType<typeof readySession>>): Promise<void> {
   s.h.faux.setResponses([fauxAssistantMessage(addCaller, { stopReason: "toolUse" }), fauxAssistantMessage("done")]);
@@ -166,13 +172,7 @@ describe("the incremental engine", () => {
     // The next session's engine starts from the cache the last one saved: the graph's model still.
     const next = await readySession(repo);
     next.h.faux.setResponses([
-      fauxAssistantMessage(
-        fauxToolCall("edit", {
-          path: "pkg/text.py",
-          edits: [{ oldText: "def engine_caller(value):", newText: "def engine_caller_renamed(value):" }],
-        }),
-        { stopReason: "toolUse" },
-      ),
+      fauxAssistantMessage(renameCaller, { stopReason: "toolUse" }),
       fauxAssistantMessage("done"),
     ]);
     await next.h.session.prompt("rename it");
@@ -208,13 +208,7 @@ describe("the incremental engine", () => {
     // Told that the graph was rebuilt, the engine read the tree it was built from: its next update is an ordinary one.
     await waitFor(async () => /engine: {5}ready/.test(await s.status()), "the engine ready", 60_000, 500);
     s.h.faux.setResponses([
-      fauxAssistantMessage(
-        fauxToolCall("edit", {
-          path: "pkg/text.py",
-          edits: [{ oldText: "def engine_caller(value):", newText: "def engine_caller_renamed(value):" }],
-        }),
-        { stopReason: "toolUse" },
-      ),
+      fauxAssistantMessage(renameCaller, { stopReason: "toolUse" }),
       fauxAssistantMessage("done"),
     ]);
     const syncs = s.ui.statusHistory.filter((text) => /^cgc syncing…/.test(text ?? "")).length;
