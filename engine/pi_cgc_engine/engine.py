@@ -49,11 +49,23 @@ from .tree_state import TreeState
 
 # An update that must write every file's links again (an engine that read the tree from the disk: the graph was
 # written elsewhere, so what it holds of a file says nothing of what the graph holds) is left to pi-cgc's own full
-# index on KùzuDB from this many files on. There each file's links are MATCH ... MERGE statements that Kùzu plans
-# as scans of the whole table: 478 s at 1 000 files (beside the test suite), where the full index writes the whole
-# graph in bulk in about 30 s. On a database server the rewrite is the faster one (12 s at 1 000 files on
-# FalkorDB, the index 28 s).
-REBUILD_RATHER_FROM = 50
+# index on KùzuDB when the tree's calls times its functions reach this. There each call's link is a MATCH ... MERGE
+# that Kùzu plans as a scan of the whole table, so the rewrite grows with about that product. Measured (Python
+# files; the product, the rewrite, then pi-cgc's full index and the engine's re-read after it): 12 million, 4 s
+# against 14 s (3 500 one-line functions); 34 million, 7.6 s against about 13 s (100 files of the standard
+# library); 146 million, 25 s against about 17 s (300 files); 1 000 files, 478 s against about 35 s (beside the
+# test suite). On a database server the rewrite is the faster one (12 s at 1 000 files on FalkorDB, the index 28 s).
+REBUILD_RATHER_FROM = 100_000_000
+
+
+def rewrite_cost(state: TreeState) -> int:
+    """What writing every file's links again costs on KùzuDB, as REBUILD_RATHER_FROM counts it: the tree's calls
+    times its functions."""
+    functions = calls = 0
+    for entry in state.files.values():
+        functions += len(entry.data.get("functions") or ())
+        calls += len(entry.data.get("function_calls") or ())
+    return functions * calls
 
 
 def lean_kept(state: TreeState) -> None:
@@ -363,7 +375,7 @@ class Engine(CacheKeeping):
                 return {"ok": False, "code": "FAILED",
                         "reason": f"narrowed resolution differs from the full one: {len(differences)} differences, "
                                   f"first: {differences[0]}"[:500]}
-        if unsure and self.db.embedded and len(new.files) - len(changed) >= REBUILD_RATHER_FROM:
+        if unsure and self.db.embedded and rewrite_cost(new) >= REBUILD_RATHER_FROM:
             return {"ok": False, "code": "REBUILD",
                     "reason": f"the links of {len(new.files) - len(changed)} other files would be written again "
                               "(the graph was written elsewhere); on KùzuDB a full index is faster"}
