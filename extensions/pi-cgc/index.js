@@ -20,19 +20,21 @@ import {
   resolveWorkspaceRoot
 } from "./chunks/chunk-FAONAULB.js";
 import {
+  CLOCK_SLACK_MS,
   UNCONTAINED_REASON,
   cgcIgnoredDirs,
   changedBetween,
   isIgnoreFile,
   isSourcePath,
   isTrackedPath,
+  lastTouched,
   snapshotTree,
   stampPath,
   stampTime,
   touchedAfter,
   uncontainedCount,
   walkedByCgc
-} from "./chunks/chunk-QCOR52DN.js";
+} from "./chunks/chunk-YZI45YMD.js";
 import {
   CHIP_KEY,
   ENGINE_SCRIPT,
@@ -759,7 +761,7 @@ function createQuietSync(deps) {
       if (readiness === "unindexed") return `Nothing to sync: cgc is unindexed (${reason}).`;
       if (otherWriter) return `Not synced: ${otherWriter}.`;
       if (automatic) session.store.apply(autoSyncCounted);
-      const { syncAndVerify } = await import("./chunks/sync-HGJPQ3B4.js");
+      const { syncAndVerify } = await import("./chunks/sync-2GIGZ5WP.js");
       const outcome = await syncAndVerify(session);
       if (outcome.result.code !== "OK") return `Sync ended ${outcome.result.code}: ${outcome.result.reason}`;
       if (outcome.unverified) {
@@ -815,9 +817,6 @@ function createQuietSync(deps) {
     }
   };
 }
-
-// src/freshness/updates.ts
-import { statSync } from "node:fs";
 
 // src/freshness/engine.ts
 import { mkdirSync } from "node:fs";
@@ -942,15 +941,6 @@ var START_BUDGET_MS = 6e5;
 var EMBEDDED_HOLD_MS = 300;
 var BUSY_RETRIES = 1;
 var BUSY_SKIP = "Update skipped: ";
-var CLOCK_SLACK_MS = 1e3;
-function readBefore(path, startedAt) {
-  try {
-    const stats = statSync(path);
-    return Math.max(stats.mtimeMs, stats.ctimeMs) < startedAt - CLOCK_SLACK_MS;
-  } catch {
-    return false;
-  }
-}
 function createEngineUpdates(session, fellBack) {
   let engine;
   let why = "waiting for the first probe";
@@ -1035,7 +1025,10 @@ function createEngineUpdates(session, fellBack) {
     const current = engine;
     if (!current) return;
     const since = rebuildStartedAt;
-    const unknown = session.store.get().changedPaths.filter((path) => since === void 0 || !readBefore(path, since));
+    const unknown = session.store.get().changedPaths.filter((path) => {
+      const touched = lastTouched(path);
+      return since === void 0 || touched === void 0 || touched >= since - CLOCK_SLACK_MS;
+    });
     rebuiltDone = current.rebuilt(unknown, session.config()["timeouts.maintenanceMs"]).then((answer) => {
       if (!answer.ok && !session.disposed) retire(answer.reason);
     });
@@ -2229,13 +2222,13 @@ function verdictNotice(facts) {
 }
 
 // src/workspace/git.ts
-import { readFileSync as readFileSync5, statSync as statSync2 } from "node:fs";
+import { readFileSync as readFileSync5, statSync } from "node:fs";
 import { isAbsolute, join as join5, resolve as resolve5 } from "node:path";
 function readGitDirs(root) {
   const dotGit = join5(root, ".git");
   let isDir;
   try {
-    isDir = statSync2(dotGit).isDirectory();
+    isDir = statSync(dotGit).isDirectory();
   } catch {
     return { ok: false, notGit: true };
   }

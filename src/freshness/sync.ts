@@ -2,23 +2,16 @@
 // indexed repository whose file count has not grown, and indexing a single file neither removes its old
 // symbols nor keeps it in its repository — both measured with cgc 0.6.13, see docs/adr/0007), then a
 // read-back query: the graph is called fresh only for the changed files it verifiably reflects.
-import { existsSync, statSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { cypherString, readBack, UNCONTAINED_REASON, uncontainedCount } from "../cgc/graph-checks.ts";
 import { type Parsed, richPrinted } from "../cgc/parse.ts";
 import type { RunResult } from "../cgc/runner.ts";
 import type { CgcSession } from "../lifecycle/session.ts";
 import { changesObserved, freshnessVerified, graphNeedsRebuild } from "../state/model.ts";
 import { count } from "../state/words.ts";
-import { isIndexedPath } from "../workspace/tree.ts";
+import { CLOCK_SLACK_MS, isIndexedPath, lastTouched } from "../workspace/tree.ts";
 
-/** Clock slack between Node's clock and cgc's recorded UTC time on the same machine. */
-const CLOCK_SLACK_MS = 1_000;
 const MAX_VERIFIED_PATHS = 200;
-
-function lastTouched(path: string): number {
-  const stats = statSync(path);
-  return Math.max(stats.mtimeMs, stats.ctimeMs);
-}
 
 export function verificationQuery(root: string, paths: string[]): string {
   const list = paths.map(cypherString).join(", ");
@@ -91,7 +84,7 @@ export async function syncAndVerify(session: SyncingSession): Promise<SyncOutcom
     const exists = existsSync(path);
     // A file changed again (or restored with old times: the status-change time still moves) while cgc was
     // reading it is not reflected yet; it stays possibly stale.
-    if (exists && lastTouched(path) > indexedAt + CLOCK_SLACK_MS) return false;
+    if (exists && (lastTouched(path) ?? 0) > indexedAt + CLOCK_SLACK_MS) return false;
     // .cgcignore is no node of the graph: a rebuild that read it after its change applied it.
     if (!isIndexedPath(path)) return true;
     // A file an ignore rule now leaves out is on disk, not in the graph. The CLI prints paths through Rich

@@ -3,13 +3,13 @@
 // runs only where it was proven (a cgc version it was checked on, the workspace's default graph); anywhere
 // else, after a crash or when an update cannot be trusted, the caller falls back to a full rebuild and
 // the user is told once why.
-import { statSync } from "node:fs";
 import { holdsExclusiveLock } from "../cgc/backend.ts";
 import { engineScriptPresent, PROVEN_CGC_VERSIONS } from "../cgc/engine-script.ts";
 import { cgcInterpreter } from "../cgc/interpreter.ts";
 import type { CgcSession } from "../lifecycle/session.ts";
 import { freshnessVerified, graphWrittenOutside, maintenanceSettled, maintenanceStarted } from "../state/model.ts";
 import { count } from "../state/words.ts";
+import { CLOCK_SLACK_MS, lastTouched } from "../workspace/tree.ts";
 import { type Engine, startEngine } from "./engine.ts";
 
 const NOTHING_TO_UPDATE = "Nothing to update: no file changed since the graph was verified.";
@@ -37,19 +37,6 @@ const EMBEDDED_HOLD_MS = 300;
  */
 const BUSY_RETRIES = 1;
 const BUSY_SKIP = "Update skipped: ";
-
-/** Clock slack between Node's clock and the file system's times (as the sync's read-back allows). */
-const CLOCK_SLACK_MS = 1_000;
-
-/** Whether `path` is on disk as it was before `startedAt`: last modified (and its inode changed) before then. */
-function readBefore(path: string, startedAt: number): boolean {
-  try {
-    const stats = statSync(path);
-    return Math.max(stats.mtimeMs, stats.ctimeMs) < startedAt - CLOCK_SLACK_MS;
-  } catch {
-    return false;
-  }
-}
 
 export interface EngineUpdates {
   /** The engine is ready or starting: edits go through it, and the full-rebuild sync stands down. */
@@ -209,7 +196,10 @@ export function createEngineUpdates(session: UpdatingSession, fellBack: () => vo
     // now (gone, or touched after it began). The others would make its next update of them write every file's
     // links again, as an engine that read the tree after a change must.
     const since = rebuildStartedAt;
-    const unknown = session.store.get().changedPaths.filter((path) => since === undefined || !readBefore(path, since));
+    const unknown = session.store.get().changedPaths.filter((path) => {
+      const touched = lastTouched(path);
+      return since === undefined || touched === undefined || touched >= since - CLOCK_SLACK_MS;
+    });
     rebuiltDone = current.rebuilt(unknown, session.config()["timeouts.maintenanceMs"]).then((answer) => {
       if (!answer.ok && !session.disposed) retire(answer.reason);
     });

@@ -101,6 +101,19 @@ export function stampPath(path: string, previous?: string): string | undefined {
   }
 }
 
+/** Clock slack between Node's clock, file times and cgc's recorded UTC times on the same machine. */
+export const CLOCK_SLACK_MS = 1_000;
+
+/** The latest of a file's modification and status-change times; undefined when it is gone. */
+export function lastTouched(path: string): number | undefined {
+  try {
+    const stats = statSync(path);
+    return Math.max(stats.mtimeMs, stats.ctimeMs);
+  } catch {
+    return undefined;
+  }
+}
+
 /** The latest of a stamp's modification and status-change times. */
 export function stampTime(stamp: string): number {
   const [, mtime, ctime] = stamp.split(":");

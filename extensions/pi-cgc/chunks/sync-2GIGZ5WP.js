@@ -1,10 +1,12 @@
 import {
+  CLOCK_SLACK_MS,
   UNCONTAINED_REASON,
   cypherString,
   isIndexedPath,
+  lastTouched,
   readBack,
   uncontainedCount
-} from "./chunk-QCOR52DN.js";
+} from "./chunk-YZI45YMD.js";
 import {
   count
 } from "./chunk-U43P4R4X.js";
@@ -18,13 +20,8 @@ import {
 } from "./chunk-BNPLH5UU.js";
 
 // src/freshness/sync.ts
-import { existsSync, statSync } from "node:fs";
-var CLOCK_SLACK_MS = 1e3;
+import { existsSync } from "node:fs";
 var MAX_VERIFIED_PATHS = 200;
-function lastTouched(path) {
-  const stats = statSync(path);
-  return Math.max(stats.mtimeMs, stats.ctimeMs);
-}
 function verificationQuery(root, paths) {
   const list = paths.map(cypherString).join(", ");
   return `MATCH (r:Repository) WHERE r.path = ${cypherString(root)} OPTIONAL MATCH (f:File) WHERE f.path IN [${list}] RETURN r.indexed_at AS indexed_at, collect(DISTINCT f.path) AS present`;
@@ -72,7 +69,7 @@ async function syncAndVerify(session) {
   const walked = session.tracker.walkedByCgc();
   const verified = paths.filter((path) => {
     const exists = existsSync(path);
-    if (exists && lastTouched(path) > indexedAt + CLOCK_SLACK_MS) return false;
+    if (exists && (lastTouched(path) ?? 0) > indexedAt + CLOCK_SLACK_MS) return false;
     if (!isIndexedPath(path)) return true;
     return (exists && walked(path)) === (present.has(path) || present.has(richPrinted(path)));
   });

@@ -54,6 +54,15 @@ function stampPath(path, previous) {
     return void 0;
   }
 }
+var CLOCK_SLACK_MS = 1e3;
+function lastTouched(path) {
+  try {
+    const stats = statSync(path);
+    return Math.max(stats.mtimeMs, stats.ctimeMs);
+  } catch {
+    return void 0;
+  }
+}
 function stampTime(stamp) {
   const [, mtime, ctime] = stamp.split(":");
   return Math.max(Number(mtime), Number(ctime));
@@ -185,6 +194,8 @@ export {
   isIndexedPath,
   isTrackedPath,
   stampPath,
+  CLOCK_SLACK_MS,
+  lastTouched,
   stampTime,
   snapshotTree,
   walkedByCgc,
