@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, FrozenSet, List, Optional, Set, Tuple
 
+from .call_rows import CallRows
 from .context import RUN
 
 # ---------------------------------------------------------------------------------------------
@@ -90,12 +91,25 @@ def lean_items(data: Dict[str, Any]) -> None:
                         item.pop(name, None)
 
 
+# The lists of a lean entry kept as CallRows (tuples, read as the dicts they were): each item a small dict that
+# nothing changes once parsed, and the bulk of what the engine holds. At 5 000 files, 527 000 calls of 9 keys
+# and 197 000 variables of 8: 310 MB as dicts.
+COMPACT_LISTS = ("function_calls", "variables")
+
+
 def make_lean(entry: FileEntry) -> None:
     """A kept entry without what no later step reads: cgc's resolution never reads a function's source or
     docstring, and the graph writers take a fresh parse (Engine.plan parses a lean file again before it is written;
-    the index parses the cache's lean files again)."""
+    the index parses the cache's lean files again). Its calls and variables are kept compact (COMPACT_LISTS), in
+    its data and in the copy given to cgc alike."""
     if not entry.lean:
         lean_items(entry.data)
+        for key in COMPACT_LISTS:
+            items = entry.data.get(key)
+            if isinstance(items, list) and items and all(type(item) is dict for item in items):
+                entry.data[key] = compact = CallRows(items)
+                if entry.parsed is not None and dict.get(entry.parsed, key) is items:
+                    dict.__setitem__(entry.parsed, key, compact)
         entry.lean = True
 
 

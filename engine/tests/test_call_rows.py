@@ -54,3 +54,26 @@ def test_rows_by_target_picks_the_same_rows_from_either_form() -> None:
             want = rows_by_target(rows, "called_file_path", changed, into, {}, ("a.py", "calls", 0))
             assert rows_by_target(compact, "called_file_path", changed, into, {}, ("a.py", "calls", 0)) == want
             assert want  # the pick is not empty either way
+
+
+def test_a_cache_load_shares_their_numbers_and_keeps_every_value_as_it_was() -> None:
+    rows = made(40)
+    # Values sharing by value would change: a bool beside whole numbers, a float zero of either sign, NaN, None.
+    rows[0]["line_number"] = True
+    rows[1]["confidence"] = -0.0
+    rows[2]["confidence"] = float("nan")
+    rows[3]["line_number"] = None
+    rows[6]["line_number"] = 1 << 70  # beyond a machine number
+    odd = [dict(rows[5], line_number=10_000 + i) for i in range(3)]
+    again = private_loads(pickle.dumps([CallRows(rows), CallRows(odd)], protocol=pickle.HIGHEST_PROTOCOL))
+    loaded = list(again[0])
+    assert [repr(row) for row in loaded] == [repr(row) for row in rows]  # -0.0, nan, True and None as they were
+    assert [type(row["line_number"]) for row in loaded] == [type(row["line_number"]) for row in rows]
+    assert list(again[1]) == odd
+    # One object per number, within a file's rows and across files (whole numbers above 256 and floats are
+    # objects of their own each time pickle makes one).
+    files = [[{"line_number": 70_000 + i % 3, "confidence": 0.5 + i % 2} for i in range(9)] for _ in range(2)]
+    first, second = (list(rows) for rows in private_loads(pickle.dumps([CallRows(files[0]), CallRows(files[1])])))
+    assert first == files[0] and second == files[1]
+    assert first[0]["line_number"] is first[3]["line_number"] is second[6]["line_number"]
+    assert first[0]["confidence"] is first[2]["confidence"] is second[4]["confidence"]

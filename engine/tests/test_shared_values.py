@@ -43,3 +43,27 @@ def test_equal_values_become_one_object_and_read_the_same() -> None:
     # A tuple of whole numbers is not a tuple of booleans.
     ones = shared.share((1, "k"))
     assert shared.share((True, "k")) is not ones and shared.share((1, "k")) is ones
+
+
+def test_a_lean_entry_keeps_its_calls_and_variables_compact_and_they_read_the_same() -> None:
+    import pickle
+
+    from pi_cgc_engine.cache import private_loads
+    from pi_cgc_engine.call_rows import CallRows
+    from pi_cgc_engine.files import FileEntry, make_lean
+    from pi_cgc_engine.recording import _Parsed
+
+    data = parsed("a")
+    data["variables"] = [{"name": "limit", "line_number": 300 + i, "context": None, "type": None} for i in range(3)]
+    data["functions"][0]["source"] = "def run(self, value): ..."
+    entry = FileEntry(size=1, mtime_ns=1, digest="d", data=data, imports={})
+    entry.parsed = _Parsed(data)
+    calls, variables = copy.deepcopy(data["function_calls"]), copy.deepcopy(data["variables"])
+    make_lean(entry)
+    assert isinstance(entry.data["function_calls"], CallRows) and isinstance(entry.data["variables"], CallRows)
+    assert dict.get(entry.parsed, "function_calls") is entry.data["function_calls"]  # cgc's copy: the same compact list
+    assert "source" not in entry.data["functions"][0]
+    again = private_loads(pickle.dumps(entry))
+    for kept in (entry, again):
+        assert list(kept.data["function_calls"]) == calls and kept.data["variables"] == variables
+        assert kept.data["variables"][2]["line_number"] == 302 and len(kept.data["variables"]) == 3
