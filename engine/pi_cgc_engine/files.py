@@ -94,7 +94,7 @@ def lean_items(data: Dict[str, Any]) -> None:
 # The lists of a lean entry kept as CallRows (tuples, read as the dicts they were): each item a small dict that
 # nothing changes once parsed, and the bulk of what the engine holds. At 5 000 files, 527 000 calls of 9 keys
 # and 197 000 variables of 8: 310 MB as dicts.
-COMPACT_LISTS = ("function_calls", "variables")
+COMPACT_LISTS = ("function_calls", "variables", "functions")
 
 
 def make_lean(entry: FileEntry) -> None:
