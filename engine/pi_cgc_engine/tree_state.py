@@ -36,7 +36,7 @@ class TreeState:
     # The kinds resolved over the whole tree at every update (cheap: each skips other languages first).
     whole: Dict[str, List[Dict[str, Any]]] = field(default_factory=dict)
     # What each file's resolution read from the tree-wide indices: (index, key) pairs.
-    deps: Dict[str, Set[Tuple[str, Any]]] = field(default_factory=dict)
+    deps: Dict[str, Tuple[Tuple[str, Any], ...]] = field(default_factory=dict)
     # Per parsed file: cgc's node label index entry of the file (name -> labels), by normalized path.
     labels: Dict[str, Tuple[str, Dict[str, Set[str]]]] = field(default_factory=dict)
     # The same entries by path: the node label index cgc's inheritance passes read (not cached; kept between
