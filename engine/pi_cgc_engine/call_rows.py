@@ -1,5 +1,5 @@
 """A list of small dicts kept compact, read as the list it was: a file's rows of one call group as cgc's resolution
-made them, and a lean file's parsed calls and variables (files.COMPACT_LISTS).
+made them, and a lean file's parsed calls, variables and functions (files.COMPACT_LISTS).
 
 cgc's resolution makes each CALLS row a dict of 13-14 keys (464 bytes). At 5 000 files the engine keeps 1.45
 million of them, most of its state. Here a row is a tuple of its values with its key order last (a key order
@@ -9,8 +9,8 @@ is shared by every row that has it), 176 bytes; a dict is made again whenever a 
 In the cache the rows are kept by column, and a column of whole numbers or floats as machine numbers: a number
 is an object of its own in Python (32 bytes a whole number, 24 a float), and pickle shares strings and tuples,
 never numbers. Loaded row by row, the 1.45 million rows of 5 000 files held 2.9 million line numbers for 8 000
-distinct ones and 1.45 million confidences for 9 (about 90 MB resident). Loaded by column, each number is the
-one object SHARED_NUMBERS keeps for its value, at no cost to the warm start."""
+distinct ones and 1.45 million confidences for 9. Loaded by column, each number is the one object SHARED_NUMBERS
+keeps for its value: about 40 MB less resident at 5 000 files, for about 0.4 s more of the cache's load."""
 
 from __future__ import annotations
 

@@ -92,16 +92,16 @@ def lean_items(data: Dict[str, Any]) -> None:
 
 
 # The lists of a lean entry kept as CallRows (tuples, read as the dicts they were): each item a small dict that
-# nothing changes once parsed, and the bulk of what the engine holds. At 5 000 files, 527 000 calls of 9 keys
-# and 197 000 variables of 8: 310 MB as dicts.
+# nothing changes once parsed, and the bulk of what the engine holds. At 5 000 files, 527 000 calls of 9 keys,
+# 197 000 variables of 8 and 110 000 functions of 12: 390 MB as dicts. Not classes: cgc adds them to other lists.
 COMPACT_LISTS = ("function_calls", "variables", "functions")
 
 
 def make_lean(entry: FileEntry) -> None:
     """A kept entry without what no later step reads: cgc's resolution never reads a function's source or
     docstring, and the graph writers take a fresh parse (Engine.plan parses a lean file again before it is written;
-    the index parses the cache's lean files again). Its calls and variables are kept compact (COMPACT_LISTS), in
-    its data and in the copy given to cgc alike."""
+    the index parses the cache's lean files again). Its calls, variables and functions are kept compact
+    (COMPACT_LISTS), in its data and in the copy given to cgc alike."""
     if not entry.lean:
         lean_items(entry.data)
         for key in COMPACT_LISTS:
