@@ -63,8 +63,14 @@ def serve(args: argparse.Namespace, version: str) -> int:
     release_free_memory()
     emit({"event": "ready", "cgcVersion": version, "backend": engine.db.backend, **facts})
 
+    stopping: List[int] = []
+
     def on_signal(signum: int, _frame: Any) -> None:
-        raise Stop(signal.Signals(signum).name)
+        # Once: pi-cgc's stop sends SIGINT, then SIGTERM after a grace period, and a second Stop raised into the
+        # save below would leave the graph's model unsaved (the next session then starts untrusted).
+        if not stopping:
+            stopping.append(signum)
+            raise Stop(signal.Signals(signum).name)
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
@@ -122,7 +128,9 @@ def serve(args: argparse.Namespace, version: str) -> int:
         log(f"stopping on {stop}")
         return 0
     finally:
-        engine.db.close()
+        # The cache first, then the database: a committed update is the graph's whatever its close does, and
+        # KùzuDB's close runs its checkpoint (over a minute at 5 000 files after an update), which pi-cgc's
+        # stop (SIGKILL after twice its grace period) would otherwise end before the save.
         try:
             engine.finish_save(wait=True)  # a save of what the engine holds now is let finish
             engine.reap_ended(wait=True)
@@ -130,6 +138,7 @@ def serve(args: argparse.Namespace, version: str) -> int:
                 engine.save_cache()
         except Exception as error:  # noqa: BLE001 - a cache is never worth a failed exit
             log(f"cache not saved: {error}")
+        engine.db.close()
 
 
 def handle(engine: Engine, line: bytes) -> Optional[str]:
