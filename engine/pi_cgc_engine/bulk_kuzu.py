@@ -27,7 +27,7 @@ import os
 import shutil
 import tempfile
 import time
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
 from .graph_model import GraphRows
 from .graph_profiles import Profile
@@ -201,9 +201,40 @@ def _write_csv(path: str, header: List[str], records: Iterable[List[str]]) -> No
         writer.writerows(records)
 
 
-def load(target: Any, rows: GraphRows, *, temp_parent: Optional[str] = None, require_empty: bool = True) -> Dict[str, Any]:
+def _node_records(nodes: Dict[Any, Dict[str, Any]], cols: List[Tuple[str, str]], label: str, pk: str,
+                  fixups: List[Tuple[str, str, str, str, Any, Any]]) -> Iterator[List[str]]:
+    """A node table's CSV records; the values the encoding cannot carry go to `fixups`, set after the copy."""
+    for key, props in nodes.items():
+        record = []
+        for name, kind in cols:
+            field, later = _encode(kind, props.get(name))
+            if later:
+                fixups.append(("node", label, pk, name, key, props.get(name)))
+            record.append(field)
+        yield record
+
+
+def _edge_records(edges: Dict[Any, Dict[str, Any]], pair: Tuple[str, str], cols: List[Tuple[str, str]],
+                  rel: str) -> Iterator[List[str]]:
+    """The CSV records of a relationship table's edges from pair[0] to pair[1]."""
+    for (a, b, _key), props in edges.items():
+        if (a[0], b[0]) != pair:
+            continue
+        record = [str(a[1]), str(b[1])]
+        for name, kind in cols:
+            field, later = _encode(kind, props.get(name))
+            if later:
+                raise SchemaMismatch(f"{rel}.{name}: a value the CSV encoding cannot carry ({props.get(name)!r})")
+            record.append(field)
+        yield record
+
+
+def load(target: Any, rows: GraphRows, *, temp_parent: Optional[str] = None, require_empty: bool = True,
+         before_copy: Optional[Callable[[], None]] = None) -> Dict[str, Any]:
     """Writes every node and edge of `rows` into the database, and empties `rows` as it goes (each table once
-    copied). Returns counts and timings (ms)."""
+    written to its file). `before_copy` runs once the checks passed and every file is written, before the
+    transaction begins (the caller lets go of what it holds: the database's memory grows from there). Returns
+    counts and timings (ms)."""
     start = time.monotonic()
     conn = connection_of(target)
     try:
@@ -216,16 +247,14 @@ def load(target: Any, rows: GraphRows, *, temp_parent: Optional[str] = None, req
         remove_abandoned_folders(temp_parent)
         folder = tempfile.mkdtemp(prefix=f"{FOLDER_PREFIX}{os.getpid()}-", dir=temp_parent)
         os.chmod(folder, 0o700)
-        # One transaction: an index cut short (killed, a full disk, the database failing) leaves nothing of itself.
-        conn.execute("BEGIN TRANSACTION")
-        committed = False
         stats: Dict[str, Any] = {"nodes": 0, "edges": 0, "copies": 0, "fixups": 0}
         fixups: List[Tuple[str, str, str, str, Any, Any]] = []  # (kind, table, pk name, column, key, value)
+        copies: List[str] = []  # the COPY statements, one per file, in order: node tables first
+        committed = False
         try:
-            index = 0
-            # Each file is written from a generator of its records: the rows are in memory once (as GraphRows),
-            # not a second time as lists of strings (at 5 000 files, over a million edges). Each table goes once
-            # copied: less of the rows stays in memory as the database's grows.
+            # Every file is written before the first COPY, each from a generator of its records, and each table
+            # goes once written: the rows are in memory once (not a second time as lists of strings), and none of
+            # them while KùzuDB copies (at 5 000 files, half a million nodes and over a million edges).
             for label in list(rows.nodes):
                 nodes = rows.nodes.pop(label)
                 if not nodes:
@@ -233,23 +262,11 @@ def load(target: Any, rows: GraphRows, *, temp_parent: Optional[str] = None, req
                 cols = tables[label]
                 pk = p.primary_keys.get(label, "uid")
 
-                def node_records(nodes: Dict[Any, Dict[str, Any]] = nodes, cols: List[Tuple[str, str]] = cols,
-                                 label: str = label, pk: str = pk) -> Iterator[List[str]]:
-                    for key, props in nodes.items():
-                        record = []
-                        for name, kind in cols:
-                            field, later = _encode(kind, props.get(name))
-                            if later:
-                                fixups.append(("node", label, pk, name, key, props.get(name)))
-                            record.append(field)
-                        yield record
-
-                index += 1
-                path = os.path.join(folder, f"{index:03d}-{label}.csv")
-                _write_csv(path, [c for c, _ in cols], node_records())
-                conn.execute(_load_query(path, cols, label, None))
+                path = os.path.join(folder, f"{len(copies) + 1:03d}-{label}.csv")
+                _write_csv(path, [c for c, _ in cols], _node_records(nodes, cols, label, pk, fixups))
+                copies.append(_load_query(path, cols, label, None))
                 stats["nodes"] += len(nodes)
-                stats["copies"] += 1
+                del nodes
             for rel in list(rows.edges):
                 edges = rows.edges.pop(rel)
                 cols = tables[rel]
@@ -257,27 +274,20 @@ def load(target: Any, rows: GraphRows, *, temp_parent: Optional[str] = None, req
                 for a, b, _key in edges:
                     pairs[(a[0], b[0])] = pairs.get((a[0], b[0]), 0) + 1
 
-                def edge_records(pair: Tuple[str, str], edges: Dict[Any, Dict[str, Any]] = edges,
-                                 cols: List[Tuple[str, str]] = cols, rel: str = rel) -> Iterator[List[str]]:
-                    for (a, b, _key), props in edges.items():
-                        if (a[0], b[0]) != pair:
-                            continue
-                        record = [str(a[1]), str(b[1])]
-                        for name, kind in cols:
-                            field, later = _encode(kind, props.get(name))
-                            if later:
-                                raise SchemaMismatch(f"{rel}.{name}: a value the CSV encoding cannot carry ({props.get(name)!r})")
-                            record.append(field)
-                        yield record
-
                 for pair, count in pairs.items():
-                    index += 1
-                    path = os.path.join(folder, f"{index:03d}-{rel}-{pair[0]}-{pair[1]}.csv")
+                    path = os.path.join(folder, f"{len(copies) + 1:03d}-{rel}-{pair[0]}-{pair[1]}.csv")
                     header = [("from", "STRING"), ("to", "STRING")] + cols
-                    _write_csv(path, [c for c, _ in header], edge_records(pair))
-                    conn.execute(_load_query(path, header, rel, pair))
+                    _write_csv(path, [c for c, _ in header], _edge_records(edges, pair, cols, rel))
+                    copies.append(_load_query(path, header, rel, pair))
                     stats["edges"] += count
-                    stats["copies"] += 1
+                del edges
+            if before_copy is not None:
+                before_copy()
+            # One transaction: an index cut short (killed, a full disk, the database failing) leaves nothing of itself.
+            conn.execute("BEGIN TRANSACTION")
+            for query in copies:
+                conn.execute(query)
+                stats["copies"] += 1
             for _kind, label, pk, column, key, value in fixups:
                 conn.execute(f"MATCH (n:`{label}`) WHERE n.`{pk}` = $key SET n.`{column}` = $value", {"key": key, "value": value})
                 stats["fixups"] += 1

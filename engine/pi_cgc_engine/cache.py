@@ -197,6 +197,16 @@ class CacheKeeping:
         self.install_cache(temp, self.trusted and not self.unknown)
         self.last_save_s = time.monotonic() - started
 
+    def write_pending_cache(self) -> Optional[Path]:
+        """The state written to a file of its own, to be installed (install_cache) once the graph holds it: the
+        full index saves its state before the load, and lets go of it while the database's memory grows. A file
+        left by a killed index is removed with the other unfinished saves when the next engine loads the cache."""
+        if self.cache_file is None:
+            return None
+        temp = self.cache_file.with_suffix(f".{os.getpid()}-index.saving")
+        self.write_cache(temp)
+        return temp
+
     def write_cache_aside(self, temp: Path) -> None:
         """The save, in the forked copy (its own method: the tests' engine wraps it to hold a save open)."""
         self.write_cache(temp)

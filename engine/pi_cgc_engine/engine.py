@@ -41,6 +41,7 @@ from .parse_pool import parse_all
 from .protocol import log, ms_since, plural
 from .recording import settled_imports
 from .resolution import resolve_tree
+from .source_stash import SourceStash
 from .tree import Tree
 from .tree_state import TreeState
 
@@ -91,6 +92,8 @@ class Engine(CacheKeeping):
         self.cache_file = (cache_dir / (hashlib.sha1(root.as_posix().encode()).hexdigest() + ".pickle")) if cache_dir else None
         self.diverged = False
         self.pending: Set[str] = set()
+        # While a full index reads the tree: its files' source text and docstrings, on disk (see Engine.start).
+        self.stash: Optional[SourceStash] = None
         self.cache_dirty = False
         self.cached_state: Optional[TreeState] = None
         # A save in a child process (see save_cache_aside): its pid, the request count it was forked at, its
@@ -121,7 +124,8 @@ class Engine(CacheKeeping):
         (`from_disk`: the graph was just rebuilt from it, or is about to be), parsing what the cache does not
         have. `progress` is told each phase; `save`: the state read from the disk is saved as the cache;
         `writing`: the whole state is about to be written (every file parsed in full, and kept so until
-        lean_kept), else it is lean from the start."""
+        lean_kept, its source text and docstrings in `stash`: self.stash.whole gives a file's data whole), else it
+        is lean from the start."""
         with collector_paused():
             return self._start(from_disk, progress, save, writing)
 
@@ -146,6 +150,8 @@ class Engine(CacheKeeping):
             lean_kept(self.state)
             return {"files": len(self.state.files), "startMs": ms_since(start), "warm": True,
                     "cached": len(self.state.files), "trusted": True, "diverged": self.diverged}
+        if writing:
+            self.stash = SourceStash()
         files, hits = self.read_tree(cached, progress, writing)
         if progress is not None:
             progress(f"resolving links of {plural(len(files), 'file')}")
@@ -181,6 +187,15 @@ class Engine(CacheKeeping):
         return {"files": len(files), "startMs": ms_since(start), "warm": hits > 0, "cached": hits,
                 "trusted": False, "diverged": self.diverged}
 
+    def whole_data(self, data: Dict[str, Any]) -> Dict[str, Any]:
+        """A file's data as the parse gave it: with what a full index's read put in the stash, if any."""
+        return self.stash.whole(data) if self.stash is not None else data
+
+    def drop_stash(self) -> None:
+        if self.stash is not None:
+            self.stash.close()
+            self.stash = None
+
     def read_tree(self, cached: Dict[str, FileEntry], progress: Optional[Callable[[str], None]],
                   writing: bool = False) -> Tuple[Dict[str, FileEntry], int]:
         """Every file of the tree by path: the cached entry where its content is the same (and, `writing`, whole:
@@ -212,6 +227,8 @@ class Engine(CacheKeeping):
         shared = SharedValues()
         for (path, _), entry in zip(to_parse, parse_all(self.tree, to_parse, parsed)):
             shared.share(entry.data)
+            if self.stash is not None:
+                self.stash.take(entry.data)
             files[path.as_posix()] = entry
         return files, len(files) - total
 

@@ -84,11 +84,15 @@ def lean_items(data: Dict[str, Any]) -> None:
     """Drops UNREAD_FIELDS from the entries of a file's parsed data (its functions', classes', … source text and
     docstrings), but for the lists in KEEP_WHOLE."""
     for key, entries in data.items():
-        if isinstance(entries, list) and key not in KEEP_WHOLE:
+        if key in KEEP_WHOLE:
+            continue
+        if isinstance(entries, list):
             for item in entries:
                 if isinstance(item, dict):
                     for name in UNREAD_FIELDS:
                         item.pop(name, None)
+        elif isinstance(entries, CallRows):
+            data[key] = entries.without(UNREAD_FIELDS)
 
 
 # The lists of a lean entry kept as CallRows (tuples, read as the dicts they were): each item a small dict that
@@ -97,19 +101,26 @@ def lean_items(data: Dict[str, Any]) -> None:
 COMPACT_LISTS = ("function_calls", "variables", "functions")
 
 
+def compact_lists(entry: FileEntry) -> None:
+    """The entry's COMPACT_LISTS as CallRows, every field kept, in its data and in the copy given to cgc alike.
+    The full index compacts its files so before it makes the graph's rows (which read every field), so that the
+    rows take the place the dicts held."""
+    for key in COMPACT_LISTS:
+        items = entry.data.get(key)
+        if isinstance(items, list) and items and all(type(item) is dict for item in items):
+            entry.data[key] = compact = CallRows(items)
+            if entry.parsed is not None and dict.get(entry.parsed, key) is items:
+                dict.__setitem__(entry.parsed, key, compact)
+
+
 def make_lean(entry: FileEntry) -> None:
     """A kept entry without what no later step reads: cgc's resolution never reads a function's source or
     docstring, and the graph writers take a fresh parse (Engine.plan parses a lean file again before it is written;
     the index parses the cache's lean files again). Its calls, variables and functions are kept compact
-    (COMPACT_LISTS), in its data and in the copy given to cgc alike."""
+    (COMPACT_LISTS)."""
     if not entry.lean:
         lean_items(entry.data)
-        for key in COMPACT_LISTS:
-            items = entry.data.get(key)
-            if isinstance(items, list) and items and all(type(item) is dict for item in items):
-                entry.data[key] = compact = CallRows(items)
-                if entry.parsed is not None and dict.get(entry.parsed, key) is items:
-                    dict.__setitem__(entry.parsed, key, compact)
+        compact_lists(entry)
         entry.lean = True
 
 

@@ -101,6 +101,7 @@ def build_graph(
     mybatis_batch: Any = None,
     normalize: Callable[[Any], str] = normalize_path,
     indexed_at: Optional[str] = None,
+    whole: Callable[[Dict[str, Any]], Dict[str, Any]] = lambda fd: fd,
 ) -> GraphRows:
     """The graph `cgc index --force repo_root` leaves in an empty database.
 
@@ -116,6 +117,8 @@ def build_graph(
       files whose lang is "c_sharp", in path order).
     maven_data / gradle_data / mybatis_batch: what cgc's parse_repo_maven / parse_repo_gradle /
       find_and_parse_mybatis_mappers found for the root (non-empty refuses).
+    whole: a file's data as the parse gave it, from the data given (the engine's full index keeps the fields
+      only the writer reads aside: source_stash), asked once per file, as the file is written.
     """
     repo = Path(repo_root)
     why = refusal(file_data, maven_data=maven_data, gradle_data=gradle_data, mybatis_batch=mybatis_batch)
@@ -129,7 +132,7 @@ def build_graph(
     ordered = sorted(file_data, key=lambda d: str(d.get("path") or ""))
     for fd in ordered:
         if "error" not in fd:
-            w.add_file(fd, repo_str)
+            w.add_file(whole(fd), repo_str)
         elif not fd.get("unsupported"):
             w.add_minimal_file(fd["path"], repo_str, repo.resolve().name, is_dependency)
     parsed = [fd for fd in ordered if "error" not in fd]

@@ -28,9 +28,11 @@ from . import bulk_cypher, bulk_kuzu, graph_rows
 from . import cgc_contract as cgc
 from .database import PROVEN_BACKENDS, Busy, ZeroSafeDriver
 from .engine import Engine, lean_kept
-from .files import norm
+from .files import compact_lists, norm
 from .link_rows import CPP_SOURCES, assemble_links, choose_links, write_links
+from .memory import release_free_memory
 from .protocol import emit_text, log, ms_since, plural, stdout_given_back
+from .tree_state import TreeState
 
 # What follows the parse, in multiples of the time the tree took to read (discovery and parse), from the bench
 # (bench/RESULTS.md, "Full index"): the resolution and the rows, then the load. The run re-estimates its whole
@@ -105,32 +107,68 @@ def index_command(args: argparse.Namespace, version: str) -> int:
     shown = Progress()
     engine.start(from_disk=True, progress=shown, save=False, writing=True)
     read_ms = ms_since(started)
-    # This process only writes the state and saves it: what the cache does not keep goes before the rows are made.
-    engine.state.shed_unsaved()
-    gc.collect()
-    try:
-        how = write_graph(engine, delete_first=present, progress=shown)
-    finally:
-        engine.db.close()
-    marker = engine.dirty_marker()
-    if marker is not None:
-        marker.unlink(missing_ok=True)  # an earlier update's unknown outcome: the graph is whole again
-    lean_kept(engine.state)
-    engine.trust()
-    engine.save_cache()
     files = len(engine.state.files)
+    # This process only writes the state and saves it: what the cache does not keep goes before the rows are made,
+    # and the files' long lists are made compact (every field kept: the rows read them all), so that the rows
+    # take the place their dicts held. Compact from the parse on, cgc's resolution took half as long again.
+    engine.state.shed_unsaved()
+    for entry in engine.state.files.values():
+        compact_lists(entry)
+    gc.collect()
+    release_free_memory()
+    aside = StateSetAside(engine)
+    try:
+        try:
+            how = write_graph(engine, delete_first=present, progress=shown, before_load=aside)
+        finally:
+            engine.db.close()
+            engine.drop_stash()
+        marker = engine.dirty_marker()
+        if marker is not None:
+            marker.unlink(missing_ok=True)  # an earlier update's unknown outcome: the graph is whole again
+        engine.trust()
+        if aside.saved is not None:
+            engine.install_cache(aside.saved, True)
+            aside.saved = None
+        elif not aside.done:
+            lean_kept(engine.state)
+            engine.save_cache()
+    finally:
+        if aside.saved is not None:
+            aside.saved.unlink(missing_ok=True)  # the load failed: the graph does not hold this state
     shown(f"{plural(files, 'file')} written in {ms_since(started) / 1000:.1f} s "
           f"(read and resolved in {read_ms / 1000:.1f} s; written with {how})")
     return 0
 
 
-def write_graph(engine: Engine, delete_first: bool, progress: Callable[[str], None]) -> str:
+class StateSetAside:
+    """What a bulk loader calls once its checks passed, before the database's memory grows: the state is saved
+    (to a file installed as the cache once the graph holds it) and let go of. The rows hold what the load needs;
+    at 5 000 files the state and the rows together are most of the index's memory."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.done = False
+        self.saved: Optional[Path] = None
+
+    def __call__(self) -> None:
+        lean_kept(self.engine.state)
+        self.saved = self.engine.write_pending_cache()
+        self.engine.state = TreeState()
+        self.done = True
+        gc.collect()
+        release_free_memory()
+
+
+def write_graph(engine: Engine, delete_first: bool, progress: Callable[[str], None],
+                before_load: Optional[Callable[[], None]] = None) -> str:
     """The whole graph of the engine's state, as cgc's full index writes it: in bulk where the backend has a bulk
-    writer and the tree is one graph_rows replicates, else with cgc's own writer, file by file. Returns how."""
+    writer and the tree is one graph_rows replicates, else with cgc's own writer, file by file. Returns how.
+    before_load: run by a bulk loader once nothing can send the write to cgc's writer any more."""
     if delete_first:
         progress("deleting the old graph")
         engine.db.write_transaction(lambda writer: writer.delete_repository_from_graph(engine.root.as_posix()))
-    why = write_in_bulk(engine, progress)
+    why = write_in_bulk(engine, progress, before_load)
     if why is None:
         return "bulk"
     log(f"written with cgc's own writer: {why}")
@@ -138,7 +176,8 @@ def write_graph(engine: Engine, delete_first: bool, progress: Callable[[str], No
     return "cgc's writer"
 
 
-def write_in_bulk(engine: Engine, progress: Callable[[str], None]) -> Optional[str]:
+def write_in_bulk(engine: Engine, progress: Callable[[str], None],
+                  before_load: Optional[Callable[[], None]] = None) -> Optional[str]:
     """The graph written in bulk; None when written, else why not (nothing written then)."""
     profile = graph_rows.PROFILES.get(engine.db.backend)
     if profile is None:
@@ -147,15 +186,16 @@ def write_in_bulk(engine: Engine, progress: Callable[[str], None]) -> Optional[s
     try:
         rows = graph_rows.build_graph(engine.root, [entry.data for entry in state.files.values()], state.imports_map,
                                       assemble_links(state, lazy_calls=True), profile=profile, normalize=cgc.normalize_path,
-                                      commit_hash=cgc.repo_commit_hash(engine.root))
+                                      commit_hash=cgc.repo_commit_hash(engine.root), whole=engine.whole_data)
     except graph_rows.NotReplicable as error:
         return f"this tree is not one the bulk writer replicates ({error})"
+    del state
     progress(f"writing {plural(sum(map(len, rows.nodes.values())), 'node')} and "
              f"{plural(sum(map(len, rows.edges.values())), 'edge')}")
     if profile is graph_rows.KUZU:
         try:
             with cgc.kuzu_connection(engine.db.manager) as connection:
-                bulk_kuzu.load(connection, rows)
+                bulk_kuzu.load(connection, rows, before_copy=before_load)
         except (bulk_kuzu.NotEmpty, bulk_kuzu.SchemaMismatch) as error:
             return str(error)
         return None
@@ -163,7 +203,7 @@ def write_in_bulk(engine: Engine, progress: Callable[[str], None]) -> Optional[s
     # (GraphBuilder creates them before it writes), then the rows by Cypher.
     cgc.create_graph_schema(engine.db.manager)
     try:
-        bulk_cypher.load(engine.db.manager.get_driver(), rows)
+        bulk_cypher.load(engine.db.manager.get_driver(), rows, before_load=before_load)
     except bulk_cypher.NotEmpty as error:
         return str(error)
     return None
@@ -184,6 +224,7 @@ def write_with_cgc_writer(engine: Engine, progress: Callable[[str], None]) -> No
         for path in sorted(state.files):
             data = state.files[path].data
             if "error" not in data:
+                data = engine.whole_data(data)
                 writer.add_file_to_graph(data, root.name, state.imports_map, repo_path_str=root_str)
             elif not data.get("unsupported"):
                 writer.add_minimal_file_node(Path(path), root, False)

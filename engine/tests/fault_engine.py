@@ -13,7 +13,7 @@ Each fault stands for something the real programs do that a test cannot bring ab
   --save-gate PATH   a save of the cache made aside waits until PATH exists, and takes it (writing its file
                      empty first): the save of a large state, which takes seconds;
   --kill-at PHASE    the index SIGKILLs itself in PHASE: `parse` (at its second file), `nodes` (after its first
-                     node table was loaded), `edges` (after its first edge table): pi ending, the machine or the
+                     node table was copied in), `edges` (after its first edge table): pi ending, the machine or the
                      OOM killer, at a moment a test cannot time from outside;
   --disk-full        the index's first bulk file fails to write with ENOSPC: a full disk;
   --kill-server-at PHASE:PID  the database server PID is SIGKILLed once the bulk Cypher load has written its
@@ -105,17 +105,25 @@ def plant_kill_at(phase: str) -> None:
 
         Tree.parse = parse_then_die  # type: ignore[method-assign]
         return
-    load_query = bulk_kuzu._load_query
+    connection_of = bulk_kuzu.connection_of
     loaded = {"nodes": 0, "edges": 0}
 
-    def query_then_die(path: str, cols: Any, table: str, pair: Any) -> str:
-        kind = "nodes" if pair is None else "edges"
-        loaded[kind] += 1
-        if kind == phase and loaded[kind] == 2:
-            die()
-        return load_query(path, cols, table, pair)
+    class CopyThenDie:
+        """The loader's connection, dying once the first node table (or edge table) was copied in."""
 
-    bulk_kuzu._load_query = query_then_die  # type: ignore[assignment]
+        def __init__(self, conn: Any) -> None:
+            self.conn = conn
+
+        def execute(self, query: str, *args: Any, **kwargs: Any) -> Any:
+            result = self.conn.execute(query, *args, **kwargs)
+            if query.startswith("COPY"):
+                kind = "edges" if "(from=" in query else "nodes"
+                loaded[kind] += 1
+                if kind == phase and loaded[kind] == 1:
+                    die()
+            return result
+
+    bulk_kuzu.connection_of = lambda target: CopyThenDie(connection_of(target))  # type: ignore[assignment]
 
 
 def plant_kill_server_at(value: str) -> None:

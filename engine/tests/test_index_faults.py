@@ -85,12 +85,17 @@ def test_an_index_cut_short_leaves_nothing_and_the_next_is_whole(tmp_path: Path,
         assert "No space left on device" in cut.stderr
     # Nothing of the cut index: no Repository node (the graph says "not indexed"), no node or edge at all.
     assert dump(root, env) == []
-    # No cache the next engine would take for the graph's model.
+    # No cache the next engine would take for the graph's model: a load killed while it copies leaves the state it
+    # saved ahead (before letting go of it) in a file of its own, never installed as the cache.
     assert not list(cache.glob("*.pickle")) if cache.exists() else True
+    if fault[1:] in (["nodes"], ["edges"]):
+        assert [path.suffix for path in cache.iterdir()] == [".saving"]
     done = run([str(ENTRY), "--cache-dir", str(cache), "index", str(root)], root, env)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "written with bulk" in done.stdout
     assert dump(root, env) == full_index
+    # The next index's cache is the graph's model, and what the cut one left is gone.
+    assert sorted(path.suffix for path in cache.iterdir()) == [".pickle"]
     # The bulk files of the cut index (a kill skips their removal) went with the next index's.
     assert [path.name for path in scratch.iterdir() if path.name.startswith("pi-cgc-bulk-")] == []
 
