@@ -108,12 +108,26 @@ def _index_statements(label: str, neo4j: bool) -> Tuple[str, str]:
     return (f"CREATE INDEX FOR (n:{_quote(label)}) ON (n.{KEY})", f"DROP INDEX FOR (n:{_quote(label)}) ON (n.{KEY})")
 
 
+def check_target(driver: Any) -> None:
+    """Whether a load can go ahead, before the rows are made: the graph holds no node (else NotEmpty)."""
+    writer = _Writer(driver)
+    try:
+        _check_empty(writer)
+    finally:
+        writer.close()
+
+
+def _check_empty(writer: _Writer) -> None:
+    found = writer.read("MATCH (n) RETURN count(n) AS c")
+    count = found[0]["c"] if found else 0
+    if count:
+        raise NotEmpty(f"the graph holds {count} nodes; the rows model an empty graph")
+
+
 def load(driver: Any, rows: GraphRows, *, require_empty: bool = True,
-         progress: Optional[Callable[[str], None]] = None,
-         before_load: Optional[Callable[[], None]] = None) -> Dict[str, Any]:
+         progress: Optional[Callable[[str], None]] = None) -> Dict[str, Any]:
     """Writes every node and edge of `rows` through cgc's driver, and empties `rows` as it goes (each table once
-    written). `before_load` runs once the graph was found empty, before the first row is written (the caller lets
-    go of what it holds). Returns counts and timings (ms)."""
+    written). Returns counts and timings (ms)."""
     start = time.monotonic()
     writer = _Writer(driver)
     stats: Dict[str, Any] = {"nodes": 0, "edges": 0, "statements": 0}
@@ -121,12 +135,7 @@ def load(driver: Any, rows: GraphRows, *, require_empty: bool = True,
     indexed: List[str] = []
     try:
         if require_empty:
-            found = writer.read("MATCH (n) RETURN count(n) AS c")
-            count = found[0]["c"] if found else 0
-            if count:
-                raise NotEmpty(f"the graph holds {count} nodes; the rows model an empty graph")
-        if before_load is not None:
-            before_load()
+            _check_empty(writer)
         for label in labels:
             writer.run(_index_statements(label, writer.neo4j)[0])
             indexed.append(label)

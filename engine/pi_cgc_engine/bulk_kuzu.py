@@ -27,10 +27,11 @@ import os
 import shutil
 import tempfile
 import time
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
 
 from .graph_model import GraphRows
 from .graph_profiles import Profile
+from .memory import release_free_memory
 
 SEP = "\x1f"
 NULL_STRING = "PI_CGC_NULL_0f1e7a"
@@ -115,12 +116,14 @@ def rel_pairs(conn: Any, table: str) -> set:
     return {(row[0], row[1]) for row in _rows(conn.execute(f"CALL SHOW_CONNECTION('{table}') RETURN *"))}
 
 
-def check_schema(conn: Any, rows: GraphRows) -> Dict[str, List[Tuple[str, str]]]:
-    """Each table the rows use, as the database has it; raises SchemaMismatch where it differs from the profile."""
-    p: Profile = rows.profile
+def check_schema(conn: Any, profile: Profile, labels: Iterable[str],
+                 rels: Dict[str, set]) -> Dict[str, List[Tuple[str, str]]]:
+    """Each table of `labels` and `rels` (relationship table: the (FROM, TO) pairs used), as the database has it;
+    raises SchemaMismatch where it differs from the profile."""
+    p = profile
     found: Dict[str, List[Tuple[str, str]]] = {}
     problems: List[str] = []
-    for label in rows.nodes:
+    for label in labels:
         try:
             cols = table_columns(conn, label)
         except Exception as error:  # noqa: BLE001
@@ -132,7 +135,7 @@ def check_schema(conn: Any, rows: GraphRows) -> Dict[str, List[Tuple[str, str]]]
         for name, kind in expected.items():
             if have.get(name) != kind:
                 problems.append(f"{label}.{name}: the database has {have.get(name)}, the rows assume {kind}")
-    for rel, table in rows.edges.items():
+    for rel, used in rels.items():
         try:
             cols = table_columns(conn, rel)
             pairs = rel_pairs(conn, rel)
@@ -144,7 +147,6 @@ def check_schema(conn: Any, rows: GraphRows) -> Dict[str, List[Tuple[str, str]]]
         for name, kind in p.rel_tables[rel][1].items():
             if have.get(name) != kind:
                 problems.append(f"{rel}.{name}: the database has {have.get(name)}, the rows assume {kind}")
-        used = {(a[0], b[0]) for a, b, _ in table}
         if used - pairs:
             problems.append(f"{rel}: the database lacks the pairs {sorted(used - pairs)}")
         if pairs != p.rel_tables[rel][0]:
@@ -153,6 +155,24 @@ def check_schema(conn: Any, rows: GraphRows) -> Dict[str, List[Tuple[str, str]]]
     if problems:
         raise SchemaMismatch("; ".join(problems[:10]))
     return found
+
+
+def check_target(target: Any, profile: Profile) -> None:
+    """Whether a load can go ahead, before the rows are made: the database holds no node (else NotEmpty), and
+    every table of the profile is as it assumes (else SchemaMismatch)."""
+    conn = connection_of(target)
+    try:
+        _check_empty(conn)
+        check_schema(conn, profile, profile.node_tables, {rel: set() for rel in profile.rel_tables})
+    finally:
+        if isinstance(conn, _Borrowed):
+            conn.close()
+
+
+def _check_empty(conn: Any) -> None:
+    count = _rows(conn.execute("MATCH (n) RETURN count(n)"))[0][0]
+    if count:
+        raise NotEmpty(f"the database holds {count} nodes; the rows model an empty graph")
 
 
 def _encode(kind: str, value: Any) -> Tuple[str, bool]:
@@ -229,20 +249,16 @@ def _edge_records(edges: Dict[Any, Dict[str, Any]], pair: Tuple[str, str], cols:
         yield record
 
 
-def load(target: Any, rows: GraphRows, *, temp_parent: Optional[str] = None, require_empty: bool = True,
-         before_copy: Optional[Callable[[], None]] = None) -> Dict[str, Any]:
+def load(target: Any, rows: GraphRows, *, temp_parent: Optional[str] = None, require_empty: bool = True) -> Dict[str, Any]:
     """Writes every node and edge of `rows` into the database, and empties `rows` as it goes (each table once
-    written to its file). `before_copy` runs once the checks passed and every file is written, before the
-    transaction begins (the caller lets go of what it holds: the database's memory grows from there). Returns
-    counts and timings (ms)."""
+    written to its file). Returns counts and timings (ms)."""
     start = time.monotonic()
     conn = connection_of(target)
     try:
         if require_empty:
-            count = _rows(conn.execute("MATCH (n) RETURN count(n)"))[0][0]
-            if count:
-                raise NotEmpty(f"the database holds {count} nodes; the rows model an empty graph")
-        tables = check_schema(conn, rows)
+            _check_empty(conn)
+        tables = check_schema(conn, rows.profile, rows.nodes,
+                              {rel: {(a[0], b[0]) for a, b, _ in table} for rel, table in rows.edges.items()})
         p = rows.profile
         remove_abandoned_folders(temp_parent)
         folder = tempfile.mkdtemp(prefix=f"{FOLDER_PREFIX}{os.getpid()}-", dir=temp_parent)
@@ -281,8 +297,7 @@ def load(target: Any, rows: GraphRows, *, temp_parent: Optional[str] = None, req
                     copies.append(_load_query(path, header, rel, pair))
                     stats["edges"] += count
                 del edges
-            if before_copy is not None:
-                before_copy()
+            release_free_memory()  # what the rows held, before the database's memory grows
             # One transaction: an index cut short (killed, a full disk, the database failing) leaves nothing of itself.
             conn.execute("BEGIN TRANSACTION")
             for query in copies:

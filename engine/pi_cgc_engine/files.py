@@ -101,11 +101,10 @@ def lean_items(data: Dict[str, Any]) -> None:
 COMPACT_LISTS = ("function_calls", "variables", "functions")
 
 
-def compact_lists(entry: FileEntry) -> None:
-    """The entry's COMPACT_LISTS as CallRows, every field kept, in its data and in the copy given to cgc alike.
-    The full index compacts its files so before it makes the graph's rows (which read every field), so that the
-    rows take the place the dicts held."""
-    for key in COMPACT_LISTS:
+def compact_lists(entry: FileEntry, keys: Tuple[str, ...] = COMPACT_LISTS) -> None:
+    """The entry's lists `keys` (of COMPACT_LISTS) as CallRows, every field kept, in its data and in the copy given
+    to cgc alike."""
+    for key in keys:
         items = entry.data.get(key)
         if isinstance(items, list) and items and all(type(item) is dict for item in items):
             entry.data[key] = compact = CallRows(items)

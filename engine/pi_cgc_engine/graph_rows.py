@@ -102,6 +102,7 @@ def build_graph(
     normalize: Callable[[Any], str] = normalize_path,
     indexed_at: Optional[str] = None,
     whole: Callable[[Dict[str, Any]], Dict[str, Any]] = lambda fd: fd,
+    consume: bool = False,
 ) -> GraphRows:
     """The graph `cgc index --force repo_root` leaves in an empty database.
 
@@ -119,6 +120,8 @@ def build_graph(
       find_and_parse_mybatis_mappers found for the root (non-empty refuses).
     whole: a file's data as the parse gave it, from the data given (the engine's full index keeps the fields
       only the writer reads aside: source_stash), asked once per file, as the file is written.
+    consume: file_data is emptied, and each file let go of once written (the caller holds no other reference:
+      the graph's rows then take the place the files held).
     """
     repo = Path(repo_root)
     why = refusal(file_data, maven_data=maven_data, gradle_data=gradle_data, mybatis_batch=mybatis_batch)
@@ -129,15 +132,24 @@ def build_graph(
     repo_str = normalize(repo)
     w.add_repository(repo_str, repo.resolve().name, is_dependency, commit_hash,
                      indexed_at or datetime.now(timezone.utc).isoformat())
-    ordered = sorted(file_data, key=lambda d: str(d.get("path") or ""))
-    for fd in ordered:
+    ordered: List[Any] = sorted(file_data, key=lambda d: str(d.get("path") or ""))
+    if consume:
+        file_data.clear()  # type: ignore[attr-defined]
+    # What the passes after the files read of them: the C# files, and those with Spring injections or endpoints.
+    parsed = [fd for fd in ordered if "error" not in fd]
+    if csharp_files is None:
+        csharp_files = [fd for fd in parsed if fd.get("lang") == "c_sharp"]
+    spring_files = [fd for fd in parsed if fd.get("spring_injections")
+                    or any(fn.get("http_method") for fn in fd.get("functions", []))]
+    del parsed
+    for at, fd in enumerate(ordered):
+        if consume:
+            ordered[at] = None
         if "error" not in fd:
             w.add_file(whole(fd), repo_str)
         elif not fd.get("unsupported"):
             w.add_minimal_file(fd["path"], repo_str, repo.resolve().name, is_dependency)
-    parsed = [fd for fd in ordered if "error" not in fd]
-    if csharp_files is None:
-        csharp_files = [fd for fd in parsed if fd.get("lang") == "c_sharp"]
+        del fd
     w.inheritance(links.get("inherits") or [], csharp_files)
     w.simple_links("IMPLEMENTS", links.get("implements") or [], "Struct", "Interface", "INFERRED")
     w.embeds(links.get("embeds") or [])
@@ -150,7 +162,7 @@ def build_graph(
     w.previews(links.get("previews") or [])
     w.calls(list(links.get("calls") or [[]] * 10))
     w.cpp_class_functions(repo_str)
-    w.spring(parsed)
+    w.spring(spring_files)
     g.drop_lookups()
     return g
 

@@ -22,13 +22,13 @@ import gc
 import re
 import time
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from . import bulk_cypher, bulk_kuzu, graph_rows
 from . import cgc_contract as cgc
 from .database import PROVEN_BACKENDS, Busy, ZeroSafeDriver
 from .engine import Engine, lean_kept
-from .files import compact_lists, norm
+from .files import norm
 from .link_rows import CPP_SOURCES, assemble_links, choose_links, write_links
 from .memory import release_free_memory
 from .protocol import emit_text, log, ms_since, plural, stdout_given_back
@@ -108,18 +108,14 @@ def index_command(args: argparse.Namespace, version: str) -> int:
     engine.start(from_disk=True, progress=shown, save=False, writing=True)
     read_ms = ms_since(started)
     files = len(engine.state.files)
-    # This process only writes the state and saves it: what the cache does not keep goes before the rows are made,
-    # and the files' long lists are made compact (every field kept: the rows read them all), so that the rows
-    # take the place their dicts held. Compact from the parse on, cgc's resolution took half as long again.
+    # This process only writes the state and saves it: what the cache does not keep goes before the rows are made.
     engine.state.shed_unsaved()
-    for entry in engine.state.files.values():
-        compact_lists(entry)
     gc.collect()
     release_free_memory()
     aside = StateSetAside(engine)
     try:
         try:
-            how = write_graph(engine, delete_first=present, progress=shown, before_load=aside)
+            how = write_graph(engine, delete_first=present, progress=shown, set_aside=aside)
         finally:
             engine.db.close()
             engine.drop_stash()
@@ -127,48 +123,52 @@ def index_command(args: argparse.Namespace, version: str) -> int:
         if marker is not None:
             marker.unlink(missing_ok=True)  # an earlier update's unknown outcome: the graph is whole again
         engine.trust()
-        if aside.saved is not None:
+        if how == "bulk" and aside.saved is not None:
             engine.install_cache(aside.saved, True)
             aside.saved = None
-        elif not aside.done:
+        elif how != "bulk":
             lean_kept(engine.state)
             engine.save_cache()
     finally:
         if aside.saved is not None:
-            aside.saved.unlink(missing_ok=True)  # the load failed: the graph does not hold this state
+            aside.saved.unlink(missing_ok=True)  # not the graph's model: the load failed, or the state was read again
     shown(f"{plural(files, 'file')} written in {ms_since(started) / 1000:.1f} s "
           f"(read and resolved in {read_ms / 1000:.1f} s; written with {how})")
     return 0
 
 
 class StateSetAside:
-    """What a bulk loader calls once its checks passed, before the database's memory grows: the state is saved
-    (to a file installed as the cache once the graph holds it) and let go of. The rows hold what the load needs;
-    at 5 000 files the state and the rows together are most of the index's memory."""
+    """The state saved (to a file installed as the cache once the graph holds it) and let go of, but for what the
+    graph's rows are made from: each file's data, which the replay lets go of file by file, and the call rows.
+    The state and the rows together were most of the index's memory (at 5 000 files, 2.9 GB at its peak)."""
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
-        self.done = False
         self.saved: Optional[Path] = None
 
-    def __call__(self) -> None:
-        lean_kept(self.engine.state)
+    def __call__(self) -> Tuple[List[Dict[str, Any]], Dict[str, List[str]], Dict[str, Any]]:
+        """(the files' data, the imports map, the links) for graph_rows.build_graph."""
+        state = self.engine.state
+        lean_kept(state)
         self.saved = self.engine.write_pending_cache()
+        made = ([entry.data for entry in state.files.values()], state.imports_map, assemble_links(state, lazy_calls=True))
         self.engine.state = TreeState()
-        self.done = True
+        del state
         gc.collect()
         release_free_memory()
+        return made
 
 
 def write_graph(engine: Engine, delete_first: bool, progress: Callable[[str], None],
-                before_load: Optional[Callable[[], None]] = None) -> str:
+                set_aside: Optional[StateSetAside] = None) -> str:
     """The whole graph of the engine's state, as cgc's full index writes it: in bulk where the backend has a bulk
     writer and the tree is one graph_rows replicates, else with cgc's own writer, file by file. Returns how.
-    before_load: run by a bulk loader once nothing can send the write to cgc's writer any more."""
+    set_aside: the state is let go of while the rows are made (see StateSetAside; read again from the disk for
+    cgc's writer if the replay refuses the tree half-way)."""
     if delete_first:
         progress("deleting the old graph")
         engine.db.write_transaction(lambda writer: writer.delete_repository_from_graph(engine.root.as_posix()))
-    why = write_in_bulk(engine, progress, before_load)
+    why = write_in_bulk(engine, progress, set_aside)
     if why is None:
         return "bulk"
     log(f"written with cgc's own writer: {why}")
@@ -177,35 +177,55 @@ def write_graph(engine: Engine, delete_first: bool, progress: Callable[[str], No
 
 
 def write_in_bulk(engine: Engine, progress: Callable[[str], None],
-                  before_load: Optional[Callable[[], None]] = None) -> Optional[str]:
-    """The graph written in bulk; None when written, else why not (nothing written then)."""
+                  set_aside: Optional[StateSetAside] = None) -> Optional[str]:
+    """The graph written in bulk; None when written, else why not (nothing written then, and the engine's state
+    is whole again)."""
     profile = graph_rows.PROFILES.get(engine.db.backend)
     if profile is None:
         return f"no bulk writer for {engine.db.backend}"
     state = engine.state
+    why = graph_rows.refusal([entry.data for entry in state.files.values()])
+    if why is not None:
+        return f"this tree is not one the bulk writer replicates ({why})"
+    # What sends the write to cgc's writer is known before anything is let go of: a database that holds other
+    # nodes (another repository), or tables not as the rows assume.
     try:
-        rows = graph_rows.build_graph(engine.root, [entry.data for entry in state.files.values()], state.imports_map,
-                                      assemble_links(state, lazy_calls=True), profile=profile, normalize=cgc.normalize_path,
-                                      commit_hash=cgc.repo_commit_hash(engine.root), whole=engine.whole_data)
+        if profile is graph_rows.KUZU:
+            with cgc.kuzu_connection(engine.db.manager) as connection:
+                bulk_kuzu.check_target(connection, profile)
+        else:
+            bulk_cypher.check_target(engine.db.manager.get_driver())
+    except (bulk_kuzu.NotEmpty, bulk_kuzu.SchemaMismatch, bulk_cypher.NotEmpty) as error:
+        return str(error)
+    commit_hash = cgc.repo_commit_hash(engine.root)
+    if set_aside is not None:
+        del state
+        file_data, imports_map, links = set_aside()
+    else:
+        file_data, imports_map, links = ([entry.data for entry in state.files.values()], state.imports_map,
+                                         assemble_links(state, lazy_calls=True))
+        del state
+    try:
+        rows = graph_rows.build_graph(engine.root, file_data, imports_map, links, profile=profile,
+                                      normalize=cgc.normalize_path, commit_hash=commit_hash, whole=engine.whole_data,
+                                      consume=set_aside is not None)
     except graph_rows.NotReplicable as error:
+        if set_aside is not None:
+            del file_data, links
+            progress("reading the tree again for cgc's writer")
+            engine.start(from_disk=True, progress=progress, save=False, writing=True)
         return f"this tree is not one the bulk writer replicates ({error})"
-    del state
+    del file_data, imports_map, links  # the call rows they read: the load's memory comes after
     progress(f"writing {plural(sum(map(len, rows.nodes.values())), 'node')} and "
              f"{plural(sum(map(len, rows.edges.values())), 'edge')}")
     if profile is graph_rows.KUZU:
-        try:
-            with cgc.kuzu_connection(engine.db.manager) as connection:
-                bulk_kuzu.load(connection, rows, before_copy=before_load)
-        except (bulk_kuzu.NotEmpty, bulk_kuzu.SchemaMismatch) as error:
-            return str(error)
+        with cgc.kuzu_connection(engine.db.manager) as connection:
+            bulk_kuzu.load(connection, rows)
         return None
     # FalkorDB (Lite or a server) and Neo4j: cgc's own indexes and constraints first, as cgc's index makes them
     # (GraphBuilder creates them before it writes), then the rows by Cypher.
     cgc.create_graph_schema(engine.db.manager)
-    try:
-        bulk_cypher.load(engine.db.manager.get_driver(), rows, before_load=before_load)
-    except bulk_cypher.NotEmpty as error:
-        return str(error)
+    bulk_cypher.load(engine.db.manager.get_driver(), rows)
     return None
 
 

@@ -19,7 +19,10 @@ Each fault stands for something the real programs do that a test cannot bring ab
   --kill-server-at PHASE:PID  the database server PID is SIGKILLed once the bulk Cypher load has written its
                      first batch of PHASE (`nodes` or `edges`): a FalkorDB or Neo4j server dying mid-load;
   --drop-edge-type TYPE  the bulk index's rows lose every edge of TYPE before they are loaded: a bug in
-                     graph_rows' replay, which the index parity test must see.
+                     graph_rows' replay, which the index parity test must see;
+  --replay-refuses   the bulk index's replay refuses the tree at its second file (NotReplicable): a value the
+                     replay does not model (a type KùzuDB would cast, a NULL key), found only once the files are
+                     being written.
 """
 
 from __future__ import annotations
@@ -167,10 +170,30 @@ def plant_drop_edge_type(rel: str) -> None:
     graph_rows.build_graph = without  # type: ignore[assignment]
 
 
+def plant_replay_refusal() -> None:
+    from pi_cgc_engine import graph_rows
+
+    build_graph = graph_rows.build_graph
+
+    def refusing(*args: Any, **kwargs: Any) -> Any:
+        whole = kwargs.get("whole", lambda fd: fd)
+        asked = [0]
+
+        def whole_then_refuse(fd: Any) -> Any:
+            asked[0] += 1
+            if asked[0] == 2:
+                raise graph_rows.NotReplicable("a value the replay does not model (the test's fault)")
+            return whole(fd)
+
+        return build_graph(*args, **{**kwargs, "whole": whole_then_refuse})
+
+    graph_rows.build_graph = refusing  # type: ignore[assignment]
+
+
 def main(argv: List[str]) -> int:
     rest = list(argv)
     faults = {"--narrow-fault": 0, "--parse-gate": 1, "--save-gate": 1, "--kill-at": 1, "--disk-full": 0,
-              "--drop-edge-type": 1, "--kill-server-at": 1}
+              "--drop-edge-type": 1, "--kill-server-at": 1, "--replay-refuses": 0}
     while rest and rest[0] in faults:
         flag = rest.pop(0)
         value = rest.pop(0) if faults[flag] else ""
@@ -186,6 +209,8 @@ def main(argv: List[str]) -> int:
             plant_drop_edge_type(value)
         elif flag == "--kill-server-at":
             plant_kill_server_at(value)
+        elif flag == "--replay-refuses":
+            plant_replay_refusal()
         else:
             plant_disk_full()
     return serve.main(rest)

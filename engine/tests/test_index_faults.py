@@ -7,6 +7,7 @@ bulk files a killed load leaves in the temporary folder are removed by the next 
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -98,6 +99,28 @@ def test_an_index_cut_short_leaves_nothing_and_the_next_is_whole(tmp_path: Path,
     assert sorted(path.suffix for path in cache.iterdir()) == [".pickle"]
     # The bulk files of the cut index (a kill skips their removal) went with the next index's.
     assert [path.name for path in scratch.iterdir() if path.name.startswith("pi-cgc-bulk-")] == []
+
+
+def test_a_replay_that_refuses_half_way_reads_the_tree_again_for_cgcs_writer(tmp_path: Path,
+                                                                          full_index: List[str]) -> None:
+    """The state is let go of while the rows are made: a refusal found then has cgc's writer write the graph from
+    the tree read again, and the cache saved ahead is not the one installed."""
+    root, env = make_tree(tmp_path), env_of(tmp_path / "home")
+    cache = tmp_path / "cache"
+    done = run([str(FAULT_ENGINE), "--replay-refuses", "--cache-dir", str(cache), "index", str(root)], root, env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "reading the tree again for cgc's writer" in done.stdout
+    assert "written with cgc's writer" in done.stdout
+    assert dump(root, env) == full_index
+    assert sorted(path.suffix for path in cache.iterdir()) == [".pickle"]
+    # The cache installed is the graph's model: an engine started from it is trusted.
+    engine = subprocess.Popen([sys.executable, str(ENTRY), "serve", "--root", str(root), "--cache-dir", str(cache)],
+                              cwd=root, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert engine.stdout is not None and engine.stdin is not None
+    ready = json.loads(engine.stdout.readline())
+    engine.stdin.close()
+    engine.wait(timeout=120)
+    assert (ready["warm"], ready["trusted"]) == (True, True), ready
 
 
 class FalkorServer:
