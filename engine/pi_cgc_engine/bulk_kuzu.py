@@ -32,6 +32,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
 from .graph_model import GraphRows
 from .graph_profiles import Profile
 from .memory import release_free_memory
+from .protocol import process_alive
 
 SEP = "\x1f"
 NULL_STRING = "PI_CGC_NULL_0f1e7a"
@@ -48,23 +49,13 @@ def remove_abandoned_folders(temp_parent: Optional[str] = None) -> List[str]:
     removed = []
     for name in os.listdir(parent):
         owner = name[len(FOLDER_PREFIX):].split("-", 1)[0]
-        if not name.startswith(FOLDER_PREFIX) or not owner.isdigit() or _alive(int(owner)):
+        if not name.startswith(FOLDER_PREFIX) or not owner.isdigit() or process_alive(int(owner)):
             continue
         path = os.path.join(parent, name)
         if os.path.isdir(path) and os.stat(path).st_uid == os.getuid():
             shutil.rmtree(path, ignore_errors=True)
             removed.append(path)
     return removed
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # another user's process: alive, and not ours to judge
-    return True
 
 
 class SchemaMismatch(Exception):

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Set, Tuple
 
 from .files import FileEntry
 from .memory import SAVE_IDLE_S, PageReclaim, spare_memory_for_a_copy
-from .protocol import log
+from .protocol import log, process_alive
 
 if TYPE_CHECKING:
     from .database import Database
@@ -167,7 +167,10 @@ class CacheKeeping:
         unsafe = not_private(folder, "folder") if os.path.lexists(folder) else None
         private_folder(folder)  # made 0700 where it is the user's own folder, for the saves to come
         for left in folder.glob(self.cache_file.stem + ".*.saving"):
-            left.unlink(missing_ok=True)  # a save aside stopped before it was done (its engine was killed)
+            # A save stopped before it was done (its engine, or an index, was killed); not one under way.
+            owner = left.name[len(self.cache_file.stem) + 1:].split("-", 1)[0]
+            if not (owner.isdigit() and int(owner) != os.getpid() and process_alive(int(owner))):
+                left.unlink(missing_ok=True)
         if not os.path.lexists(self.cache_file):
             return {}
         unsafe = unsafe or not_private(self.cache_file, "file")

@@ -213,6 +213,7 @@ def write_in_bulk(engine: Engine, progress: Callable[[str], None],
         if set_aside is not None:
             del file_data, links
             progress("reading the tree again for cgc's writer")
+            engine.drop_stash()
             engine.start(from_disk=True, progress=progress, save=False, writing=True)
         return f"this tree is not one the bulk writer replicates ({error})"
     del file_data, imports_map, links  # the call rows they read: the load's memory comes after

@@ -83,6 +83,17 @@ class Stop(BaseException):
     file, and the cache saved at exit kept it as unparseable (docs/reliability.md)."""
 
 
+def process_alive(pid: int) -> bool:
+    """Whether a process of that pid runs (another user's counts as running: not ours to judge)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 class DebugClock:
     """With --debug, CPU ms per phase, logged."""
 

@@ -74,6 +74,26 @@ def test_a_private_cache_loads_back(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert ignored(capsys) == []
 
 
+def test_a_load_removes_the_saves_of_processes_gone_not_those_under_way(tmp_path: Path) -> None:
+    """A save aside or an index's state saved ahead of its load is a `.saving` file named by its process: the
+    next load removes those whose process is gone (killed mid-save), never one a running index still installs."""
+    keeper = saved(tmp_path)
+    assert keeper.cache_file is not None
+    folder, stem = keeper.cache_file.parent, keeper.cache_file.stem
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    running = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    try:
+        left = folder / f"{stem}.{gone.pid}-index.saving"
+        under_way = folder / f"{stem}.{running.pid}-index.saving"
+        for path in (left, under_way):
+            path.write_bytes(b"")
+        Keeper(folder, keeper.root).load_cache()
+        assert (left.exists(), under_way.exists()) == (False, True)
+    finally:
+        running.communicate(b"")
+
+
 @pytest.mark.parametrize("mode", [0o620, 0o602], ids=["group-writable", "writable by others"])
 def test_a_cache_file_others_can_write_is_ignored_once(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                        mode: int) -> None:
