@@ -25,7 +25,13 @@ import { stopOwnCgc } from "../reliability/support.ts";
 /** The TCP ports process `pid` listens on (its socket inodes in /proc/net/tcp and tcp6, state LISTEN). */
 function tcpListeners(pid: number): number[] {
   const inodes = new Set<string>();
-  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+  let fds: string[];
+  try {
+    fds = readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    return []; // the process is gone: it listens on nothing
+  }
+  for (const fd of fds) {
     try {
       const target = readlinkSync(`/proc/${pid}/fd/${fd}`);
       const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
@@ -155,11 +161,16 @@ describe("FalkorDB Lite's TCP port", () => {
     // The user's own `cgc mcp start`, with cgc's default port (20000 + a hash of the socket path).
     const { FALKORDB_PORT: _zero, ...userEnv } = backend.env;
     own = cgcStart(["mcp", "start"], { cwd: repo.path, env: userEnv, cgc: backend.cgc });
-    const redis = await homeRedis(backend.home.home);
-    const [port] = await waitFor(() => {
-      const ports = tcpListeners(redis.pid);
-      return ports.length > 0 && ports;
-    }, "the user's daemon listening on TCP");
+    // The daemon looked up at each try: the user's cgc may end one it started and start another.
+    const { redis, port } = await waitFor(
+      () => {
+        const redis = falkordbLiteDaemons(backend.home.home).find((daemon) => daemon.kind === "redis-server");
+        const [port] = redis ? tcpListeners(redis.pid) : [];
+        return redis && port !== undefined && { redis, port };
+      },
+      "the user's daemon listening on TCP",
+      120_000,
+    );
     restore = useBackendInProcess({ ...backend, env: { ...backend.env, CGC_TIMEOUTS_PROBE_MS: "90000" } });
     const { h } = await session();
     expect(await cgcStatus(h)).toMatch(
