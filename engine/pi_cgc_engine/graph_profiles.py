@@ -153,6 +153,7 @@ class Profile:
     typed: bool = True
     kuzu_sanitize: bool = True
     batch_reads_before: bool = False
+    params_as_text: bool = False
 
     def has_label(self, label: str) -> bool:
         return not self.typed or label in self.node_tables
@@ -172,9 +173,9 @@ KUZU = Profile("kuzudb", KUZU_NODE_TABLES, KUZU_PRIMARY_KEYS, KUZU_UID_PARTS, KU
 CYPHER_PRIMARY_KEYS = {"Repository": "path", "File": "path", "Directory": "path", "Module": "name",
                        "ExternalClass": "name", "DbTable": "fqn"}
 FALKORDB = Profile("falkordb", {}, CYPHER_PRIMARY_KEYS, {}, {}, {}, typed=False, kuzu_sanitize=False,
-                   batch_reads_before=True)
+                   batch_reads_before=True, params_as_text=True)
 FALKORDB_REMOTE = Profile("falkordb-remote", {}, CYPHER_PRIMARY_KEYS, {}, {}, {}, typed=False, kuzu_sanitize=False,
-                          batch_reads_before=True)
+                          batch_reads_before=True, params_as_text=True)
 NEO4J = Profile("neo4j", {}, CYPHER_PRIMARY_KEYS, {}, {}, {}, typed=False, kuzu_sanitize=False)
 PROFILES = {p.name: p for p in (KUZU, FALKORDB, FALKORDB_REMOTE, NEO4J)}
 # The MERGE pattern's properties of the labels keyed by more than one (schemaless profiles).

@@ -20,6 +20,7 @@ from .graph_sanitize import (
     _coalesce_same_key_items,
     _normalize_batch_types,
     _plain,
+    _plain_as_text,
     _refuse_conflicting_rows,
     _row_uid,
     _sanitize_value,
@@ -43,7 +44,8 @@ class _Writer:
         self.g = g
         self.p = g.profile
         self.normalize = normalize
-        self.sanitize: Callable[[Any], Any] = _sanitize_value if self.p.kuzu_sanitize else _plain
+        self.sanitize: Callable[[Any], Any] = (_sanitize_value if self.p.kuzu_sanitize
+                                               else _plain_as_text if self.p.params_as_text else _plain)
 
     # -- add_repository_to_graph / add_minimal_file_node / add_file_to_graph
 

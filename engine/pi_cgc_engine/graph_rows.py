@@ -48,6 +48,8 @@ checks first with `refusal`):
   - ORM mappings (write_orm_mappings / write_query_links / write_spring_data_repo_links MERGE DbTable on a non-key
     property), Maven and Gradle build graphs, MyBatis mappers (the caller passes what cgc found; non-empty refuses);
   - SCIP indexing, ENABLE_VECTOR_RESOLVE, ENABLE_INHERIT_RESOLVE, REDACT_SECRETS=true (config; the caller checks);
+  - on FalkorDB, a parameter value with a NUL character (the client writes parameters into the query's text, which
+    FalkorDB reads up to the NUL: cgc's statement fails);
   - any value whose type does not fit its KùzuDB column (cgc would have had the database cast it or fail the
     file's write and retry: not modelled), a NULL in a MERGE key, a node name that is not a string;
   - the languages in REFUSED_LANGUAGES (none known yet); PROVEN_LANGUAGES lists those a parity run proved.

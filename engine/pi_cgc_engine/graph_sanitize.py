@@ -233,6 +233,21 @@ def _plain(v: Any) -> Any:
     return v
 
 
+def _plain_as_text(v: Any) -> Any:
+    """_plain, for a backend whose client writes the parameters into the query's text (FalkorDB's `CYPHER name=value`
+    header): FalkorDB reads that text up to its first NUL character, so a statement whose parameters hold one fails
+    there (cgc's writer then does what the replay does not model). Such a value is refused."""
+    if isinstance(v, str):
+        if "\x00" in v:
+            raise NotReplicable(f"a NUL character in a parameter FalkorDB reads as text ({v[:60]!r})")
+        return v
+    if isinstance(v, (tuple, list)):
+        return [_plain_as_text(i) for i in v]
+    if isinstance(v, dict):
+        return {_plain_as_text(k): _plain_as_text(val) for k, val in v.items()}
+    return v
+
+
 def _row_uid(label: str, item: Dict[str, Any], fixed: Dict[str, Any], parts: List[str]) -> str:
     """_translate_query 1.5b: the uid of an UNWIND row (`fixed`: the parts given as query parameters)."""
     out = []

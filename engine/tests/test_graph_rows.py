@@ -77,3 +77,19 @@ def test_a_value_of_another_type_than_its_column_is_refused():
 
 def test_orm_trees_are_refused():
     assert gr.refusal([{"path": "p", "orm_mappings": [{"kind": "class_table"}]}])
+
+
+def test_a_nul_character_is_refused_only_where_the_parameters_travel_as_text():
+    """FalkorDB's client writes the parameters into the query's text, which FalkorDB reads up to a NUL: cgc's
+    statement fails there (a docstring cgc's parser unescaped into one, in the standard library). KùzuDB and Neo4j
+    take parameters as values and keep it."""
+    files = [{"path": f"{ROOT}/m.py", "lang": "python", "functions": [fn("f", 1, docstring="before\x00after")]}]
+    links = {k: [] for k in ("inherits", "implements", "embeds", "companion", "partial", "part_of", "metaclass",
+                             "decorated", "binds", "previews")}
+    links["calls"] = [[] for _ in range(10)]
+    for profile in (gr.PROFILES["falkordb"], gr.PROFILES["falkordb-remote"]):
+        with pytest.raises(gr.NotReplicable, match="NUL"):
+            gr.build_graph(ROOT, files, {}, links, profile=profile, normalize=lambda p: str(p), indexed_at="t")
+    for profile in (gr.KUZU, gr.PROFILES["neo4j"]):
+        g = gr.build_graph(ROOT, files, {}, links, profile=profile, normalize=lambda p: str(p), indexed_at="t")
+        assert [props["docstring"] for props in g.nodes["Function"].values()] == ["before\x00after"]
