@@ -151,7 +151,6 @@ def build_graph(
             w.add_file(whole(fd), repo_str)
         elif not fd.get("unsupported"):
             w.add_minimal_file(fd["path"], repo_str, repo.resolve().name, is_dependency)
-        del fd
     w.inheritance(links.get("inherits") or [], csharp_files)
     w.simple_links("IMPLEMENTS", links.get("implements") or [], "Struct", "Interface", "INFERRED")
     w.embeds(links.get("embeds") or [])

@@ -159,8 +159,7 @@ class StateSetAside:
         return made
 
 
-def write_graph(engine: Engine, delete_first: bool, progress: Callable[[str], None],
-                set_aside: Optional[StateSetAside] = None) -> str:
+def write_graph(engine: Engine, delete_first: bool, progress: Callable[[str], None], set_aside: StateSetAside) -> str:
     """The whole graph of the engine's state, as cgc's full index writes it: in bulk where the backend has a bulk
     writer and the tree is one graph_rows replicates, else with cgc's own writer, file by file. Returns how.
     set_aside: the state is let go of while the rows are made (see StateSetAside; read again from the disk for
@@ -176,15 +175,13 @@ def write_graph(engine: Engine, delete_first: bool, progress: Callable[[str], No
     return "cgc's writer"
 
 
-def write_in_bulk(engine: Engine, progress: Callable[[str], None],
-                  set_aside: Optional[StateSetAside] = None) -> Optional[str]:
+def write_in_bulk(engine: Engine, progress: Callable[[str], None], set_aside: StateSetAside) -> Optional[str]:
     """The graph written in bulk; None when written, else why not (nothing written then, and the engine's state
     is whole again)."""
     profile = graph_rows.PROFILES.get(engine.db.backend)
     if profile is None:
         return f"no bulk writer for {engine.db.backend}"
-    state = engine.state
-    why = graph_rows.refusal([entry.data for entry in state.files.values()])
+    why = graph_rows.refusal([entry.data for entry in engine.state.files.values()])
     if why is not None:
         return f"this tree is not one the bulk writer replicates ({why})"
     # What sends the write to cgc's writer is known before anything is let go of: a database that holds other
@@ -198,23 +195,16 @@ def write_in_bulk(engine: Engine, progress: Callable[[str], None],
     except (bulk_kuzu.NotEmpty, bulk_kuzu.SchemaMismatch, bulk_cypher.NotEmpty) as error:
         return str(error)
     commit_hash = cgc.repo_commit_hash(engine.root)
-    if set_aside is not None:
-        del state
-        file_data, imports_map, links = set_aside()
-    else:
-        file_data, imports_map, links = ([entry.data for entry in state.files.values()], state.imports_map,
-                                         assemble_links(state, lazy_calls=True))
-        del state
+    file_data, imports_map, links = set_aside()
     try:
         rows = graph_rows.build_graph(engine.root, file_data, imports_map, links, profile=profile,
                                       normalize=cgc.normalize_path, commit_hash=commit_hash, whole=engine.whole_data,
-                                      consume=set_aside is not None)
+                                      consume=True)
     except graph_rows.NotReplicable as error:
-        if set_aside is not None:
-            del file_data, links
-            progress("reading the tree again for cgc's writer")
-            engine.drop_stash()
-            engine.start(from_disk=True, progress=progress, save=False, writing=True)
+        del file_data, links
+        progress("reading the tree again for cgc's writer")
+        engine.drop_stash()
+        engine.start(from_disk=True, progress=progress, save=False, writing=True)
         return f"this tree is not one the bulk writer replicates ({error})"
     del file_data, imports_map, links  # the call rows they read: the load's memory comes after
     progress(f"writing {plural(sum(map(len, rows.nodes.values())), 'node')} and "
