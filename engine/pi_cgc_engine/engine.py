@@ -22,6 +22,7 @@ from .database import (
     purge_dangling,
 )
 from .files import FileEntry, SharedValues, compact_lists, digest_of, lean_nested, make_lean, norm, same_content
+from .graph_profiles import PROFILES
 from .journal import Journal, as_before
 from .link_rows import (
     CPP_SOURCES,
@@ -69,6 +70,21 @@ def rewrite_cost(state: TreeState) -> int:
     return functions * calls
 
 
+def write_file(writer: Any, path: str, data: Dict[str, Any], imports_map: Dict[str, List[str]], root: Path) -> None:
+    """One file as cgc's index pipeline writes it: add_file_to_graph, or a File node alone for a failed parse (none
+    for an unsupported file). A file whose write the backend fails (`write_failed`: Tree.parse) is written up to the
+    failing statement, the failure said and let go of, as cgc's pipeline does."""
+    if data.get("write_failed"):
+        try:
+            writer.add_file_to_graph(data, root.name, imports_map, repo_path_str=root.as_posix())
+        except Exception as error:  # noqa: BLE001 - cgc's pipeline goes on after any
+            log(f"{path}: written only in part, as cgc's own index writes it ({str(error)[:160]})")
+    elif "error" not in data:
+        writer.add_file_to_graph(data, root.name, imports_map, repo_path_str=root.as_posix())
+    elif not data.get("unsupported"):
+        writer.add_minimal_file_node(Path(path), root, False)
+
+
 def lean_kept(state: TreeState) -> None:
     """Every kept file, and its share of the kept indices, without what nothing reads after it was written
     (files.make_lean): about half of what the engine holds. Files already lean are passed over."""
@@ -88,6 +104,7 @@ class Engine(CacheKeeping):
         self.version = version
         self.db = Database(root, context)
         self.tree = Tree(root, self.db.ctx.cgcignore_path)
+        self.tree.write_profile = PROFILES.get(self.db.backend)
         self.state = TreeState()
         self.cache_file = (cache_dir / (hashlib.sha1(root.as_posix().encode()).hexdigest() + ".pickle")) if cache_dir else None
         self.diverged = False
@@ -413,7 +430,6 @@ class Engine(CacheKeeping):
         # FalkorDB evaluates an UNWIND batch against the graph before it; Kùzu's adapter and Neo4j go row by row.
         row_by_row = not self.db.falkordb
         metadata = module_metadata(new.files, names, row_by_row=row_by_row, order=new.keys)
-        repo_name = self.root.name
         root_str = self.root.as_posix()
 
         # Where the time under the lock goes, ms per phase of the last attempt (the answer's "phases").
@@ -479,11 +495,7 @@ class Engine(CacheKeeping):
                     writer.delete_file_from_graph(path)
             lap("deleteFiles")
             for path in present_changed:
-                data = new.files[path].data
-                if "error" not in data:
-                    writer.add_file_to_graph(data, repo_name, new.imports_map, repo_path_str=root_str)
-                elif not data.get("unsupported"):
-                    writer.add_minimal_file_node(Path(path), self.root, False)
+                write_file(writer, path, new.files[path].data, new.imports_map, self.root)
             lap("addFiles")
             self.delete_outgoing_links(writer, sorted(rewritten), not self.db.embedded)
             lap("deleteLinks")

@@ -16,6 +16,11 @@ class NotReplicable(Exception):
     """The full index of this tree does something the replay does not model: use cgc's own index."""
 
 
+class WriteFails(NotReplicable):
+    """A statement of cgc's writer that the backend fails (a NUL character in a parameter FalkorDB reads as text).
+    cgc's pipeline catches it per file (graph_rows.write_fails); anywhere else it is a refusal."""
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # The backend profile: cgc 0.6.13's embedded KùzuDB (core/database_embedded_kuzu.py).
 

@@ -48,8 +48,11 @@ checks first with `refusal`):
   - ORM mappings (write_orm_mappings / write_query_links / write_spring_data_repo_links MERGE DbTable on a non-key
     property), Maven and Gradle build graphs, MyBatis mappers (the caller passes what cgc found; non-empty refuses);
   - SCIP indexing, ENABLE_VECTOR_RESOLVE, ENABLE_INHERIT_RESOLVE, REDACT_SECRETS=true (config; the caller checks);
-  - on FalkorDB, a parameter value with a NUL character (the client writes parameters into the query's text, which
-    FalkorDB reads up to the NUL: cgc's statement fails);
+  - on FalkorDB, a parameter value with a NUL character outside add_file_to_graph (the client writes parameters into
+    the query's text, which FalkorDB reads up to the NUL: cgc's statement fails). Within add_file_to_graph it is
+    replicated: cgc's pipeline catches a file's failed write, keeps what its statements before the failing one
+    wrote, and resolves no link of the file (it marks it as an error). The parse marks such a file the same way
+    beforehand (write_fails: `write_failed`), so that the resolution leaves it out as cgc's does;
   - any value whose type does not fit its KùzuDB column (cgc would have had the database cast it or fail the
     file's write and retry: not modelled), a NULL in a MERGE key, a node name that is not a string;
   - the languages in REFUSED_LANGUAGES (none known yet); PROVEN_LANGUAGES lists those a parity run proved.
@@ -62,12 +65,39 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from .graph_model import GraphRows
-from .graph_profiles import KUZU, PROFILES, REFUSED_LANGUAGES, NotReplicable, Profile
+from .graph_profiles import KUZU, PROFILES, REFUSED_LANGUAGES, NotReplicable, Profile, WriteFails
 from .graph_replay import _Writer
 from .graph_sanitize import normalize_path
 
 # ---------------------------------------------------------------------------------------------------------------
 # The replay.
+
+
+def write_fails(fd: Dict[str, Any], profile: Profile, repo_str: str,
+                normalize: Callable[[Any], str] = normalize_path) -> Optional[str]:
+    """The error the backend meets in cgc's add_file_to_graph of this parse (None: the file is written whole). Only
+    on FalkorDB, a value with a NUL character (a docstring cgc's parser unescaped into one): the replay of the file's
+    statements says whether one reaches the database as it is (cgc shortens long strings first)."""
+    if not profile.params_as_text or not _holds_nul(fd):
+        return None
+    try:
+        _Writer(GraphRows(profile), normalize).add_file(fd, repo_str)
+    except WriteFails as error:
+        return str(error)
+    except NotReplicable:
+        return None  # the replay of the whole tree refuses it again
+    return None
+
+
+def _holds_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_holds_nul(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_holds_nul(v) for v in value)
+    return False
+
 
 
 def refusal(parsed: Sequence[Dict[str, Any]], *, maven_data: Any = None, gradle_data: Any = None,
@@ -147,7 +177,15 @@ def build_graph(
     for at, fd in enumerate(ordered):
         if consume:
             ordered[at] = None
-        if "error" not in fd:
+        if fd.get("write_failed"):
+            # cgc's pipeline: the file's statements up to the failing one stay written (write_fails).
+            try:
+                w.add_file(whole(fd), repo_str)
+            except WriteFails:
+                pass
+            else:
+                raise NotReplicable(f"{fd['path']}: its write was to fail, and did not")
+        elif "error" not in fd:
             w.add_file(whole(fd), repo_str)
         elif not fd.get("unsupported"):
             w.add_minimal_file(fd["path"], repo_str, repo.resolve().name, is_dependency)
@@ -169,4 +207,5 @@ def build_graph(
 
 
 # What the callers (indexer, the loaders, the tests) use: the replay's entry and its results.
-__all__ = ["KUZU", "PROFILES", "GraphRows", "NotReplicable", "Profile", "build_graph", "refusal"]
+__all__ = ["KUZU", "PROFILES", "GraphRows", "NotReplicable", "Profile", "WriteFails", "build_graph", "refusal",
+           "write_fails"]

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Set, Tuple
 
-from .graph_profiles import NotReplicable
+from .graph_profiles import NotReplicable, WriteFails
 
 _COALESCE_SAME_KEY_LABELS = {"Variable"}
 _FUNCTION_CONTEXT_TYPES = {
@@ -236,10 +236,10 @@ def _plain(v: Any) -> Any:
 def _plain_as_text(v: Any) -> Any:
     """_plain, for a backend whose client writes the parameters into the query's text (FalkorDB's `CYPHER name=value`
     header): FalkorDB reads that text up to its first NUL character, so a statement whose parameters hold one fails
-    there (cgc's writer then does what the replay does not model). Such a value is refused."""
+    there, as the replay's does (WriteFails)."""
     if isinstance(v, str):
         if "\x00" in v:
-            raise NotReplicable(f"a NUL character in a parameter FalkorDB reads as text ({v[:60]!r})")
+            raise WriteFails(f"a NUL character in a value FalkorDB reads as text ({v[:60]!r})")
         return v
     if isinstance(v, (tuple, list)):
         return [_plain_as_text(i) for i in v]

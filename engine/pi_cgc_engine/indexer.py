@@ -27,7 +27,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from . import bulk_cypher, bulk_kuzu, graph_rows
 from . import cgc_contract as cgc
 from .database import PROVEN_BACKENDS, Busy, ZeroSafeDriver
-from .engine import Engine, lean_kept
+from .engine import Engine, lean_kept, write_file
 from .files import norm
 from .link_rows import CPP_SOURCES, assemble_links, choose_links, write_links
 from .memory import release_free_memory
@@ -107,6 +107,12 @@ def index_command(args: argparse.Namespace, version: str) -> int:
     shown = Progress()
     engine.start(from_disk=True, progress=shown, save=False, writing=True)
     read_ms = ms_since(started)
+    unwritable = sorted(path for path, entry in engine.state.files.items() if entry.data.get("write_failed"))
+    if unwritable:
+        log(f"{plural(len(unwritable), 'file')} {backend} cannot take whole (a NUL character in a value its client "
+            f"sends as text): written as cgc's own index writes them, up to that value, and without their links: "
+            + ", ".join(Path(path).relative_to(root).as_posix() for path in unwritable[:5])
+            + (", …" if len(unwritable) > 5 else ""))
     files = len(engine.state.files)
     # This process only writes the state and saves it: what the cache does not keep goes before the rows are made.
     engine.state.shed_unsaved()
@@ -233,12 +239,7 @@ def write_with_cgc_writer(engine: Engine, progress: Callable[[str], None]) -> No
         writer.add_repository_to_graph(root, False)
         progress(f"writing the nodes of {plural(len(state.files), 'file')}")
         for path in sorted(state.files):
-            data = state.files[path].data
-            if "error" not in data:
-                data = engine.whole_data(data)
-                writer.add_file_to_graph(data, root.name, state.imports_map, repo_path_str=root_str)
-            elif not data.get("unsupported"):
-                writer.add_minimal_file_node(Path(path), root, False)
+            write_file(writer, path, engine.whole_data(state.files[path].data), state.imports_map, root)
         progress("writing the edges")
         chosen = choose_links(state, {norm(p) for p in state.files}, set(), set(state.files))
         write_links(writer, chosen, state.imports_map)

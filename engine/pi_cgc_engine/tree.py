@@ -9,6 +9,8 @@ from . import cgc_contract as cgc
 from .cgc_contract import parse_only_builder
 from .context import RUN
 from .files import FileEntry, _ext_of, canonical_order, file_ext, merge_order_of
+from .graph_profiles import Profile
+from .graph_rows import write_fails
 from .recording import _ImportsMap, imports_owed, settle_imports, settled_imports
 from .walk import KeptWalk
 
@@ -24,6 +26,8 @@ class Tree:
         self.builder = parse_only_builder()
         self.kept_walk = KeptWalk()
         self.walk_check: List[str] = []  # with PI_CGC_ENGINE_CHECK=1: where a kept walk differed from cgc's
+        # The backend's replay profile: a parse whose write that backend fails is marked as cgc's index marks it.
+        self.write_profile: Optional[Profile] = None
 
     def discover(self) -> List[Path]:
         """cgc's discover_files_to_index, run again only where the tree changed (see "The kept walk")."""
@@ -52,6 +56,13 @@ class Tree:
         # The pipeline parses with repo_path = the resolved root; a pre-scan of one file is that
         # file's share of the imports map.
         data = canonical_order(self.builder.parse_file(self.root, path, False))
+        if self.write_profile is not None and "error" not in data:
+            # cgc's pipeline marks a file whose write failed as an error after writing it, so that its resolution
+            # leaves the file out; here before the resolution, for the same graph (graph_rows.write_fails).
+            failure = write_fails(data, self.write_profile, cgc.normalize_path(self.root), cgc.normalize_path)
+            if failure is not None:
+                data["error"] = f"cgc's write of this file fails on {self.write_profile.name}: {failure}"
+                data["write_failed"] = True
         imports = cgc.pre_scan_for_imports([path], self.builder.parsers.keys(), self.builder.get_parser)
         if not RUN.options.parse_order_as_parsed:
             # Its names come in the parser's order too; each maps to this file alone.

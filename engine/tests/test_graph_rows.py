@@ -79,17 +79,41 @@ def test_orm_trees_are_refused():
     assert gr.refusal([{"path": "p", "orm_mappings": [{"kind": "class_table"}]}])
 
 
-def test_a_nul_character_is_refused_only_where_the_parameters_travel_as_text():
+def test_a_nul_character_fails_the_file_s_write_only_where_the_parameters_travel_as_text():
     """FalkorDB's client writes the parameters into the query's text, which FalkorDB reads up to a NUL: cgc's
-    statement fails there (a docstring cgc's parser unescaped into one, in the standard library). KùzuDB and Neo4j
-    take parameters as values and keep it."""
-    files = [{"path": f"{ROOT}/m.py", "lang": "python", "functions": [fn("f", 1, docstring="before\x00after")]}]
+    statement fails there (a docstring cgc's parser unescaped into one, in the standard library), its pipeline
+    keeps what the file's statements before it wrote, and leaves the file out of the resolution. The parse marks
+    such a file (write_fails); the replay then stops its statements where cgc's write fails. KùzuDB and Neo4j take
+    parameters as values and keep the NUL."""
+    path = f"{ROOT}/m.py"
+    functions = [fn("f", 1), fn("g", 5)]
+    classes = [{"name": "C", "line_number": 3, "docstring": "before\x00after", "lang": "python"}]
     links = {k: [] for k in ("inherits", "implements", "embeds", "companion", "partial", "part_of", "metaclass",
                              "decorated", "binds", "previews")}
     links["calls"] = [[] for _ in range(10)]
+
+    def build_on(profile, marked):
+        data = {"path": path, "lang": "python", "functions": functions, "classes": classes}
+        failure = gr.write_fails(data, profile, ROOT, normalize=lambda p: str(p))
+        if marked and failure is not None:
+            data.update(error=failure, write_failed=True)
+        return failure, gr.build_graph(ROOT, [data], {}, links, profile=profile, normalize=lambda p: str(p),
+                                       indexed_at="t")
+
     for profile in (gr.PROFILES["falkordb"], gr.PROFILES["falkordb-remote"]):
+        failure, g = build_on(profile, marked=True)
+        assert failure is not None and "NUL" in failure
+        # The functions' batch comes before the classes': written, with the File's CONTAINS; nothing after it.
+        assert sorted(props["name"] for props in g.nodes["Function"].values()) == ["f", "g"]
+        assert not g.nodes.get("Class")
+        assert len(g.nodes["File"]) == 1
+        # Not marked (a parse that did not know the backend): the replay refuses the tree.
         with pytest.raises(gr.NotReplicable, match="NUL"):
-            gr.build_graph(ROOT, files, {}, links, profile=profile, normalize=lambda p: str(p), indexed_at="t")
+            build_on(profile, marked=False)
     for profile in (gr.KUZU, gr.PROFILES["neo4j"]):
-        g = gr.build_graph(ROOT, files, {}, links, profile=profile, normalize=lambda p: str(p), indexed_at="t")
-        assert [props["docstring"] for props in g.nodes["Function"].values()] == ["before\x00after"]
+        failure, g = build_on(profile, marked=True)
+        assert failure is None
+        assert [props["docstring"] for props in g.nodes["Class"].values()] == ["before\x00after"]
+    # A file without a NUL is written whole everywhere.
+    clean = {"path": path, "lang": "python", "functions": functions}
+    assert gr.write_fails(clean, gr.PROFILES["falkordb"], ROOT, normalize=lambda p: str(p)) is None

@@ -145,10 +145,47 @@ function python(venv: ".venv" | ".venv-lite"): string {
 }
 
 /**
+ * Python files with docstrings that cgc's parser unescapes into a NUL character (as in mypy's util.py). FalkorDB's
+ * client writes parameters into the query's text, which FalkorDB reads up to the NUL: cgc's index writes such a file
+ * up to the failing statement (a function's docstring: the File node alone; a class's: its functions too) and
+ * resolves none of its links. KùzuDB and Neo4j keep the NUL.
+ */
+export const NUL_DOCSTRINGS: Record<string, string> = {
+  "in_function.py": `def plain():
+    """plain"""
+    return 1
+
+
+def escaped():
+    """holds a \\0 once unescaped"""
+    return plain()
+`,
+  "in_class.py": `def helper(x):
+    return x
+
+
+class Holder:
+    """holds a \\0 once unescaped"""
+
+    def get(self, y):
+        return helper(y)
+`,
+  "caller.py": `from escapes.in_function import escaped, plain
+from escapes.in_class import Holder, helper
+
+
+def calls_them():
+    plain()
+    escaped()
+    helper(Holder().get(2))
+`,
+};
+
+/**
  * The tree: Python's json and wsgiref packages (the interpreter's stdlib), JavaScript from node_modules (basic-ftp's
  * dist, its .js and .d.ts), TypeScript from node_modules (@smithy/signature-v4's dist-types, eventsource-parser's
  * and @jridgewell/sourcemap-codec's sources), Go from GOROOT/src (files without nested same-name calls), the Java
- * classes above. Returns the count of files per suffix.
+ * classes and the Python files with a NUL in a docstring above. Returns the count of files per suffix.
  */
 export function buildTree(root: string, options: TreeOptions): Record<string, number> {
   const counts: Record<string, number> = {};
@@ -188,6 +225,7 @@ export function buildTree(root: string, options: TreeOptions): Record<string, nu
     if (!sameNameCallsNested(text)) put(join(root, "go", name), text);
   }
   for (const [name, text] of Object.entries(JAVA)) put(join(root, "java", "shapes", name), text);
+  for (const [name, text] of Object.entries(NUL_DOCSTRINGS)) put(join(root, "py", "escapes", name), text);
   return counts;
 }
 
