@@ -3031,7 +3031,7 @@ function registerCgcCommand(pi, current, hooks) {
       };
       if (!Object.hasOwn(VERBS, verb)) return show(`Unknown verb "${verb}".
 ${usage()}`, "warning");
-      verbs ??= import("./chunks/verbs-QRGNKV3X.js");
+      verbs ??= import("./chunks/verbs-MG3QTG7T.js");
       return (await verbs).runVerb(verb, rest, { session, ctx, show, hooks: hooks() });
     }
   });

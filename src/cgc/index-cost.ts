@@ -24,14 +24,15 @@ export const INDEX_RATES: Readonly<Record<string, { startMs: number; perKiBMs: n
 
 /**
  * The same for pi-cgc's own index (engine/pi_cgc_engine/indexer.py: cgc's parser on both cores, the graph written
- * in bulk), measured beside cgc's own (bench/RESULTS.md, "Full index"). Used whenever the index runs through the
- * engine (wholeIndexProgram); cgc's own rates above where cgc's own index runs.
+ * in bulk), fitted to its times at 100 and 1 000 standard-library files on this project's 2-core machine, the
+ * interpreter's start included (bench/RESULTS.md, "Full index"). Used whenever the index runs through the engine
+ * (wholeIndexProgram); cgc's own rates above where cgc's own index runs.
  */
 export const PI_CGC_INDEX_RATES: Readonly<Record<string, { startMs: number; perKiBMs: number }>> = {
-  kuzudb: { startMs: 1_000, perKiBMs: 2.6 },
-  falkordb: { startMs: 3_500, perKiBMs: 2.4 },
-  "falkordb-remote": { startMs: 3_500, perKiBMs: 2.6 },
-  neo4j: { startMs: 8_000, perKiBMs: 5 },
+  kuzudb: { startMs: 700, perKiBMs: 1.9 },
+  falkordb: { startMs: 500, perKiBMs: 2.1 },
+  "falkordb-remote": { startMs: 300, perKiBMs: 1.85 },
+  neo4j: { startMs: 4_700, perKiBMs: 3.1 },
 };
 
 /** Whose index runs: pi-cgc's own (through the engine) or cgc's. */

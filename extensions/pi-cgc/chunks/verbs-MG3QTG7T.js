@@ -43,10 +43,10 @@ var INDEX_RATES = {
   neo4j: { startMs: 18e3, perKiBMs: 24 }
 };
 var PI_CGC_INDEX_RATES = {
-  kuzudb: { startMs: 1e3, perKiBMs: 2.6 },
-  falkordb: { startMs: 3500, perKiBMs: 2.4 },
-  "falkordb-remote": { startMs: 3500, perKiBMs: 2.6 },
-  neo4j: { startMs: 8e3, perKiBMs: 5 }
+  kuzudb: { startMs: 700, perKiBMs: 1.9 },
+  falkordb: { startMs: 500, perKiBMs: 2.1 },
+  "falkordb-remote": { startMs: 300, perKiBMs: 1.85 },
+  neo4j: { startMs: 4700, perKiBMs: 3.1 }
 };
 function estimateIndex(found, backend, indexer = "cgc") {
   const rates = indexer === "pi-cgc" ? PI_CGC_INDEX_RATES : INDEX_RATES;
