@@ -720,7 +720,8 @@ class Engine(CacheKeeping):
             ok = exists == indexable
             if ok and indexable and entry is not None and Path(path).is_file() and digest_of(Path(path))[2] != entry.digest:
                 ok = False  # the disk moved on since the engine last saw it
-            if ok and indexable and entry is not None:
+            # A file whose write the backend fails has in the graph what cgc's own index leaves of it (write_file).
+            if ok and indexable and entry is not None and not entry.data.get("write_failed"):
                 for label, key in (("Function", "functions"), ("Class", "classes")):
                     graph = sorted(r["n"] for r in self.db.read(
                         f"MATCH (f:File {{path: $p}})-[:CONTAINS]->(x:{label}) RETURN x.name AS n", p=path))

@@ -99,7 +99,6 @@ def _holds_nul(value: Any) -> bool:
     return False
 
 
-
 def refusal(parsed: Sequence[Dict[str, Any]], *, maven_data: Any = None, gradle_data: Any = None,
             mybatis_batch: Any = None) -> Optional[str]:
     """Why this tree's full index cannot be replayed (None when it can, as far as can be told before replaying)."""

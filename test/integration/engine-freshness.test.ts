@@ -10,6 +10,7 @@ import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createRunner } from "../../src/cgc/runner.ts";
 import { startEngine } from "../../src/freshness/engine.ts";
+import { startBackend } from "../helpers/backends.ts";
 import { type CgcHome, cgcBinary, cgcExec, cgcStart, childEnv, makeCgcHome, PROJECT_ROOT } from "../helpers/cgc-env.ts";
 import { FAULT_ENGINE, venvPython } from "../helpers/engine.ts";
 import { restoreEnv, restoreSuiteEnv, suiteEnv, withEnv } from "../helpers/env.ts";
@@ -418,6 +419,53 @@ describe("the incremental engine", () => {
       });
     } finally {
       await engine.stop();
+    }
+  }, 300_000);
+
+  it("on FalkorDB, a file whose write fails at a NUL in a docstring is updated and read back as cgc's own index leaves it", async () => {
+    // cgc's parser unescapes `\0` into a NUL, FalkorDB reads the query's text up to it: cgc's write of the file
+    // fails at its classes and cgc goes on (docs/cgc-compat.md). The engine's update writes what cgc's index
+    // leaves, and its read-back calls the file reflected: a session is not held possibly stale by it.
+    const backend = await startBackend("falkordb-remote");
+    const repo = await repos.indexed(backend.env);
+    const root = realpathSync(repo.path);
+    const engine = startEngine({
+      runner: createRunner({
+        executable: cgcBinary(),
+        env: { ...process.env, ...backend.env },
+        budgets: { probe: 60_000, query: 60_000, maintenance: 120_000, longLived: 0 },
+      }),
+      python: venvPython(),
+      root,
+      cacheDir: join(backend.home.home, "engine-cache"),
+      startBudgetMs: 120_000,
+    });
+    try {
+      expect((await engine.started).phase).toBe("ready");
+      const holder = join(root, "pkg", "holder.py");
+      writeFileSync(
+        holder,
+        'def helper(x):\n    return x\n\n\nclass Holder:\n    """holds a \\0 once unescaped"""\n\n    def get(self, y):\n        return helper(y)\n',
+      );
+      const updated = await engine.update([holder], 120_000);
+      expect(updated.ok, JSON.stringify(updated)).toBe(true);
+      expect(await engine.verify([holder], 60_000)).toEqual({
+        ok: true,
+        value: expect.objectContaining({ reflected: [holder], unreflected: [] }),
+      });
+      const query = (cypher: string) =>
+        cgcExec(["query", cypher], { cwd: root, env: backend.env }).then((result) =>
+          [...result.stdout.matchAll(/"name": "([^"]+)"/g)].map((match) => match[1] as string).sort(),
+        );
+      // The functions' batch comes before the classes': the functions are there, the class is not.
+      expect(await query(`MATCH (f:File {path: '${holder}'})-[:CONTAINS]->(n) RETURN n.name AS name`)).toEqual([
+        "<module>",
+        "get",
+        "helper",
+      ]);
+    } finally {
+      await engine.stop();
+      await backend.stop();
     }
   }, 300_000);
 
