@@ -107,12 +107,11 @@ def index_command(args: argparse.Namespace, version: str) -> int:
     shown = Progress()
     engine.start(from_disk=True, progress=shown, save=False, writing=True)
     read_ms = ms_since(started)
-    unwritable = sorted(path for path, entry in engine.state.files.items() if entry.data.get("write_failed"))
-    if unwritable:
-        log(f"{plural(len(unwritable), 'file')} {backend} cannot take whole (a NUL character in a value its client "
-            f"sends as text): written as cgc's own index writes them, up to that value, and without their links: "
-            + ", ".join(Path(path).relative_to(root).as_posix() for path in unwritable[:5])
-            + (", …" if len(unwritable) > 5 else ""))
+    # Files the backend cannot take whole (graph_rows.write_fails): named on the last line, which pi-cgc reads.
+    unwritable = sorted(Path(path).relative_to(root).as_posix()
+                        for path, entry in engine.state.files.items() if entry.data.get("write_failed"))
+    in_part = (f"; {plural(len(unwritable), 'file')} only in part ({backend} cannot take a NUL character in a "
+               f"docstring): {', '.join(unwritable[:5])}{', …' if len(unwritable) > 5 else ''}") if unwritable else ""
     files = len(engine.state.files)
     # This process only writes the state and saves it: what the cache does not keep goes before the rows are made.
     engine.state.shed_unsaved()
@@ -139,7 +138,7 @@ def index_command(args: argparse.Namespace, version: str) -> int:
         if aside.saved is not None:
             aside.saved.unlink(missing_ok=True)  # not the graph's model: the load failed, or the state was read again
     shown(f"{plural(files, 'file')} written in {ms_since(started) / 1000:.1f} s "
-          f"(read and resolved in {read_ms / 1000:.1f} s; written with {how})")
+          f"(read and resolved in {read_ms / 1000:.1f} s{in_part}; written with {how})")
     return 0
 
 

@@ -18,7 +18,7 @@ import {
   installInjection,
   isWithin,
   resolveWorkspaceRoot
-} from "./chunks/chunk-FAONAULB.js";
+} from "./chunks/chunk-QWBAJ4R4.js";
 import {
   CLOCK_SLACK_MS,
   UNCONTAINED_REASON,
@@ -34,7 +34,7 @@ import {
   touchedAfter,
   uncontainedCount,
   walkedByCgc
-} from "./chunks/chunk-YZI45YMD.js";
+} from "./chunks/chunk-DTPGEOPV.js";
 import {
   CHIP_KEY,
   ENGINE_SCRIPT,
@@ -67,7 +67,7 @@ import {
   isServerBackend,
   reportedBackend,
   shownBackend
-} from "./chunks/chunk-QGQYMC3H.js";
+} from "./chunks/chunk-EM356YHV.js";
 import {
   autoSyncCounted,
   changesObserved,
@@ -87,6 +87,7 @@ import {
   detectBusy,
   detectCgcFailure,
   detectDamagedDatabase,
+  indexInPart,
   indexResumed,
   indexSkipped,
   parseContextCreate,
@@ -94,7 +95,7 @@ import {
   parseQueryJson,
   parseVersion,
   richPrinted
-} from "./chunks/chunk-BNPLH5UU.js";
+} from "./chunks/chunk-AN223M6Q.js";
 
 // src/agent/impact-note.ts
 import { readFileSync } from "node:fs";
@@ -142,7 +143,7 @@ function installImpactNotes(pi, current, deps) {
   };
   const textBefore = async (session, path) => before.get(path) ?? await headText(session.root, path) ?? "";
   const newChanges = async (session, path) => {
-    const { fileChanges, noteWorthy } = await import("./chunks/impact-AOUMZJ75.js");
+    const { fileChanges, noteWorthy } = await import("./chunks/impact-VCHS2YQG.js");
     return fileChanges(path, await textBefore(session, path), readText(path) ?? "").filter(
       (change) => noteWorthy(change) && !noted.has(`${path}#${keyOf(change.before ?? change)}`)
     );
@@ -158,7 +159,7 @@ function installImpactNotes(pi, current, deps) {
     const stale = new Set(state.changedPaths);
     const ready = [...pending].filter((path) => !stale.has(path));
     if (ready.length === 0) return;
-    const { dependentsOf } = await import("./chunks/impact-AOUMZJ75.js");
+    const { dependentsOf } = await import("./chunks/impact-VCHS2YQG.js");
     const lines = [];
     for (const path of ready) {
       pending.delete(path);
@@ -332,10 +333,10 @@ function installAgentSurface(pi, current, settle, edited = () => /* @__PURE__ */
   const deps = { current, lease: leaseFor, settle };
   const loadTools = () => {
     loading ??= Promise.all([
-      import("./chunks/tools-ASQUGLB3.js"),
-      import("./chunks/gap-tools-MP3NMPVY.js"),
-      import("./chunks/mcp-AX35DL4S.js"),
-      import("./chunks/impact-AOUMZJ75.js")
+      import("./chunks/tools-OS57WZI6.js"),
+      import("./chunks/gap-tools-VRW7XOAB.js"),
+      import("./chunks/mcp-J52Z56KA.js"),
+      import("./chunks/impact-VCHS2YQG.js")
     ]).then(
       ([graph, gaps, mcp, impact]) => {
         tools = {
@@ -761,7 +762,7 @@ function createQuietSync(deps) {
       if (readiness === "unindexed") return `Nothing to sync: cgc is unindexed (${reason}).`;
       if (otherWriter) return `Not synced: ${otherWriter}.`;
       if (automatic) session.store.apply(autoSyncCounted);
-      const { syncAndVerify } = await import("./chunks/sync-2GIGZ5WP.js");
+      const { syncAndVerify } = await import("./chunks/sync-VPHDGZWV.js");
       const outcome = await syncAndVerify(session);
       if (outcome.result.code !== "OK") return `Sync ended ${outcome.result.code}: ${outcome.result.reason}`;
       if (outcome.unverified) {
@@ -1220,7 +1221,7 @@ function createEngineUpdates(session, fellBack) {
 // src/freshness/watch-start.ts
 function startWatcherLater(session, deps) {
   if (session.config()["freshness.watch"] === "off") return;
-  void import("./chunks/watcher-3UWHVFJU.js").then(
+  void import("./chunks/watcher-SGETNR5B.js").then(
     ({ startWatcherIfEnabled }) => {
       if (!deps.isCurrent() || session.disposed) return;
       const watcher = startWatcherIfEnabled(session, {
@@ -2110,6 +2111,13 @@ function createMaintenance(deps) {
           )
         );
       tellFailure(result, what);
+      const inPart = result.code === "OK" ? indexInPart(result.stdout) : void 0;
+      if (inPart)
+        notices.once(
+          "index-partial",
+          `cgc ${what}: ${inPart}. cgc's own index leaves them the same way: what comes before that docstring, without their links.`,
+          "warning"
+        );
       if (result.code === "OK" && !skipped && kind !== "syncing") await readBackStructure(what);
       await deps.refresh();
       return result;
@@ -3031,7 +3039,7 @@ function registerCgcCommand(pi, current, hooks) {
       };
       if (!Object.hasOwn(VERBS, verb)) return show(`Unknown verb "${verb}".
 ${usage()}`, "warning");
-      verbs ??= import("./chunks/verbs-MG3QTG7T.js");
+      verbs ??= import("./chunks/verbs-2MOGH75G.js");
       return (await verbs).runVerb(verb, rest, { session, ctx, show, hooks: hooks() });
     }
   });

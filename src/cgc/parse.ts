@@ -159,6 +159,22 @@ export function indexResumed(stdout: string): string | undefined {
     .find((line) => INDEX_RESUMED.test(line));
 }
 
+/**
+ * pi-cgc's index (the engine script's last line) names the files the backend took only in part, as cgc's own index
+ * leaves them: "…; 1 file only in part (falkordb cannot take a NUL character in a docstring): mypy/util.py; written
+ * with bulk)".
+ */
+const INDEX_IN_PART = /; (\d+ files? only in part \(.*?\): .*?); written with /;
+
+/** The files an index wrote only in part, and why, as pi-cgc's index said it; undefined when none. */
+export function indexInPart(stdout: string): string | undefined {
+  for (const line of completeLines(stdout)) {
+    const match = INDEX_IN_PART.exec(line);
+    if (match) return match[1];
+  }
+  return undefined;
+}
+
 /** Whether a plain `cgc index` skipped the repository (its graph was there already): nothing was indexed. */
 export function indexSkipped(stdout: string): boolean {
   return completeLines(stdout).some((line) => INDEX_SKIPPED.test(line.trimEnd()));

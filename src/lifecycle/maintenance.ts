@@ -7,7 +7,7 @@ import { join } from "node:path";
 import type { Backend } from "../cgc/backend.ts";
 import { wholeIndexProgram } from "../cgc/engine-script.ts";
 import { UNCONTAINED_REASON, uncontainedCount } from "../cgc/graph-checks.ts";
-import { indexResumed, indexSkipped } from "../cgc/parse.ts";
+import { indexInPart, indexResumed, indexSkipped } from "../cgc/parse.ts";
 import type { Runner, RunOptions, RunResult } from "../cgc/runner.ts";
 import type { Config } from "../config/keys.ts";
 import { formatElapsed } from "../state/elapsed.ts";
@@ -186,6 +186,13 @@ export function createMaintenance(deps: MaintenanceDeps): Maintenance {
             ),
           );
         tellFailure(result, what);
+        const inPart = result.code === "OK" ? indexInPart(result.stdout) : undefined;
+        if (inPart)
+          notices.once(
+            "index-partial",
+            `cgc ${what}: ${inPart}. cgc's own index leaves them the same way: what comes before that docstring, without their links.`,
+            "warning",
+          );
         // (The sync reads the same back with its own checks.)
         if (result.code === "OK" && !skipped && kind !== "syncing") await readBackStructure(what);
         await deps.refresh();

@@ -20,6 +20,7 @@ export type NoticeId =
   | "budget-exceeded"
   | "sync-failed"
   | "index-unverified"
+  | "index-partial"
   | "engine-fallback"
   | "config-warning"
   | "watcher-started"

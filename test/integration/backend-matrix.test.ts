@@ -4,7 +4,7 @@
 // graph (the engine where it was proven, the full rebuild where it was not, never fresh where cgc's own
 // index is faulty); the watcher's `auto` gating; and nothing pi-cgc started left once pi has ended. Server
 // backends are started here on 127.0.0.1 and stopped here.
-import { appendFileSync } from "node:fs";
+import { appendFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -176,12 +176,17 @@ describe.each(BACKEND_NAMES)("readiness on %s", (name) => {
   );
 
   it(
-    "/cgc index --force, confirmed: the full rebuild ends ready · fresh",
+    "/cgc index --force, confirmed: the full rebuild ends ready · fresh; a file FalkorDB takes only in part is named",
     async () => {
       const repo = await indexedForCase();
       const { h, ui, chip } = await start(repo.path);
       await waitFor(() => chip() === READY, `chip ready on ${name} (was ${chip()})`, 150_000);
       appendFileSync(join(repo.path, "pkg", "alpha.py"), "\n\ndef rebuilt_in():\n    return 1\n");
+      // A class docstring cgc's parser unescapes into a NUL: FalkorDB cannot take it (docs/cgc-compat.md).
+      writeFileSync(
+        join(repo.path, "pkg", "escapes.py"),
+        'def helper():\n    return 1\n\n\nclass Holder:\n    """holds a \\0 once unescaped"""\n',
+      );
       ui.confirmAnswer = true;
       const from = ui.statusHistory.length;
       await h.session.prompt("/cgc index --force");
@@ -194,6 +199,16 @@ describe.each(BACKEND_NAMES)("readiness on %s", (name) => {
         cgc: backend.cgc,
       });
       expect(query.stdout).toContain("rebuilt_in");
+      const partial = ui.notices.filter((notice) => /only in part/.test(notice.message));
+      if (name === "falkordb" || name === "falkordb-remote")
+        expect(partial.map((notice) => [notice.message, notice.level])).toEqual([
+          [
+            `cgc index: 1 file only in part (${name} cannot take a NUL character in a docstring): pkg/escapes.py. ` +
+              "cgc's own index leaves them the same way: what comes before that docstring, without their links.",
+            "warning",
+          ],
+        ]);
+      else expect(partial).toEqual([]);
     },
     CASE_BUDGET,
   );

@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import {
   detectBusy,
   detectCgcFailure,
+  indexInPart,
   indexSkipped,
   type Parsed,
   parseContextCreate,
@@ -375,5 +376,25 @@ describe("named contexts (cgc context …)", () => {
     expect(capture("context-delete").stdout).toMatch(
       /\[y\/N\]: ✅ Deleted context 'other'\nNote: DB files were NOT deleted/,
     );
+  });
+});
+
+describe("indexInPart", () => {
+  // pi-cgc's own index (engine/pi_cgc_engine/indexer.py) on FalkorDB Lite, a tree with mypy's util.py.
+  const lastLine =
+    "pi-cgc index: 115 files written in 3.1 s (read and resolved in 1.7 s; 1 file only in part (falkordb cannot take a " +
+    "NUL character in a docstring): util.py; written with bulk)";
+
+  it("names the files pi-cgc's index wrote only in part, and why", () => {
+    expect(indexInPart(`pi-cgc index: parsing 1/115 files · ~4s in all\n${lastLine}\n`)).toBe(
+      "1 file only in part (falkordb cannot take a NUL character in a docstring): util.py",
+    );
+  });
+
+  it("is undefined for an index that wrote every file whole, and for cgc's own", () => {
+    expect(
+      indexInPart("pi-cgc index: 6 files written in 0.4 s (read and resolved in 0.3 s; written with bulk)\n"),
+    ).toBe(undefined);
+    for (const name of ["index-first", "index-force"]) expect(indexInPart(capture(name).stdout), name).toBe(undefined);
   });
 });

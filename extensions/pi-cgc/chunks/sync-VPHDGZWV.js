@@ -6,7 +6,7 @@ import {
   lastTouched,
   readBack,
   uncontainedCount
-} from "./chunk-YZI45YMD.js";
+} from "./chunk-DTPGEOPV.js";
 import {
   count
 } from "./chunk-U43P4R4X.js";
@@ -17,7 +17,7 @@ import {
 } from "./chunk-K7T5KA4E.js";
 import {
   richPrinted
-} from "./chunk-BNPLH5UU.js";
+} from "./chunk-AN223M6Q.js";
 
 // src/freshness/sync.ts
 import { existsSync } from "node:fs";

@@ -5,7 +5,7 @@ import {
 import {
   parseDatabaseBanner,
   parseDoctorDefaultDatabase
-} from "./chunk-BNPLH5UU.js";
+} from "./chunk-AN223M6Q.js";
 
 // src/cgc/backend.ts
 import { existsSync } from "node:fs";

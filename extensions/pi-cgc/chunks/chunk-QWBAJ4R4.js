@@ -3,7 +3,7 @@ import {
 } from "./chunk-U43P4R4X.js";
 import {
   shownBackend
-} from "./chunk-QGQYMC3H.js";
+} from "./chunk-EM356YHV.js";
 import {
   isReady
 } from "./chunk-K7T5KA4E.js";

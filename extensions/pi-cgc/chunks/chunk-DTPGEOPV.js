@@ -3,7 +3,7 @@ import {
 } from "./chunk-K7T5KA4E.js";
 import {
   parseQueryJson
-} from "./chunk-BNPLH5UU.js";
+} from "./chunk-AN223M6Q.js";
 
 // src/workspace/tree.ts
 import { createHash } from "node:crypto";

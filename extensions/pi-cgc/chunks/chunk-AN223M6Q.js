@@ -75,6 +75,14 @@ var INDEX_RESUMED = / has only (\d+) of (\d+) files indexed\. Continuing\.$/;
 function indexResumed(stdout) {
   return completeLines(stdout).map((line) => line.trimEnd()).find((line) => INDEX_RESUMED.test(line));
 }
+var INDEX_IN_PART = /; (\d+ files? only in part \(.*?\): .*?); written with /;
+function indexInPart(stdout) {
+  for (const line of completeLines(stdout)) {
+    const match = INDEX_IN_PART.exec(line);
+    if (match) return match[1];
+  }
+  return void 0;
+}
 function indexSkipped(stdout) {
   return completeLines(stdout).some((line) => INDEX_SKIPPED.test(line.trimEnd()));
 }
@@ -186,6 +194,7 @@ export {
   parseDoctorDefaultDatabase,
   parseDatabaseBanner,
   indexResumed,
+  indexInPart,
   indexSkipped,
   parseQueryJson,
   parseJson,

@@ -11,19 +11,19 @@ import {
 import {
   answer,
   cypherRows
-} from "./chunk-55QXXSJE.js";
+} from "./chunk-YJ5EVNM6.js";
 import {
   IMPACT_TOOL_NAME,
   ToolFailure,
   confinedPath,
   location
-} from "./chunk-FAONAULB.js";
+} from "./chunk-QWBAJ4R4.js";
 import {
   count
 } from "./chunk-U43P4R4X.js";
-import "./chunk-QGQYMC3H.js";
+import "./chunk-EM356YHV.js";
 import "./chunk-K7T5KA4E.js";
-import "./chunk-BNPLH5UU.js";
+import "./chunk-AN223M6Q.js";
 
 // src/agent/impact.ts
 import { readFileSync } from "node:fs";

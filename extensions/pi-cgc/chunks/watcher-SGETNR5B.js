@@ -2,11 +2,11 @@ import {
   describeWatcher,
   startWatcherIfEnabled,
   watcherOf
-} from "./chunk-OD4ZBXGH.js";
+} from "./chunk-SRYG7ELP.js";
 import "./chunk-ETUFDOJ7.js";
-import "./chunk-QGQYMC3H.js";
+import "./chunk-EM356YHV.js";
 import "./chunk-K7T5KA4E.js";
-import "./chunk-BNPLH5UU.js";
+import "./chunk-AN223M6Q.js";
 export {
   describeWatcher,
   startWatcherIfEnabled,

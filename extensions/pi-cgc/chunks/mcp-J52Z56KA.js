@@ -1,6 +1,6 @@
 import {
   parseJson
-} from "./chunk-BNPLH5UU.js";
+} from "./chunk-AN223M6Q.js";
 
 // src/agent/mcp.ts
 var IDLE_MS = 3e3;

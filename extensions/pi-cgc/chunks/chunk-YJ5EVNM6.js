@@ -6,7 +6,7 @@ import {
   failureOf,
   liveSession,
   location
-} from "./chunk-FAONAULB.js";
+} from "./chunk-QWBAJ4R4.js";
 import {
   count
 } from "./chunk-U43P4R4X.js";

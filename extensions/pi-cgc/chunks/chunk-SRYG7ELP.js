@@ -4,7 +4,7 @@ import {
 import {
   detectCgcBackend,
   isServerBackend
-} from "./chunk-QGQYMC3H.js";
+} from "./chunk-EM356YHV.js";
 import {
   changesObserved,
   freshnessNotVerified,
@@ -13,7 +13,7 @@ import {
 } from "./chunk-K7T5KA4E.js";
 import {
   detectWatchFailure
-} from "./chunk-BNPLH5UU.js";
+} from "./chunk-AN223M6Q.js";
 
 // src/freshness/watcher.ts
 var controllers = /* @__PURE__ */ new WeakMap();

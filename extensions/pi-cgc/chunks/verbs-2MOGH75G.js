@@ -11,7 +11,7 @@ import {
 import {
   describeWatcher,
   watcherOf
-} from "./chunk-OD4ZBXGH.js";
+} from "./chunk-SRYG7ELP.js";
 import {
   CONFIG_KEYS,
   CONFIG_KEY_NAMES,
@@ -22,12 +22,12 @@ import {
 import {
   describeBackend,
   shownBackend
-} from "./chunk-QGQYMC3H.js";
+} from "./chunk-EM356YHV.js";
 import "./chunk-K7T5KA4E.js";
 import {
   indexResumed,
   indexSkipped
-} from "./chunk-BNPLH5UU.js";
+} from "./chunk-AN223M6Q.js";
 
 // src/ui/verbs.ts
 import { existsSync as existsSync2 } from "node:fs";

@@ -2,12 +2,12 @@ import {
   answer,
   cypherRows,
   graphTools
-} from "./chunk-55QXXSJE.js";
-import "./chunk-FAONAULB.js";
+} from "./chunk-YJ5EVNM6.js";
+import "./chunk-QWBAJ4R4.js";
 import "./chunk-U43P4R4X.js";
-import "./chunk-QGQYMC3H.js";
+import "./chunk-EM356YHV.js";
 import "./chunk-K7T5KA4E.js";
-import "./chunk-BNPLH5UU.js";
+import "./chunk-AN223M6Q.js";
 export {
   answer,
   cypherRows,

@@ -5,11 +5,11 @@ import {
   confinedPath,
   failureOf,
   liveSession
-} from "./chunk-FAONAULB.js";
+} from "./chunk-QWBAJ4R4.js";
 import "./chunk-U43P4R4X.js";
-import "./chunk-QGQYMC3H.js";
+import "./chunk-EM356YHV.js";
 import "./chunk-K7T5KA4E.js";
-import "./chunk-BNPLH5UU.js";
+import "./chunk-AN223M6Q.js";
 
 // src/agent/gap-tools.ts
 import { existsSync } from "node:fs";
