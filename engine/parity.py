@@ -80,16 +80,6 @@ def copy_in(source: Path, relative: str) -> Callable[[Path], List[Path]]:
     return apply
 
 
-def write(relative: str, text: str) -> Callable[[Path], List[Path]]:
-    def apply(root: Path) -> List[Path]:
-        target = root / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-        return [target]
-
-    return apply
-
-
 # A class docstring cgc's parser unescapes into a NUL character (as in mypy's util.py), and a file calling into
 # it: on FalkorDB cgc's write of the file fails at its classes (its functions stay) and its links are not resolved.
 NUL_CLASS = 'def helper(x):\n    return x\n\n\nclass Holder:\n    """holds a \\0 once unescaped"""\n\n' \
@@ -339,8 +329,8 @@ def scenario(name: str) -> tuple[Dict[str, Path], List[Step]]:
         ]),
         Step(".cgcignore starts ignoring a folder", append_line(".cgcignore", "importlib/moved/")),
         Step("a docstring with a NUL once unescaped, and a file that calls into its file", lambda root: [
-            *write("escapes/holder.py", NUL_CLASS)(root), *write("escapes/caller.py", NUL_CALLER)(root)]),
-        Step("the NUL goes from the docstring", write("escapes/holder.py", NUL_CLASS.replace("\\0", "NUL"))),
+            *write_file("escapes/holder.py", NUL_CLASS)(root), *write_file("escapes/caller.py", NUL_CALLER)(root)]),
+        Step("the NUL goes from the docstring", write_file("escapes/holder.py", NUL_CLASS.replace("\\0", "NUL"))),
         *other_language_steps(),
         Step("delete a whole folder", remove("js")),
     ]
