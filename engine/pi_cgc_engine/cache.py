@@ -180,7 +180,9 @@ class CacheKeeping:
         try:
             with self.cache_file.open("rb") as handle:
                 blob = private_load(handle)
-            if blob.get("cgc") == self.version and blob.get("root") == self.root.as_posix() and blob.get("format") == CACHE_FORMAT:
+            # The backend too: a parse is marked by what the backend cannot write (graph_rows.write_fails).
+            if (blob.get("cgc"), blob.get("root"), blob.get("format"), blob.get("backend")) == (
+                    self.version, self.root.as_posix(), CACHE_FORMAT, self.db.backend):
                 self.db.binder_failures.update(blob.get("binder_failures", {}))
                 self.cached_state = blob.get("state")
                 return blob["state"].files
@@ -219,8 +221,9 @@ class CacheKeeping:
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "wb") as handle:
             os.fchmod(handle.fileno(), 0o600)
-            pickle.dump({"cgc": self.version, "root": self.root.as_posix(), "format": CACHE_FORMAT, "state": self.state,
-                         "binder_failures": self.db.binder_failures}, handle, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dump({"cgc": self.version, "root": self.root.as_posix(), "format": CACHE_FORMAT,
+                         "backend": self.db.backend, "state": self.state, "binder_failures": self.db.binder_failures},
+                        handle, protocol=pickle.HIGHEST_PROTOCOL)
 
     def save_cache_aside(self) -> None:
         """Saves the cache from a forked copy of this process, so that a request arriving meanwhile is answered

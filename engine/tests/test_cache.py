@@ -28,10 +28,10 @@ class Keeper(CacheKeeping):
     """The cache half of the engine, with what it reads of the rest: the root, the version, the database's
     binder failures and the state."""
 
-    def __init__(self, folder: Path, root: Path) -> None:
+    def __init__(self, folder: Path, root: Path, backend: str = "kuzudb") -> None:
         self.root = root
         self.version = VERSION
-        self.db = SimpleNamespace(binder_failures={})  # type: ignore[assignment]
+        self.db = SimpleNamespace(binder_failures={}, backend=backend)  # type: ignore[assignment]
         self.state = TreeState()
         self.cache_file = folder / "graph.pickle"
         self.cached_state = None
@@ -72,6 +72,15 @@ def test_a_private_cache_loads_back(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert keeper.cache_file is not None
     assert list(Keeper(keeper.cache_file.parent, keeper.root).load_cache()) == ["a.py"]
     assert ignored(capsys) == []
+
+
+def test_a_cache_another_backend_saved_is_a_cold_start(tmp_path: Path) -> None:
+    """A parse is marked by what its backend cannot write (on FalkorDB, a NUL in a docstring), so a cache is the
+    model of its own backend's graph only."""
+    keeper = saved(tmp_path)
+    assert keeper.cache_file is not None
+    assert list(Keeper(keeper.cache_file.parent, keeper.root, "falkordb").load_cache()) == []
+    assert list(Keeper(keeper.cache_file.parent, keeper.root, "kuzudb").load_cache()) == ["a.py"]
 
 
 def test_a_load_removes_the_saves_of_processes_gone_not_those_under_way(tmp_path: Path) -> None:
