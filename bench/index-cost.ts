@@ -154,6 +154,7 @@ export async function run(options: BenchOptions): Promise<BenchReport> {
   const backends = (options.variants as BackendName[] | undefined) ?? BACKENDS;
   const rows: string[][] = [];
   const ratios: number[] = [];
+  const failures: string[] = [];
   for (const size of sizes) {
     for (const name of backends) {
       const repo = size === "mixed" ? mixedRepo() : scaledRepo(size);
@@ -171,7 +172,23 @@ export async function run(options: BenchOptions): Promise<BenchReport> {
         const estimate = estimateIndex(counted, name, "pi-cgc").estimateMs;
         log(`index-cost: ${name}, ${size} (${files} files): pi-cgc's index`);
         const ours = await measure(python, [ENGINE_SCRIPT, "--cache-dir", cacheDir, "index", copy], copy, envOf(mine));
-        if (ours.code !== 0) throw new Error(`pi-cgc's index failed on ${name}: ${ours.stderr}`);
+        if (ours.code !== 0) {
+          // A failed cell is a finding: said in its row (the last line of the error), and the run goes on.
+          const last = ours.stderr.trim().split("\n").at(-1)?.slice(0, 200) ?? "";
+          log(`index-cost: pi-cgc's index failed on ${name}, ${size}: ${ours.stderr}`);
+          failures.push(`${name}, ${size === "mixed" ? "mixed" : size}: ${last}`);
+          rows.push([
+            name,
+            size === "mixed" ? `mixed (${files})` : String(files),
+            `${kib(repo.path)} KiB`,
+            "–",
+            `failed (exit ${ours.code})`,
+            "–",
+            "–",
+            `${seconds(estimate)}`,
+          ]);
+          continue;
+        }
         const how = /written with (.+?)\)/.exec(ours.stdout)?.[1] ?? "?";
         const warm = await warmStart(python, copy, cacheDir, envOf(mine));
         let theirs: Measured | undefined;
@@ -194,6 +211,7 @@ export async function run(options: BenchOptions): Promise<BenchReport> {
           `${seconds(warm.ms)}${warm.trusted ? "" : " (not trusted)"} · ${Math.round(warm.rssMiB)} MiB`,
           `${seconds(estimate)} (${(estimate / ours.ms).toFixed(2)}×)`,
         ]);
+        log(`index-cost: ${rows.at(-1)?.join(" | ")}`);
       } finally {
         await own.stop();
         await mine.stop();
@@ -218,6 +236,7 @@ export async function run(options: BenchOptions): Promise<BenchReport> {
     ),
     "",
     `- ${within} of ${ratios.length} estimates within 2× of pi-cgc's measured time.`,
+    ...failures.map((failure) => `- pi-cgc's index failed: ${failure}`),
   ].join("\n");
   // A run of chosen sizes or backends is a section of its own (bench/run.ts): its title says which.
   const chosen =

@@ -15,7 +15,8 @@ How: the loader's own index on a key property of its own (KEY) for each label, t
       (k a string: FalkorDB Lite's range index finds no 0, and id(n) = row.x is a scan of every node on FalkorDB);
   edges, per (type, from label, to label), in batches:
       UNWIND $rows AS row MATCH (a:`A` {KEY: row.a}) MATCH (b:`B` {KEY: row.b}) CREATE (a)-[r:`TYPE`]->(b) SET r = row.p
-  then the loader's indexes dropped and KEY removed from every node (also when the load failed).
+  then KEY removed from every node, KEY_BATCH nodes a statement, and the loader's indexes dropped (also when the
+  load failed).
 No MERGE: every node and edge of GraphRows is distinct by construction. A batch holds at most BATCH_ROWS rows and
 about BATCH_CHARS characters of property text (FalkorDB's client sends parameters as Cypher text). On Neo4j each
 batch is one managed write transaction (execute_write: retried on a transient error, which CREATE makes safe only
@@ -32,6 +33,7 @@ from .graph_model import GraphRows
 
 BATCH_ROWS = 2000
 BATCH_CHARS = 2_000_000
+KEY_BATCH = 20_000  # nodes whose loader key one statement removes
 
 
 class NotEmpty(Exception):
@@ -174,10 +176,15 @@ def load(driver: Any, rows: GraphRows, *, require_empty: bool = True,
     finally:
         # The loader's own index and key go again: the database keeps what cgc's index leaves.
         try:
+            for label in labels:
+                # In batches: on Neo4j one transaction over every node ran past the server's transaction memory
+                # (dbms.memory.transaction.total.max) at 5 000 files.
+                query = (f"MATCH (n:{_quote(label)}) WHERE n.{KEY} IS NOT NULL WITH n LIMIT {KEY_BATCH} "
+                         f"REMOVE n.{KEY} RETURN count(n) AS c")
+                while (writer.run(query) or [{"c": 0}])[0]["c"]:
+                    pass
             for label in indexed:
                 writer.run(_index_statements(label, writer.neo4j)[1])
-            for label in labels:
-                writer.run(f"MATCH (n:{_quote(label)}) WHERE n.{KEY} IS NOT NULL REMOVE n.{KEY}")
         finally:
             stats["statements"] = writer.statements
             writer.close()
