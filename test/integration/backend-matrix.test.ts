@@ -20,6 +20,7 @@ import {
 import { cgcExec } from "../helpers/cgc-env.ts";
 import { removeAgentDirs, restoreEnv, scratchAgentEnv, withEnv } from "../helpers/env.ts";
 import { compareWithFullIndex } from "../helpers/graph-parity.ts";
+import { NUL_DOCSTRINGS } from "../helpers/index-parity.ts";
 import { type PiRpc, startPiRpc } from "../helpers/pi-rpc.ts";
 import { cgcStatus, type PiHarness, recordingUi, startPi, toolResults, waitFor } from "../helpers/pi-sdk.ts";
 import { indexedTinyRepo, tinyRepo } from "../helpers/repos.ts";
@@ -183,10 +184,7 @@ describe.each(BACKEND_NAMES)("readiness on %s", (name) => {
       await waitFor(() => chip() === READY, `chip ready on ${name} (was ${chip()})`, 150_000);
       appendFileSync(join(repo.path, "pkg", "alpha.py"), "\n\ndef rebuilt_in():\n    return 1\n");
       // A class docstring cgc's parser unescapes into a NUL: FalkorDB cannot take it (docs/cgc-compat.md).
-      writeFileSync(
-        join(repo.path, "pkg", "escapes.py"),
-        'def helper():\n    return 1\n\n\nclass Holder:\n    """holds a \\0 once unescaped"""\n',
-      );
+      writeFileSync(join(repo.path, "pkg", "escapes.py"), NUL_DOCSTRINGS["in_class.py"] as string);
       ui.confirmAnswer = true;
       const from = ui.statusHistory.length;
       await h.session.prompt("/cgc index --force");

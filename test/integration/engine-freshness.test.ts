@@ -15,6 +15,7 @@ import { type CgcHome, cgcBinary, cgcExec, cgcStart, childEnv, makeCgcHome, PROJ
 import { FAULT_ENGINE, venvPython } from "../helpers/engine.ts";
 import { restoreEnv, restoreSuiteEnv, suiteEnv, withEnv } from "../helpers/env.ts";
 import { compareWithFullIndexInNewHome } from "../helpers/graph-parity.ts";
+import { NUL_DOCSTRINGS } from "../helpers/index-parity.ts";
 import { cgcStatus, type PiHarness, recordingUi, startPi, toolResults, waitFor } from "../helpers/pi-sdk.ts";
 import { caseRepos, type TinyRepo } from "../helpers/repos.ts";
 import { FAKES, processesOf, stopOwnCgc, writeSlowToIndexFile } from "../reliability/support.ts";
@@ -443,10 +444,7 @@ describe("the incremental engine", () => {
     try {
       expect((await engine.started).phase).toBe("ready");
       const holder = join(root, "pkg", "holder.py");
-      writeFileSync(
-        holder,
-        'def helper(x):\n    return x\n\n\nclass Holder:\n    """holds a \\0 once unescaped"""\n\n    def get(self, y):\n        return helper(y)\n',
-      );
+      writeFileSync(holder, NUL_DOCSTRINGS["in_class.py"] as string);
       const updated = await engine.update([holder], 120_000);
       expect(updated.ok, JSON.stringify(updated)).toBe(true);
       expect(await engine.verify([holder], 60_000)).toEqual({
