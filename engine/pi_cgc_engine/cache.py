@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 # writes it before every full index it runs: src/lifecycle/interrupted.ts), so the cache is not the graph's model.
 WRITTEN_ELSEWHERE = "graph-written-elsewhere"
 # The warm-start cache's layout; a cache of another layout is a cold start.
-CACHE_FORMAT = 5
+CACHE_FORMAT = 6
 
 # What a cache may name besides the engine's own classes: plain containers and the types a defaultdict is made
 # with. Nothing here runs anything but its constructor on the data the file holds.

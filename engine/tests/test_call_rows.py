@@ -34,9 +34,23 @@ def test_they_read_as_the_rows_they_were_made_from() -> None:
     assert compact == rows and compact == CallRows(rows)
     assert compact != CallRows(made(12, salt=1)) and compact != CallRows(rows[:-1])
     assert not CallRows() and list(CallRows()) == []
-    # A row read is a dict of its own: changing it changes nothing kept.
+    # A row read is a dict of its own, and so are its lists: changing them changes nothing kept.
     compact[0]["line_number"] = -1
-    assert compact[0] == rows[0]
+    compact[4]["args"].append("y")
+    for row in compact:
+        row["args"].append("z")
+    assert compact[0] == rows[0] and compact[4] == rows[4] and list(compact) == rows
+    assert compact.column("args") == [row["args"] for row in rows]
+
+
+def test_a_list_of_other_values_is_kept_as_the_object_it_was() -> None:
+    nested = [["a", 1], {"b": 2}]
+    rows = [{"name": "f", "args": nested, "flags": [True, 0.5]}, {"name": "g", "args": ["x"], "flags": []}]
+    compact = CallRows(rows)
+    assert list(compact) == rows
+    assert compact[0]["args"] is nested  # not plain: read as the list it was, as before
+    assert type(compact[0]["flags"]) is list and compact[0]["flags"] == [True, 0.5]
+    assert [type(value) for value in compact[0]["flags"]] == [bool, float]
 
 
 def test_the_cache_keeps_them_and_loads_them_as_they_were() -> None:
