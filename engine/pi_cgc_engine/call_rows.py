@@ -77,12 +77,14 @@ class CallRows:
     """Rows as cgc's resolution made them (dicts), kept by runs of one shape; iteration and indexing give dicts.
 
     A run is its shape and one flat tuple of its rows' values, row after row: no object per row. A value that was
-    a list of plain values is kept as a tuple shared by every equal one, and read as a new list. So a row read is
-    a dict of its own, and so are its lists: changing them changes nothing kept."""
+    a list of plain values is kept as a tuple shared by every equal one, and read as a new list (`share_lists`).
+    So a row read is a dict of its own, and so are its lists: changing them changes nothing kept. Without
+    `share_lists`, a list is kept as the object it was and read as that object: what is known by its identity
+    (a function's parameters: call_run.param_lists) must be."""
 
     __slots__ = ("_runs", "_starts")
 
-    def __init__(self, rows: Iterable[Dict[str, Any]] = ()) -> None:
+    def __init__(self, rows: Iterable[Dict[str, Any]] = (), share_lists: bool = True) -> None:
         shapes = SHAPES
         shared = SHARED_TUPLES
         runs: List[Tuple[Shape, List[Any]]] = []
@@ -92,11 +94,13 @@ class CallRows:
             lists: Tuple[int, ...] = ()
             row_values = list(row.values())
             for at, value in enumerate(row_values):
-                if type(value) is list and _plain(value):
+                if share_lists and type(value) is list and _plain(value):
                     lists += (at,)
                     kept = tuple(value)
                     row_values[at] = shared.setdefault(kept, kept)
             row_shape = (tuple(row), lists)
+            if not row_shape[0]:
+                raise ValueError("a row without keys is not kept compact")  # its run would have no width
             if row_shape != shape:
                 shape = shapes.setdefault(row_shape, row_shape)
                 values = []
@@ -172,7 +176,17 @@ class CallRows:
         """These rows without the keys in `names` (self where no row has any)."""
         if not any(names.intersection(keys) for (keys, _), _ in self._runs):
             return self
-        return CallRows({key: value for key, value in row.items() if key not in names} for row in self)
+        runs: List[Tuple[Shape, Tuple[Any, ...]]] = []
+        for (keys, lists), values in self._runs:
+            kept = [at for at, key in enumerate(keys) if key not in names]
+            if not kept:
+                raise ValueError("rows without any key are not kept compact")
+            shape = (tuple(keys[at] for at in kept), tuple(new for new, at in enumerate(kept) if at in lists))
+            columns = [values[at::len(keys)] for at in kept]
+            runs.append((SHAPES.setdefault(shape, shape), tuple(chain.from_iterable(zip(*columns)))))
+        rows = CallRows()
+        rows._set_runs(runs)
+        return rows
 
     def __eq__(self, other: Any) -> bool:
         if isinstance(other, CallRows):

@@ -107,7 +107,8 @@ def compact_lists(entry: FileEntry, keys: Tuple[str, ...] = COMPACT_LISTS) -> No
     for key in keys:
         items = entry.data.get(key)
         if isinstance(items, list) and items and all(type(item) is dict for item in items):
-            entry.data[key] = compact = CallRows(items)
+            # A function's parameter list is the object the engine's narrowing knows it by (call_run.param_lists).
+            entry.data[key] = compact = CallRows(items, share_lists=key != "functions")
             if entry.parsed is not None and dict.get(entry.parsed, key) is items:
                 dict.__setitem__(entry.parsed, key, compact)
 

@@ -53,6 +53,27 @@ def test_a_list_of_other_values_is_kept_as_the_object_it_was() -> None:
     assert [type(value) for value in compact[0]["flags"]] == [bool, float]
 
 
+def test_without_shared_lists_a_list_is_read_as_the_object_it_was() -> None:
+    # A lean file's functions: the engine's narrowing knows a function's parameters by the list's identity.
+    rows = made(12)
+    compact = CallRows(rows, share_lists=False)
+    assert list(compact) == rows
+    assert all(read["args"] is row["args"] for read, row in zip(compact, rows))
+    assert compact[3]["args"] is rows[3]["args"]
+    lean = compact.without(frozenset({"caller_name"}))
+    assert all(read["args"] is row["args"] for read, row in zip(lean, rows))
+
+
+def test_without_drops_the_keys_and_keeps_the_rest_as_it_was() -> None:
+    rows = made(12)
+    lean = CallRows(rows).without(frozenset({"confidence", "caller_name"}))
+    want = [{key: value for key, value in row.items() if key not in ("confidence", "caller_name")} for row in rows]
+    assert list(lean) == want and [list(row) for row in lean] == [list(row) for row in want]
+    assert lean[4] == want[4] and lean.column("args") == [row["args"] for row in want]
+    compact = CallRows(rows)
+    assert compact.without(frozenset({"absent"})) is compact
+
+
 def test_the_cache_keeps_them_and_loads_them_as_they_were() -> None:
     compact = CallRows(made(40))
     again = private_loads(pickle.dumps({"rows": [compact]}, protocol=pickle.HIGHEST_PROTOCOL))["rows"][0]
