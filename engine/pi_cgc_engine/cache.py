@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Set, Tuple
 
 from .files import FileEntry
-from .memory import SAVE_IDLE_S, PageReclaim, spare_memory_for_a_copy
+from .memory import SAVE_IDLE_S, PageReclaim, collector_paused, spare_memory_for_a_copy
 from .protocol import log, process_alive
 
 if TYPE_CHECKING:
@@ -117,6 +117,10 @@ class CacheKeeping:
     cache_file: Optional[Path]
     cache_dirty: bool
     cached_state: Optional["TreeState"]
+    # The cache as read_cache read it, until load_cache takes it; whether it was read, and when that began.
+    cache_blob: Optional[Any] = None
+    cache_read = False
+    cache_read_at = 0.0
     saving: Optional[Tuple[int, int, Path, bool]]
     ending: List[Tuple[int, Path]]
     save_started: float
@@ -159,9 +163,16 @@ class CacheKeeping:
         if self.cache_file is not None:
             (self.cache_file.parent / WRITTEN_ELSEWHERE).unlink(missing_ok=True)
 
-    def load_cache(self) -> Dict[str, FileEntry]:
+    def read_cache(self) -> None:
+        """Reads the saved cache, if any, without looking at what it was saved for (see load_cache). Apart so that
+        serve can read it while cgc's choice of database runs (Database), then refuse an unproven backend."""
+        if self.cache_read:
+            return
+        self.cache_read = True
+        self.cache_read_at = time.monotonic()
+        self.cache_blob = None
         if self.cache_file is None:
-            return {}
+            return
         folder = self.cache_file.parent
         # The folder's state before it is made private: a cache that others could have replaced is not loaded.
         unsafe = not_private(folder, "folder") if os.path.lexists(folder) else None
@@ -172,14 +183,25 @@ class CacheKeeping:
             if not (owner.isdigit() and int(owner) != os.getpid() and process_alive(int(owner))):
                 left.unlink(missing_ok=True)
         if not os.path.lexists(self.cache_file):
-            return {}
+            return
         unsafe = unsafe or not_private(self.cache_file, "file")
         if unsafe is not None:
             log(f"cache ignored: {unsafe}")
+            return
+        try:
+            with self.cache_file.open("rb") as handle, collector_paused():  # millions of containers (see there)
+                self.cache_blob = private_load(handle)
+        except Exception as error:  # noqa: BLE001 - a bad cache is a cold start, never a failure
+            log(f"cache ignored: {error}")
+
+    def load_cache(self) -> Dict[str, FileEntry]:
+        """The cache's files when it was saved for this cgc, root, layout and backend (then cached_state is its
+        state); else none."""
+        self.read_cache()
+        blob, self.cache_blob = self.cache_blob, None
+        if not isinstance(blob, dict):
             return {}
         try:
-            with self.cache_file.open("rb") as handle:
-                blob = private_load(handle)
             # The backend too: a parse is marked by what the backend cannot write (graph_rows.write_fails).
             if (blob.get("cgc"), blob.get("root"), blob.get("format"), blob.get("backend")) == (
                     self.version, self.root.as_posix(), CACHE_FORMAT, self.db.backend):

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
+import threading
 import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
@@ -153,12 +155,41 @@ class Database:
         if ctx.database and not os.getenv("CGC_RUNTIME_DB_TYPE") and not os.getenv("DEFAULT_DATABASE"):
             os.environ["DEFAULT_DATABASE"] = ctx.database
         self.ctx = ctx
-        self.manager = cgc.get_database_manager(db_path=os.getenv("CGC_RUNTIME_DB_PATH") or ctx.db_path)
-        self.backend: str = self.manager.get_backend_type()
-        self.embedded = self.backend in ("kuzudb", "ladybugdb")
-        self.falkordb = self.backend in ("falkordb", "falkordb-remote")  # Lite or a server
         self.is_open = False
         self.binder_failures: Dict[str, str] = {}
+        # cgc's choice of backend makes the manager, and on FalkorDB Lite starts its daemon, which loads the
+        # whole graph before it answers: 2.4 s at 5 000 files, the larger part of a warm start's wait. So it
+        # runs beside the engine's start, which reads the cache meanwhile; the first use waits for it.
+        self._chosen: List[Any] = []
+        self._choosing = threading.Thread(target=self._choose, name="cgc-database-manager", daemon=True)
+        self._choosing.start()
+
+    def _choose(self) -> None:
+        try:
+            self._chosen.append(cgc.get_database_manager(db_path=os.getenv("CGC_RUNTIME_DB_PATH") or self.ctx.db_path))
+        except BaseException as error:  # noqa: BLE001 - raised where the manager is first used
+            self._chosen.append(error)
+
+    @functools.cached_property
+    def manager(self) -> Any:
+        """cgc's database manager (waits for cgc's choice; its failure is raised here)."""
+        self._choosing.join()
+        chosen = self._chosen[0]
+        if isinstance(chosen, BaseException):
+            raise chosen
+        return chosen
+
+    @functools.cached_property
+    def backend(self) -> str:
+        return str(self.manager.get_backend_type())
+
+    @property
+    def embedded(self) -> bool:
+        return self.backend in ("kuzudb", "ladybugdb")
+
+    @property
+    def falkordb(self) -> bool:
+        return self.backend in ("falkordb", "falkordb-remote")  # Lite or a server
 
     def open(self) -> int:
         """Opens the database if closed; returns the ms it took. Raises Busy on a held lock."""

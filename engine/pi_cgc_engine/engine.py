@@ -103,8 +103,7 @@ class Engine(CacheKeeping):
         self.root = root
         self.version = version
         self.db = Database(root, context)
-        self.tree = Tree(root, self.db.ctx.cgcignore_path)
-        self.tree.write_profile = PROFILES.get(self.db.backend)
+        self.tree = Tree(root, self.db.ctx.cgcignore_path)  # its write profile is set at the start (the backend's)
         self.state = TreeState()
         self.cache_file = (cache_dir / (hashlib.sha1(root.as_posix().encode()).hexdigest() + ".pickle")) if cache_dir else None
         self.diverged = False
@@ -148,10 +147,13 @@ class Engine(CacheKeeping):
 
     def _start(self, from_disk: bool, progress: Optional[Callable[[str], None]], save: bool,
                writing: bool) -> Dict[str, Any]:
-        start = time.monotonic()
+        start = self.cache_read_at if self.cache_read else time.monotonic()  # serve may have read the cache first
         cached = self.load_cache()
+        self.cache_read = False  # a later start reads the cache again
         cached_state = self.cached_state
         self.cached_state = None
+        # Known once cgc chose the database (Database), which the cache's read gave time to.
+        self.tree.write_profile = PROFILES.get(self.db.backend)
         marker = self.dirty_marker()
         self.diverged = marker is not None and marker.exists()
         if cached_state is not None and not from_disk and not self.distrusted():

@@ -56,6 +56,7 @@ from .protocol import REFUSED_EXIT, Stop, emit, log, refuse, take_stdout
 def serve(args: argparse.Namespace, version: str) -> int:
     root = Path(args.root).resolve()
     engine = Engine(root, Path(args.cache_dir).resolve() if args.cache_dir else None, args.context, version)
+    engine.read_cache()  # while cgc chooses the database (on FalkorDB Lite, its daemon starts and loads the graph)
     if engine.db.backend not in PROVEN_BACKENDS:
         refuse(f"backend {engine.db.backend} is not one the engine was proven on ({', '.join(sorted(PROVEN_BACKENDS))})")
     facts = engine.start()
