@@ -117,10 +117,9 @@ class CacheKeeping:
     cache_file: Optional[Path]
     cache_dirty: bool
     cached_state: Optional["TreeState"]
-    # The cache as read_cache read it, until load_cache takes it; whether it was read, and when that began.
+    # The cache as read_cache read it, until load_cache takes it, and when that read began (None: not read yet).
     cache_blob: Optional[Any] = None
-    cache_read = False
-    cache_read_at = 0.0
+    cache_read_at: Optional[float] = None
     saving: Optional[Tuple[int, int, Path, bool]]
     ending: List[Tuple[int, Path]]
     save_started: float
@@ -166,9 +165,8 @@ class CacheKeeping:
     def read_cache(self) -> None:
         """Reads the saved cache, if any, without looking at what it was saved for (see load_cache). Apart so that
         serve can read it while cgc's choice of database runs (Database), then refuse an unproven backend."""
-        if self.cache_read:
+        if self.cache_read_at is not None:
             return
-        self.cache_read = True
         self.cache_read_at = time.monotonic()
         self.cache_blob = None
         if self.cache_file is None:

@@ -69,7 +69,9 @@ Shape = Tuple[Tuple[str, ...], Tuple[int, ...]]
 SHARED_TUPLES: Dict[Tuple[Any, ...], Tuple[Any, ...]] = {}
 
 
-def _plain(values: List[Any]) -> bool:
+def plain_values(values: Iterable[Any]) -> bool:
+    """Only strings, whole numbers and None: values equal only when they are the same (1 == True == 1.0), so
+    equal containers of them can be one shared object."""
     return all(value is None or type(value) in (str, int) for value in values)
 
 
@@ -94,7 +96,7 @@ class CallRows:
             lists: Tuple[int, ...] = ()
             row_values = list(row.values())
             for at, value in enumerate(row_values):
-                if share_lists and type(value) is list and _plain(value):
+                if share_lists and type(value) is list and plain_values(value):
                     lists += (at,)
                     kept = tuple(value)
                     row_values[at] = shared.setdefault(kept, kept)

@@ -147,9 +147,9 @@ class Engine(CacheKeeping):
 
     def _start(self, from_disk: bool, progress: Optional[Callable[[str], None]], save: bool,
                writing: bool) -> Dict[str, Any]:
-        start = self.cache_read_at if self.cache_read else time.monotonic()  # serve may have read the cache first
+        start = self.cache_read_at or time.monotonic()  # serve may have read the cache first
         cached = self.load_cache()
-        self.cache_read = False  # a later start reads the cache again
+        self.cache_read_at = None  # a later start reads the cache again
         cached_state = self.cached_state
         self.cached_state = None
         # Known once cgc chose the database (Database), which the cache's read gave time to.

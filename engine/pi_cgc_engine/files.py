@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, FrozenSet, List, Optional, Set, Tuple
 
-from .call_rows import CallRows
+from .call_rows import CallRows, plain_values
 from .context import RUN
 
 # ---------------------------------------------------------------------------------------------
@@ -73,8 +73,8 @@ class SharedValues:
                     value[at] = shared
         elif kind is tuple:
             items = tuple(self.share(item) for item in value)
-            # Only where equal means the same types too (1 == True == 1.0; a bool or float stays as it is).
-            if all(item is None or type(item) in (str, int) for item in items):
+            # A tuple holding a bool or a float stays as it is (see plain_values).
+            if plain_values(items):
                 return self.tuples.setdefault(items, items)
             return items if any(a is not b for a, b in zip(items, value)) else value
         return value
