@@ -231,7 +231,7 @@ export async function run(_options: BenchOptions): Promise<BenchReport> {
       "- The verdict is bounded by the probe's slowest spawn: its calls (`--version`, the repositories query, and",
       "  `doctor` only where the user's cgc has a `.env`) run in parallel; see the spawn-cost section for one spawn.",
       "",
-      "The first prompt, sent the moment the session started (as `pi -p` does; issue 35): time from `prompt()` to",
+      "The first prompt, sent the moment the session started (as `pi -p` does): time from `prompt()` to",
       "the model's first call. pi-cgc's `input` handler waits there for the first probe (at most `timeouts.probeMs`),",
       "so that call is offered the graph tools and the card. *Cold cgc*: cgc's Python compiles its modules afresh",
       "(an empty `PYTHONPYCACHEPREFIX`, as right after installing cgc). Median (min–max, n).",

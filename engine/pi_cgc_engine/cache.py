@@ -1,7 +1,7 @@
 """The engine's warm-start cache: its state pickled beside pi's agent folder, saved when idle (aside, in a
 forked copy, where memory allows), and the markers that say whether the saved state is what the graph holds.
 
-The cache is private and checked (issue 36): its folder is 0700 and its files 0600; a cache is loaded only from
+The cache is private and checked: its folder is 0700 and its files 0600; a cache is loaded only from
 a folder and a file the user owns that neither the group nor others can write (anything else is a cold start,
 said once as "cache ignored: …"); and the load makes only the engine's own classes and plain containers, never
 calls anything else a file names (`PrivateUnpickler`), so a garbled or planted file fails to load instead of

@@ -39,6 +39,41 @@ def _call_relationship(row: Dict[str, Any]) -> str:
     return "HEURISTIC_CALLS" if tier >= 8 else "CALLS"
 
 
+# An IMPORTS relationship's key in cgc's MERGE, and the values its SET gives it: JavaScript-family rows, the others.
+JS_IMPORT_EDGE = (("module_name", "line_number"), ("imported_name", "alias", "lang"))
+OTHER_IMPORT_EDGE = (("name", "line_number", "imported_name"), ("alias", "full_import_name", "lang"))
+
+
+def import_rows(fd: Dict[str, Any]) -> Tuple[List[Dict[str, Any]], List[Dict[str, Any]]]:
+    """The rows of a file's two IMPORTS statements in cgc's add_file_to_graph: (JavaScript-family, the others)."""
+    lang = fd.get("lang")
+    js_imports, other_imports = [], []
+    for imp in fd.get("imports", []):
+        if lang in JS_IMPORT_LANGS:
+            module_name = imp.get("source")
+            if module_name:
+                js_imports.append({"module_name": module_name, "imported_name": imp.get("name", "*"),
+                                   "alias": imp.get("alias") or "", "line_number": imp.get("line_number") or 0,
+                                   "lang": imp.get("lang") or lang})
+        else:
+            metadata = module_metadata_row(imp, lang)
+            if metadata is not None:
+                other_imports.append(metadata)
+    return js_imports, other_imports
+
+
+def import_conflict(fd: Dict[str, Any]) -> Optional[str]:
+    """Where FalkorDB picks the row (batch_reads_before): why the replay of this file's IMPORTS statements refuses
+    (None: it does not). The verdict of the replay's own check, on the rows as the driver sends them, found
+    before anything is replayed (`import { a, b } from './x'` is one such statement: most JavaScript trees)."""
+    for rows, edge in zip(import_rows(fd), (JS_IMPORT_EDGE, OTHER_IMPORT_EDGE)):
+        try:
+            _refuse_conflicting_rows(_plain(rows), *edge)
+        except NotReplicable as error:
+            return f"{fd.get('path')}: {error}"
+    return None
+
+
 class _Writer:
     def __init__(self, g: GraphRows, normalize: Callable[[Any], str]):
         self.g = g
@@ -207,22 +242,11 @@ class _Writer:
                 if outers:
                     self._edges("CONTAINS", outers, g.match("Function", name=row["inner_name"], path=fps, line_number=row["inner_line"]))
 
-        js_imports, other_imports = [], []
-        for imp in fd.get("imports", []):
-            if lang in JS_IMPORT_LANGS:
-                module_name = imp.get("source")
-                if module_name:
-                    js_imports.append({"module_name": module_name, "imported_name": imp.get("name", "*"),
-                                       "alias": imp.get("alias") or "", "line_number": imp.get("line_number") or 0,
-                                       "lang": imp.get("lang") or lang})
-            else:
-                metadata = module_metadata_row(imp, lang)
-                if metadata is not None:
-                    other_imports.append(metadata)
+        js_imports, other_imports = import_rows(fd)
         if js_imports:
             rows = self.sanitize(js_imports)
             if self.p.batch_reads_before:
-                _refuse_conflicting_rows(rows, ("module_name", "line_number"), ("imported_name", "alias", "lang"))
+                _refuse_conflicting_rows(rows, *JS_IMPORT_EDGE)
             for row in rows:  # per-row fallback (KùzuDB); one statement elsewhere
                 mid, _ = g.merge_node("Module", row["module_name"])
                 e = g.merge_edge("IMPORTS", fid, mid, (("line_number", row["line_number"]),))
@@ -238,7 +262,7 @@ class _Writer:
                     before.setdefault(row["name"], (m.get("lang"), m.get("full_import_name")) if m else (None, None))
             edge_rows = rows
             if self.p.batch_reads_before:
-                _refuse_conflicting_rows(rows, ("name", "line_number", "imported_name"), ("alias", "full_import_name", "lang"))
+                _refuse_conflicting_rows(rows, *OTHER_IMPORT_EDGE)
             for row in rows:  # per-row fallback (KùzuDB); one statement elsewhere
                 mid, m = g.merge_node("Module", row["name"])
                 lang_was, full_was = before[row["name"]] if self.p.batch_reads_before else (m.get("lang"), m.get("full_import_name"))

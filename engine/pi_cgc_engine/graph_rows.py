@@ -66,7 +66,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from .graph_model import GraphRows
 from .graph_profiles import KUZU, PROFILES, REFUSED_LANGUAGES, NotReplicable, Profile, WriteFails
-from .graph_replay import _Writer
+from .graph_replay import _Writer, import_conflict
 from .graph_sanitize import normalize_path
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -99,15 +99,21 @@ def _holds_nul(value: Any) -> bool:
     return False
 
 
-def refusal(parsed: Sequence[Dict[str, Any]], *, maven_data: Any = None, gradle_data: Any = None,
-            mybatis_batch: Any = None) -> Optional[str]:
-    """Why this tree's full index cannot be replayed (None when it can, as far as can be told before replaying)."""
+def refusal(parsed: Sequence[Dict[str, Any]], *, profile: Optional[Profile] = None, maven_data: Any = None,
+            gradle_data: Any = None, mybatis_batch: Any = None) -> Optional[str]:
+    """Why this tree's full index cannot be replayed (None when it can, as far as can be told before replaying).
+    With the backend's profile, the IMPORTS statements whose row FalkorDB picks are checked too. A file whose
+    write is to fail is left to the replay: its statements may stop before its imports."""
     for fd in parsed:
         lang = fd.get("lang")
         if lang in REFUSED_LANGUAGES:
             return f"{fd.get('path')}: language {lang} is refused"
         if fd.get("orm_mappings"):
             return f"{fd.get('path')}: ORM mappings (DbTable MERGEs) are not replicated"
+        if profile is not None and profile.batch_reads_before and "error" not in fd and not fd.get("write_failed"):
+            conflict = import_conflict(fd)
+            if conflict is not None:
+                return conflict
     if maven_data and maven_data.get("modules"):
         return "a Maven build graph is not replicated"
     if gradle_data and gradle_data.get("modules"):
@@ -155,7 +161,8 @@ def build_graph(
       the graph's rows then take the place the files held).
     """
     repo = Path(repo_root)
-    why = refusal(file_data, maven_data=maven_data, gradle_data=gradle_data, mybatis_batch=mybatis_batch)
+    why = refusal(file_data, profile=profile, maven_data=maven_data, gradle_data=gradle_data,
+                  mybatis_batch=mybatis_batch)
     if why:
         raise NotReplicable(why)
     g = GraphRows(profile)

@@ -186,7 +186,9 @@ def write_in_bulk(engine: Engine, progress: Callable[[str], None], set_aside: St
     profile = graph_rows.PROFILES.get(engine.db.backend)
     if profile is None:
         return f"no bulk writer for {engine.db.backend}"
-    why = graph_rows.refusal([entry.data for entry in engine.state.files.values()])
+    # Found here, a refusal costs nothing: the state is still whole for cgc's writer (found in the replay, after
+    # the state was let go of, it costs a second reading of the tree).
+    why = graph_rows.refusal([entry.data for entry in engine.state.files.values()], profile=profile)
     if why is not None:
         return f"this tree is not one the bulk writer replicates ({why})"
     # What sends the write to cgc's writer is known before anything is let go of: a database that holds other

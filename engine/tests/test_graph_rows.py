@@ -3,11 +3,14 @@ index is proven on real trees by a driver (see the commit messages); these pin t
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from pi_cgc_engine import graph_rows as gr
 
 ROOT = "/r/repo"
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
 def fn(name, line, **extra):
@@ -117,3 +120,53 @@ def test_a_nul_character_fails_the_file_s_write_only_where_the_parameters_travel
     # A file without a NUL is written whole everywhere.
     clean = {"path": path, "lang": "python", "functions": functions}
     assert gr.write_fails(clean, gr.PROFILES["falkordb"], ROOT, normalize=lambda p: str(p)) is None
+
+
+JS_FILES = {
+    "several.js": "import { join, dirname } from './paths.js'\nexport const both = () => join(dirname('a'), 'b')\n",
+    "one_each.js": "import { join } from './paths.js'\nimport { dirname } from './paths.js'\nexport const x = join\n",
+    "required.js": "const { spawn, exec } = require('child_process')\nmodule.exports = { spawn, exec }\n",
+    "types.ts": "import type { A, B } from './model'\nexport function pick(a: A, b: B): A { return a }\n",
+    "plain.py": "from os.path import join, dirname\n\n\ndef both():\n    return join(dirname('a'), 'b')\n",
+}
+
+
+def test_the_import_check_before_the_replay_gives_the_replays_own_verdict(cgc, tmp_path):
+    """On FalkorDB an IMPORTS statement whose rows set one relationship to different values is refused (the row
+    FalkorDB keeps is its own choice). The full index checks that before it lets go of the engine's state
+    (refusal with the profile), so that a refused tree is read once: the check must refuse exactly the files
+    the replay refuses, on every backend. Files parsed by cgc's parser: written here, and real ones."""
+    from pi_cgc_engine.files import digest_of
+    from pi_cgc_engine.graph_model import GraphRows
+    from pi_cgc_engine.graph_replay import _Writer
+    from pi_cgc_engine.tree import Tree
+
+    root = tmp_path.resolve()
+    for name, text in JS_FILES.items():
+        (root / name).write_text(text, encoding="utf-8")
+    real = sorted((PROJECT_ROOT / "node_modules" / "@mariozechner" / "pi-tui" / "dist").glob("*.js"))[:6]
+    for path in real:
+        (root / "real" / path.name).parent.mkdir(exist_ok=True)
+        (root / "real" / path.name).write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+    tree = Tree(root, None)
+    parsed = [tree.parse(path, digest_of(path)).data for path in tree.discover()]
+    assert len(parsed) == len(JS_FILES) + len(real) and not any("error" in fd for fd in parsed)
+    verdicts = {}
+    for name, profile in gr.PROFILES.items():
+        for fd in parsed:
+            before = gr.refusal([fd], profile=profile)
+            try:
+                _Writer(GraphRows(profile), str).add_file(fd, str(root))
+                replayed = None
+            except gr.NotReplicable as error:
+                replayed = str(error)
+            assert (before is None, name, fd["path"]) == (replayed is None, name, fd["path"])
+            verdicts[name, Path(fd["path"]).name] = before is not None
+    refused = sorted(file for (name, file), no in verdicts.items() if no and name == "falkordb")
+    # Several names from one module in one statement: refused; one name a statement, or Python's rows (keyed by the
+    # imported name too): not. And real code has such statements (pi-tui's autocomplete.js).
+    assert [file for file in refused if file in JS_FILES] == ["several.js", "types.ts"], refused
+    assert set(refused) - set(JS_FILES), refused
+    assert not any(no for (name, _), no in verdicts.items() if name in ("kuzudb", "neo4j")), verdicts
+    # Without the profile (the check cgc's writer needs no matter the backend) nothing here is refused.
+    assert all(gr.refusal([fd]) is None for fd in parsed)

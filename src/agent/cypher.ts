@@ -1,6 +1,6 @@
 // Read-only Cypher, checked before cgc sees the query. The gate lists what it allows, not what it refuses:
 // which clauses and procedures write differs by backend and version, and a list of refusals (cgc 0.6.13's
-// `is_read_only_cypher`, and this gate before issue 36) let any `CALL name(...)` it did not name reach the
+// `is_read_only_cypher`, and an earlier form of this gate) let any `CALL name(...)` it did not name reach the
 // database. Allowed: the clauses that read (MATCH, OPTIONAL MATCH, WITH, WHERE, RETURN, ORDER BY, SKIP, LIMIT,
 // UNWIND, UNION, CALL { … } whose body passes the same gate) and CALL of a procedure in READ_PROCEDURES, each
 // run against its real backend by test/reliability/cypher-gate.test.ts. Quoted text and comments are skipped in

@@ -14,7 +14,7 @@
 // FalkorDBManager.shutdown). A stop signals the starter's whole group, worker included; the worker exits at
 // once and leaves redis up while another client is connected (the engine's forked cache save holds a copy of
 // its connection), so the starter's handler then found no worker and left redis running, reparented to init,
-// after pi had ended (issue 36). So the registry keeps each child's daemon: once the child has closed, a daemon
+// after pi had ended. So the registry keeps each child's daemon: once the child has closed, a daemon
 // still running is sent SIGTERM (redis saves, then exits), and the guardian does the same at pi's end.
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";

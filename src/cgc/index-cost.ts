@@ -1,4 +1,4 @@
-// What an index will cost, said before the user agrees to it and shown while it runs (issue 13): the files cgc
+// What an index will cost, said before the user agrees to it and shown while it runs: the files cgc
 // will read, counted by cgc's own discovery and ignore rules (engine/discover.py, run by cgc's Python, writes
 // nothing), and their size, times a rate measured on each backend with cgc 0.6.13 on this project's machines
 // (bench/RESULTS.md, "cgc index cost by backend"). An estimate: it says so, and rounds.
