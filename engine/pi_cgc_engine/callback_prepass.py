@@ -4,14 +4,18 @@ build_function_call_groups first maps (a function's file, its name, a parameter)
 a bare name there may mean: for every call of the tree, every function of the call's name, and every parameter
 given a bare name, it appends one (file, name, line) triple per function of that name. On real code that is a
 list of mostly repeated triples: at 5 000 files of Python, 114 million appends (about 8 GB) for 14 million
-distinct triples, made in about 9.5 million runs, each the same few functions of one name. Here each run is made
-once, as a shared tuple, and each value keeps its runs in order: what cgc's loop later reads (truth, then the
-triples in order) is the same, in about a tenth of the time and memory.
+distinct triples, made in about 9.5 million runs, each the same few functions of one name. cgc's loop then reads
+an entry only for a call of a parameter of the function the call is in (the call's file, that function's name,
+the parameter): the engine makes only the entries of such (file, function name) pairs (_CallRun.capture), each
+run once, as a shared tuple, and each value keeps its runs in order. What cgc's loop reads (truth, then the
+triples in order) is the same; at 5 000 files the pre-pass took about 20 s making every entry, and about 2 s
+making these.
 
-The loop below is cgc 0.6.13's (tools/indexing/resolution/calls.py), statement by statement; cgc_contract checks
-that cgc's own loop is still that one (PREPASS_SHA256) before the engine serves, so a cgc whose pre-pass changed is
-a refusal, not a difference. It reads the files and the functions by name through the run's hooks, as cgc's loop
-does (a narrowed run sees the calls and functions the narrowing gives it)."""
+The loop below is cgc 0.6.13's (tools/indexing/resolution/calls.py): the same calls, functions and parameters in
+the same order, skipping only what would make an entry cgc's loop never reads. cgc_contract checks that cgc's own
+loop is still that one (PREPASS_SHA256) before the engine serves, so a cgc whose pre-pass changed is a refusal,
+not a difference. It reads the files and the functions by name through the run's hooks, as cgc's loop does (a
+narrowed run sees the calls and functions the narrowing gives it)."""
 
 from __future__ import annotations
 
@@ -58,23 +62,25 @@ def callback_arg_targets(files: Iterable[Any], functions_named: Callable[[str], 
     """cgc's callback_arg_targets after its pre-pass over `files` (the run's hooks as cgc's loop meets them)."""
     targets: Dict[Key, CallbackTargets] = {}
     made: Dict[Tuple[str, Optional[str]], Tuple[Triple, ...]] = {}  # the run of a bare name (in a file)
-    param_lists = run.param_lists
+    readers = run.callback_readers
+    read_names = {name for _, name in readers}
+    callees_of: Dict[str, List[Tuple[str, List[Any]]]] = {}  # a name's functions whose entries are read
     for fd in files:
         caller_fp = resolved_posix(fd["path"])
         for call in fd.get("function_calls", []):
             callee_name = call.get("name")
-            if not callee_name:
+            if not callee_name or callee_name not in read_names:
+                continue  # no entry of this name is read
+            callees = callees_of.get(callee_name)
+            if callees is None:
+                callees = callees_of[callee_name] = read_callees(callee_name, functions_named, run)
+            if not callees:
                 continue
-            call_args = call.get("args") or []
-            for callee_fp, callee_fn in functions_named(callee_name):
-                params = callee_fn.get("args") or callee_fn.get("parameters") or []
-                if id(params) not in param_lists:
-                    continue  # the enumerate hook gives cgc's loop nothing here (see cgc_contract._enumerate_hook)
-                for param_index, param in enumerate(params):
-                    if param_index >= len(call_args):
-                        break
-                    arg_text = str(call_args[param_index]).strip()
-                    if not IDENTIFIER.fullmatch(arg_text):
+            # Each argument's text where it is a bare name (cgc's loop pairs the i-th parameter with the i-th).
+            bare = [text if IDENTIFIER.fullmatch(text := str(arg).strip()) else None for arg in call.get("args") or []]
+            for callee_fp, params in callees:
+                for param, arg_text in zip(params, bare):
+                    if arg_text is None:
                         continue
                     found = made.get((arg_text, caller_fp))
                     if found is None:
@@ -96,3 +102,17 @@ def callback_arg_targets(files: Iterable[Any], functions_named: Callable[[str], 
                             value = targets[key] = CallbackTargets()
                         value.runs.append(found)
     return targets
+
+
+def read_callees(name: str, functions_named: Callable[[str], List[Tuple[str, Any]]],
+                 run: "_CallRun") -> List[Tuple[str, List[Any]]]:
+    """The functions of this name (file, parameters) whose entries cgc's loop reads (run.callback_readers) and
+    whose parameters its loop enumerates (the enumerate hook gives it nothing for the others), in order. The same
+    for every call of the name: the pre-pass changes no index."""
+    callees = []
+    for callee_fp, callee_fn in functions_named(name):
+        if (callee_fp, name) in run.callback_readers:
+            params = callee_fn.get("args") or callee_fn.get("parameters") or []
+            if id(params) in run.param_lists:
+                callees.append((callee_fp, params))
+    return callees

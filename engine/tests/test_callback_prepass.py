@@ -27,6 +27,12 @@ FILES = {
     # A second `double` elsewhere: a call passing `double` means the caller's own where it has one.
     "other.py": "from apply import apply\n\n\ndef double(v):\n    return v + v\n\n\ndef here():\n    return apply(double, 1)\n",
     "third.py": "from apply import apply\nfrom double import double\n\n\ndef there():\n    return apply(double, 5)\n",
+    # Two methods of one name in one file, and only one calls its parameter: cgc's entry (the file, `run`, `fn`)
+    # is made from the calls of both, and the engine makes only the entries cgc's loop reads.
+    "methods.py": "class Runner:\n    def run(self, fn, value):\n        return fn(value)\n\n\n"
+                  "class Recorder:\n    def run(self, fn, value):\n        return [fn, value]\n\n\n"
+                  "def square(v):\n    return v * v\n\n\ndef cube(v):\n    return v * v * v\n\n\n"
+                  "def use_both():\n    return Runner().run(square, square) + Recorder().run(cube, cube)\n",
 }
 
 
@@ -50,6 +56,9 @@ def test_the_rows_are_cgcs_after_a_whole_resolution_and_after_an_edit(cgc: Any, 
     theirs = tree.resolve(files, imports_map)
     assert compare_links(state.links, theirs) == []
     assert len(callback_rows(theirs)) >= 4  # the tree has what the pre-pass is for
+    # Runner.run's call of `fn` means the functions passed to either method: square and cube.
+    runner = sorted(row["called_name"] for row in callback_rows(theirs) if row["caller_file_path"].endswith("methods.py"))
+    assert "square" in runner and "cube" in runner, runner
 
     # An edit: the narrowed run's pre-pass sees only the callers of the edited file's functions.
     (root / "other.py").write_text(FILES["other.py"].replace("return apply(double, 1)", "return apply(double, 1) + 1"))
