@@ -152,11 +152,11 @@ class _CallRun:
         chosen_data = self.chosen_data()
         self.names = {fn.get("name") for _, fd in chosen_data for fn in dict.get(fd, "functions") or []}
         self.defined = functions_by_name
-        # The parameter lists of the chosen files' functions, as the pre-pass reads them from the
-        # index entries (shallow copies of the parsed functions: the same list objects).
-        # cgc's loop reads a callback entry (file, function, parameter) only for a call, in that file, of a parameter
-        # of the function the call is in: the pairs of a chosen file's functions with a parameter the file calls
-        # are the only ones the pre-pass makes entries for (callback_prepass; at 5 000 files the others were
+        # The parameter lists of the chosen files' functions, as the pre-pass reads them from the index entries
+        # (shallow copies of the parsed functions: the same list objects). And the callback readers: cgc's loop
+        # reads a callback entry (file, function, parameter) only for a call, in that file, of a parameter of the
+        # function the call is in, so the pre-pass makes entries only for the (file, name) of a chosen file's
+        # function with a parameter the file calls (callback_prepass; at 5 000 files the other entries were
         # 9.5 million runs, about 20 s).
         chosen_paths = set()
         for _, fd in chosen_data:
