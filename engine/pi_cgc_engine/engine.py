@@ -147,7 +147,8 @@ class Engine(CacheKeeping):
 
     def _start(self, from_disk: bool, progress: Optional[Callable[[str], None]], save: bool,
                writing: bool) -> Dict[str, Any]:
-        start = self.cache_read_at or time.monotonic()  # serve may have read the cache first
+        # serve may have read the cache first
+        start = self.cache_read_at if self.cache_read_at is not None else time.monotonic()
         cached = self.load_cache()
         self.cache_read_at = None  # a later start reads the cache again
         cached_state = self.cached_state

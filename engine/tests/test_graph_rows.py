@@ -1,5 +1,6 @@
-"""graph_rows: the pure replay of cgc 0.6.13's full-index writes (no cgc, no database). The parity with cgc's own
-index is proven on real trees by a driver (see the commit messages); these pin the replay's KùzuDB details."""
+"""graph_rows: the pure replay of cgc 0.6.13's full-index writes (no database). The parity with cgc's own index is
+proven on real trees by engine/tests/test_index_parity.py and test/integration/index-parity.test.ts; these pin the
+replay's details, and the check before it against the replay's own verdict on files cgc's parser parsed."""
 
 from __future__ import annotations
 
@@ -8,6 +9,10 @@ from pathlib import Path
 import pytest
 
 from pi_cgc_engine import graph_rows as gr
+from pi_cgc_engine.files import digest_of
+from pi_cgc_engine.graph_model import GraphRows
+from pi_cgc_engine.graph_replay import _Writer
+from pi_cgc_engine.tree import Tree
 
 ROOT = "/r/repo"
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -136,11 +141,6 @@ def test_the_import_check_before_the_replay_gives_the_replays_own_verdict(cgc, t
     FalkorDB keeps is its own choice). The full index checks that before it lets go of the engine's state
     (refusal with the profile), so that a refused tree is read once: the check must refuse exactly the files
     the replay refuses, on every backend. Files parsed by cgc's parser: written here, and real ones."""
-    from pi_cgc_engine.files import digest_of
-    from pi_cgc_engine.graph_model import GraphRows
-    from pi_cgc_engine.graph_replay import _Writer
-    from pi_cgc_engine.tree import Tree
-
     root = tmp_path.resolve()
     for name, text in JS_FILES.items():
         (root / name).write_text(text, encoding="utf-8")
@@ -162,11 +162,11 @@ def test_the_import_check_before_the_replay_gives_the_replays_own_verdict(cgc, t
                 replayed = str(error)
             assert (before is None, name, fd["path"]) == (replayed is None, name, fd["path"])
             verdicts[name, Path(fd["path"]).name] = before is not None
-    refused = sorted(file for (name, file), no in verdicts.items() if no and name == "falkordb")
+    refused = sorted(file for (name, file), refused_there in verdicts.items() if refused_there and name == "falkordb")
     # Several names from one module in one statement: refused; one name a statement, or Python's rows (keyed by the
     # imported name too): not. And real code has such statements (pi-tui's autocomplete.js).
     assert [file for file in refused if file in JS_FILES] == ["several.js", "types.ts"], refused
     assert set(refused) - set(JS_FILES), refused
-    assert not any(no for (name, _), no in verdicts.items() if name in ("kuzudb", "neo4j")), verdicts
+    assert not any(refused_there for (name, _), refused_there in verdicts.items() if name in ("kuzudb", "neo4j")), verdicts
     # Without the profile (the check cgc's writer needs no matter the backend) nothing here is refused.
     assert all(gr.refusal([fd]) is None for fd in parsed)
