@@ -4,7 +4,9 @@ stated before consent). Run by cgc's own interpreter; prints one JSON line:
   {"files": N, "bytes": B, "byExtension": {".py": n, ...}}  (B: the files' total size, what the time grows with)
 cgc writes a default .cgcignore into the workspace when it finds none; asked before the user agreed to any
 index, this must write nothing, so the default cgc would write is read from a temporary file instead.
-Any failure prints {"error": "..."} and exits 1: the confirmation then goes without a count.
+Any failure prints {"error": "..."} and exits 1: the confirmation then goes without a count. So does a cgc that
+breaks the part of the engine's contract this script relies on (cgc_contract.load_discovery: a proven version, the
+names used, find_cgcignore patchable as it is patched).
 """
 
 from __future__ import annotations
@@ -13,17 +15,13 @@ import json
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
+# The engine's package beside this file (pi-cgc runs cgc's Python with PYTHONSAFEPATH=1): its cgc_contract holds
+# every reach into cgc, this script's patch of cgc's ignore-file lookup among them, and checks it before the count.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-class _NoDatabase:
-    """GraphBuilder asks its manager for a driver it never uses to list its parsers."""
-
-    def get_driver(self, graph_name: Optional[str] = None) -> None:
-        return None
-
-    def get_backend_type(self) -> str:
-        return "none"
+from pi_cgc_engine import cgc_contract  # noqa: E402
 
 
 def main(root: Path) -> int:
@@ -32,31 +30,12 @@ def main(root: Path) -> int:
 
 
 def count(root: Path, scratch: Path) -> int:
-    import codegraphcontext.core.cgcignore as cgcignore
-    from codegraphcontext.cli.config_manager import resolve_context
-    from codegraphcontext.core.jobs import JobManager
-    from codegraphcontext.tools.graph_builder import GraphBuilder
-    from codegraphcontext.tools.indexing.discovery import discover_files_to_index
-
-    find = cgcignore.find_cgcignore
-
-    def find_without_writing(ignore_root: Path, explicit_path: Optional[str] = None) -> Optional[Path]:
-        found = find(ignore_root, explicit_path)
-        if found is not None:
-            return found
-        stand_in = scratch / ".cgcignore"  # what ensure_default_cgcignore would write, elsewhere
-        if not stand_in.exists():
-            cgcignore.ensure_default_cgcignore(stand_in, _default_patterns())
-        return stand_in
-
-    cgcignore.find_cgcignore = find_without_writing
-    ctx = resolve_context(None, cwd=root)
-    class ParseOnly(GraphBuilder):  # type: ignore[misc, valid-type]
-        def create_schema(self, graph_name: Optional[str] = None) -> None:
-            return None  # no database: only the parser table is wanted
-
-    builder: Any = ParseOnly(_NoDatabase(), JobManager(), None)
-    files, _ = discover_files_to_index(root, ctx.cgcignore_path, supported_extensions=set(builder.parsers))
+    cgc_contract.load_discovery()
+    # What ensure_default_cgcignore would write into the workspace goes to the scratch folder instead.
+    with cgc_contract.cgcignore_found_elsewhere(scratch / ".cgcignore"):
+        ctx = cgc_contract.resolve_context(None, cwd=root)
+        builder: Any = cgc_contract.parse_only_builder()  # no database: only the parser table is wanted
+        files, _ = cgc_contract.discover_files_to_index(root, ctx.cgcignore_path, supported_extensions=set(builder.parsers))
     by_extension: dict[str, int] = {}
     total_bytes = 0
     for path in files:
@@ -68,12 +47,6 @@ def count(root: Path, scratch: Path) -> int:
         by_extension[suffix] = by_extension.get(suffix, 0) + 1
     print(json.dumps({"files": len(files), "bytes": total_bytes, "byExtension": dict(sorted(by_extension.items()))}))
     return 0
-
-
-def _default_patterns() -> list[str]:
-    from codegraphcontext.tools.indexing.constants import DEFAULT_IGNORE_PATTERNS
-
-    return list(DEFAULT_IGNORE_PATTERNS)
 
 
 if __name__ == "__main__":

@@ -4,39 +4,55 @@ The engine runs inside cgc's own interpreter and uses cgc's library. Most of wha
 discovery, resolution builders, the writer, the database manager). This module holds the rest: every name that
 starts with an underscore in cgc, every monkey-patch of a cgc module, every read or write of a running cgc frame,
 every parse of cgc's source, and every swap of an object's class while cgc holds it. No other module of the
-engine imports codegraphcontext (engine/tests/test_contract.py fails otherwise).
+engine, nor engine/discover.py, imports codegraphcontext (engine/tests/test_contract.py fails otherwise).
 
 The contract, checked by `load` before the engine serves (a failed check is a refusal, as an unproven cgc
-version is: pi-cgc then falls back to full rebuilds and says so once):
+version is: pi-cgc then falls back to full rebuilds and says so once). Each refusal names what changed: the
+name and what kind of change (missing, not called, a changed source, no such local, ...):
 
-- the version is one the engine was proven on (PROVEN_VERSIONS: the parity harness ran on it);
-- these modules import, with these names: core.jobs.JobManager, tools.graph_builder.GraphBuilder (its
-  parse_file, parsers, get_parser and create_schema), tools.indexing.discovery (discover_files_to_index,
-  build_ignore_spec, safe_walk, and `os` as a module global), tools.indexing.pre_scan.pre_scan_for_imports,
-  tools.indexing.persistence.writer (GraphWriter and its _purge_dangling_pathless_nodes, _normalize_path,
-  _is_binder_exception),
-  tools.indexing.resolution.inheritance (the build_* functions and _build_node_label_index),
+- the version is one the engine was proven on (PROVEN_VERSIONS, read from proven-cgc-versions.json beside this
+  module, which the extension reads too: the parity harness ran on each);
+- these modules import, with these names (NEEDED): core.jobs.JobManager, tools.graph_builder.GraphBuilder,
+  tools.indexing.discovery (discover_files_to_index, build_ignore_spec, safe_walk, and `os` as a module global),
+  tools.indexing.pre_scan.pre_scan_for_imports, tools.indexing.persistence.writer (GraphWriter and its
+  _purge_dangling_pathless_nodes, which delete_file_from_graph calls and the engine overwrites on a writer;
+  _normalize_path, _is_binder_exception, sort_import_rows_for_metadata), tools.indexing.resolution.inheritance
+  (the build_* functions in INHERITANCE_BUILDERS, which resolution calls, and _build_node_label_index),
   tools.indexing.resolution.calls (build_function_call_groups, _resolved_posix, strip_type_modifiers, and
   `enumerate` looked up as a module global), utils.tree_sitter_manager._execute_query_locked,
   cli.config_manager.resolve_context, core.get_database_manager;
 - build_function_call_groups has the shape the narrowing was written for: seven loops over `all_file_data`
   that build, in turn, file_symbol_labels, type_aliases, the class and function indices, the Kotlin member
   types (two) and the callback pre-pass, plus one comprehension over it (the Kotlin check) (find_loop_roles);
-  the local names in CALL_INDEXES, _functions_by_name, callback_arg_targets, imports_map, skip_external,
-  _lang_imports_cache, _get_lang_imports and functions_named; _get_lang_imports a closure over imports_map and
-  _lang_imports_cache; and the callback pre-pass the loop the engine runs in its place (PREPASS_SHA256);
+  every local name the narrowing reads or sets in its running frame (FRAME_NAMES: CALL_INDEXES and
+  CALL_LOCALS; CallGroupsFrame refuses any other) is a local of its code; _get_lang_imports a closure over
+  imports_map and _lang_imports_cache; and the callback pre-pass the loop the engine runs in its place
+  (PREPASS_SHA256);
+- cgc's source that the engine copies is the source it copied (COPIED_SOURCES: the sha256 of each function's
+  or method's source text as inspect.getsource gives it, in cgc 0.6.13): the writer's methods and helpers, the
+  KùzuDB adapter's and FalkorDB's session, the pipeline's order and the sanitising that the replay of a full
+  index (graph_replay, graph_rows, graph_model, graph_profiles, graph_sanitize) and the scoped purge
+  (database.PURGE_QUERIES) follow; and cgc's module constants the replay holds copies of are equal to them
+  (COPIED_VALUES);
 - a running frame's locals can be set from a hook (PyFrame_LocalsToFast up to Python 3.12, the write-through
   f_locals proxy from 3.13): checked on a frame of this module's own;
-- on KùzuDB, cgc's manager keeps its connections in `_pool` (a queue), its database in `_db` and its write lock
-  in `_write_lock`, and core.database_embedded_kuzu.EmbeddedDriverWrapper wraps a queue of connections
-  (checked when a write transaction first runs);
+- on KùzuDB, cgc's manager class (core.database_embedded_kuzu.EmbeddedGraphManager) keeps its connections in
+  `_pool` (a queue), its database in `_db`, its write lock in `_write_lock` and its compatibility state in
+  `_compat_state` (KUZU_MANAGER_NAMES: checked on the class at load, and `_pool`'s queue on the live manager at
+  its first use), and core.database_embedded_kuzu.EmbeddedDriverWrapper takes (db, pool_or_lock, write_lock,
+  compat_state, display_name, backend_id);
 - on FalkorDB Lite, core.database_falkordb.FalkorDBManager.get_driver returns the driver the writer uses.
+
+engine/discover.py (the count of files before consent) holds cgc to a smaller contract, load_discovery: the
+version, the names it uses (DISCOVERY_NEEDED), and core.cgcignore.find_cgcignore, which it patches, looked up as
+a module global by the build_ignore_spec that calls it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import json
 import os
 import queue
 import sys
@@ -47,7 +63,8 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 from .context import RUN, NarrowingFailed
 from .recording import RecordingDict, _LendableDict, _OwedOrderDict, refill_after
 
-PROVEN_VERSIONS = {"0.6.13"}
+# The cgc versions the engine was proven on: one list, which the extension reads too (src/cgc/engine-script.ts).
+PROVEN_VERSIONS = frozenset(json.loads(Path(__file__).with_name("proven-cgc-versions.json").read_text(encoding="utf-8"))["versions"])
 # The indices the loop body of build_function_call_groups reads (the frame's local names).
 CALL_INDEXES = (
     "file_symbol_labels", "type_aliases", "member_return_types", "member_return_types_full",
@@ -65,6 +82,102 @@ PREPASS_SHA256 = frozenset({
 })
 # The loops over all_file_data that find_loop_roles must find (their roles, sorted).
 EXPECTED_LOOPS = ["aliases", "index", "kotlin-check", "labels", "member", "member", "prepass"]
+# Every local of build_function_call_groups' running frame the narrowing reads or sets (call_run, kept_indices):
+# CallGroupsFrame reads and sets no other, and load finds each among the function's locals.
+FRAME_NAMES = frozenset((*CALL_INDEXES, *CALL_LOCALS))
+# The inheritance builders resolution runs over the chosen files (tools.indexing.resolution.inheritance).
+INHERITANCE_BUILDERS = (
+    "build_inheritance_and_csharp_files", "build_decorated_by_links", "build_metaclass_links",
+    "build_go_implements_links", "build_haskell_implements_links", "build_elixir_implements_links",
+    "build_embeds_links", "build_companion_of_links", "build_partial_of_links", "build_part_of_links",
+    "build_binds_links", "build_previews_links",
+)
+_WRITER = "tools.indexing.persistence.writer"
+_KUZU = "core.database_embedded_kuzu"
+# The names of cgc the engine uses, as "module:attribute[.attribute]" under codegraphcontext (load checks each).
+NEEDED = (
+    f"{_WRITER}:GraphWriter", f"{_WRITER}:GraphWriter._purge_dangling_pathless_nodes",
+    f"{_WRITER}:GraphWriter.delete_file_from_graph", f"{_WRITER}:_normalize_path",
+    f"{_WRITER}:_is_binder_exception", f"{_WRITER}:sort_import_rows_for_metadata",
+    "tools.indexing.resolution.calls:build_function_call_groups", "tools.indexing.resolution.calls:_resolved_posix",
+    "tools.indexing.resolution.calls:strip_type_modifiers",
+    "tools.indexing.resolution.inheritance:_build_node_label_index",
+    *(f"tools.indexing.resolution.inheritance:{name}" for name in INHERITANCE_BUILDERS),
+    "tools.indexing.discovery:discover_files_to_index", "tools.indexing.discovery:build_ignore_spec",
+    "tools.indexing.discovery:safe_walk", "tools.indexing.pre_scan:pre_scan_for_imports",
+    "tools.indexing.schema:create_graph_schema", "utils.tree_sitter_manager:_execute_query_locked",
+    "utils.git_utils:get_repo_commit_hash", "cli.config_manager:resolve_context",
+    "cli.config_manager:get_config_value", "core:get_database_manager", "core.jobs:JobManager",
+    "tools.graph_builder:GraphBuilder", f"{_KUZU}:EmbeddedDriverWrapper", f"{_KUZU}:EmbeddedGraphManager",
+    "core.database_falkordb:FalkorDBManager.get_driver",
+)
+# What cgc's KùzuDB manager keeps where the engine reads it (kuzu_connection, kuzu_transaction_driver): class
+# attributes of EmbeddedGraphManager, which an open manager sets on itself.
+KUZU_MANAGER_NAMES = ("_pool", "_db", "_write_lock", "_compat_state")
+# EmbeddedDriverWrapper's parameters, as kuzu_transaction_driver passes them.
+KUZU_DRIVER_PARAMETERS = ("db", "pool_or_lock", "write_lock", "compat_state", "display_name", "backend_id")
+# cgc's source that the engine copies, by the sha256 of each function's or method's source text (inspect.getsource)
+# in cgc 0.6.13: the replay of a full index (graph_replay, graph_rows, graph_model, graph_profiles, graph_sanitize)
+# follows the writer's statements, the pipeline's order, the sanitising and the backends' adapters; database's
+# PURGE_QUERIES are _purge_dangling_pathless_nodes' queries. A changed source is a refusal: the copy is proven
+# again against it (the parity harness) and its digest written here (copied_source_digests gives them).
+COPIED_SOURCES: Dict[str, str] = {
+    f"{_WRITER}:sort_import_rows_for_metadata": "b2a18e62bae499a3c72deb7b7a3e71dbc52b4787b092b3d4234323ee4d105e19",
+    f"{_WRITER}:_normalize_path": "c1c0c87a3fb272b3f53df085381975c6f165bdc1e9d688e7b904ee2c558deacd",
+    f"{_WRITER}:_coalesce_same_key_items": "a783003338a264758d962e88dc359183128e4d1460c6da18ae646d7afa6ada6b",
+    f"{_WRITER}:_assign_occurrence_indices": "19d27c225a86c39e77674eb1e87cd881afbd662b00d2b490c8c9a15bb8a9923e",
+    f"{_WRITER}:_cypher_label": "7918faa97fcf9e32bc0ea3790aaae8dbb91df9000a3b54f594a8a52efa2c26bf",
+    f"{_WRITER}:_called_context_clause": "84e6008ef16e4a20b0f2d807059b0c780b4401516249ba9861853e6a8fca1dc2",
+    f"{_WRITER}:GraphWriter.add_repository_to_graph": "2c64a566f9187b6310224a8766d5e22cc553aaae1965c089f008086b96d75e9a",
+    f"{_WRITER}:GraphWriter.add_file_to_graph": "66de014f05675d42ce3db0e8d4498767e0bb9ba67260e99dc230676b1bdcd5e6",
+    f"{_WRITER}:GraphWriter.add_minimal_file_node": "7d3b54a495fe885b69675b3ca596fbd2006c8591b4abeb2d36fdae32dcb824f8",
+    f"{_WRITER}:GraphWriter.write_function_call_groups": "0a607f960e1dd10c460825294bff6618dd129a41af17c0e1ebf0986c91620530",
+    f"{_WRITER}:GraphWriter._create_csharp_inheritance_and_interfaces":
+        "dd8e9e944b093f289a8735ce1e8deb9a171b64afdf8f6b9b24e76e082724f1f5",
+    f"{_WRITER}:GraphWriter.write_inheritance_links": "cc62f437e9a4e0e4536ae370bf1bfdfa70d58e3c2466327a076df48b1d53fe1b",
+    f"{_WRITER}:GraphWriter.write_implements_links": "cce12f86243712b64078e3735cadcffaf989fa14f4721a04a3cdd0962eab183f",
+    f"{_WRITER}:GraphWriter.write_partial_of_links": "ef7422cf2af69912be1ada46b26c71bf6d9d54749102deac8e7182879bccf183",
+    f"{_WRITER}:GraphWriter.write_part_of_links": "e78085027ef362ecbf4060e745d9bdc1aa8eec18d063b5b9cf201daad6daf829",
+    f"{_WRITER}:GraphWriter.write_decorated_by_links": "4faca3bc5d20038245259c989cc9be55de18ffcaa4bd32c70321d5b2be619559",
+    f"{_WRITER}:GraphWriter.write_previews_links": "31e5a40b8d5af2384c4776c7e63fa6f6cb041a315caebb7f4350dd4f3553f435",
+    f"{_WRITER}:GraphWriter.write_binds_links": "af79393e154a2fc963e09ed123c44f84a635acf9915a08ea62a7088bb5bbe8b8",
+    f"{_WRITER}:GraphWriter.write_metaclass_links": "02fcebbbb4b76e5ff872c961d7e2c025c93754f73533f5031c4f9aebac13a51b",
+    f"{_WRITER}:GraphWriter.write_companion_of_links": "44da7c4765400c3cde80a6144fc73a831eda615468d4efb3ce06ab69775b2a28",
+    f"{_WRITER}:GraphWriter.write_embeds_links": "3ddbb3f16c9ecd533a8376e571bcc93fef9494519615cc6399996d2ca55776f4",
+    f"{_WRITER}:GraphWriter.write_cpp_class_function_links":
+        "4f7d39fc0ce25c6b432e93c012ccdba507ddf6b297b3a7274e3afb7916ba70ef",
+    f"{_WRITER}:GraphWriter.write_spring_inject_links": "86e8bd81d9ca8b18e80f1d758fe2ba7edf61347198b384817636e5aa14137960",
+    f"{_WRITER}:GraphWriter.write_spring_endpoint_properties":
+        "234ac196e9262f0d10e5608df95654a2cfa7d2cd7b9588001e40cb063a798cb8",
+    f"{_WRITER}:GraphWriter.write_orm_mappings": "514a90d13b246408a42a463b8f8cfd9bfc0e2b1a71a77d66d26c9cf228250ab7",
+    f"{_WRITER}:GraphWriter.write_query_links": "e33efb5c0d5b793f670057e89ef91ca00a76ce100c0fd1d42e986e0a3e892eb1",
+    f"{_WRITER}:GraphWriter.write_spring_data_repo_links": "552390e8cab624e112fb03961ec01e3630ccabed143a0b165dbfe25c4ad21bf0",
+    f"{_WRITER}:GraphWriter._purge_dangling_pathless_nodes":
+        "259838e71fe7619af3f3e97ac4aabf467258ca446fddaa0d9caf840dc2214bca",
+    "tools.indexing.sanitize:sanitize_props_with_secrets": "3a257fcaacdbd8428d310d2f245e9a4ef0bdd37d716fe07b7740a1bc24794513",
+    "tools.indexing.pipeline:run_tree_sitter_index_async": "93fedf6bc54cbfd7a103b6bed782104a1a337806357fb267600ac51fa4d1559f",
+    f"{_KUZU}:EmbeddedGraphManager._initialize_schema": "097d28400295cf5f2fd9321b235b9a27bcca3fbc4e644dfd24152ee7ebb5ef86",
+    f"{_KUZU}:EmbeddedSessionWrapper.__init__": "000d874e80cf4cd1bffb200e7e92672308b477d00af5d1c0b6c2477b4f94b001",
+    f"{_KUZU}:EmbeddedSessionWrapper.run": "8a329ffba8ef8eeb5ccd4dfa1a9db351aa560eb3ccfd599dfdd460d77acc9c0e",
+    f"{_KUZU}:EmbeddedSessionWrapper._sanitize_value": "ea509dca9291e3b983c1b0a96f05013971a57380c8f4e72d9b42d847a948f820",
+    f"{_KUZU}:EmbeddedSessionWrapper._translate_query": "467aa28f22e6337baba90d2fef15eb1ea78dd1e389652a78d62563b218418b66",
+    "core.database_falkordb:FalkorDBSessionWrapper.run": "37e4d6a301095298c9873c7155c8a61935d672f1e72c8610578e1be4949ba2e0",
+}
+# cgc's module constants the replay holds copies of: cgc's name, and the engine's module and name of the copy.
+COPIED_VALUES = (
+    (f"{_WRITER}:_NAME_ONLY_MERGE_LABELS", "graph_profiles", "_NAME_ONLY_MERGE_LABELS"),
+    (f"{_WRITER}:_COALESCE_SAME_KEY_LABELS", "graph_sanitize", "_COALESCE_SAME_KEY_LABELS"),
+    (f"{_WRITER}:_FUNCTION_CONTEXT_TYPES", "graph_sanitize", "_FUNCTION_CONTEXT_TYPES"),
+    ("tools.indexing.sanitize:MAX_STR_LEN", "graph_sanitize", "MAX_STR_LEN"),
+)
+# What engine/discover.py uses (load_discovery checks each), and the name it patches: find_cgcignore, which
+# build_ignore_spec looks up as a global of its module.
+DISCOVERY_NEEDED = (
+    "core.cgcignore:find_cgcignore", "core.cgcignore:ensure_default_cgcignore", "core.cgcignore:build_ignore_spec",
+    "tools.indexing.constants:DEFAULT_IGNORE_PATTERNS", "tools.indexing.discovery:discover_files_to_index",
+    "cli.config_manager:resolve_context", "core.jobs:JobManager", "tools.graph_builder:GraphBuilder",
+)
+FIND_CGCIGNORE_PARAMETERS = ("ignore_root", "explicit_path")
 
 
 class ContractBroken(Exception):
@@ -94,20 +207,67 @@ def cgc_version() -> str:
     return version("codegraphcontext")
 
 
-def load() -> str:
-    """Checks the contract and installs the engine's hooks; returns cgc's version. Raises ContractBroken."""
-    global GraphBuilder, GraphWriter, JobManager, discover_files_to_index, pre_scan_for_imports
-    global build_function_call_groups, inh, strip_type_modifiers, resolve_context, get_database_manager
-    global sort_import_rows_for_metadata
-    global _calls, _writer, _node_label_index
+def cgc_name(name: str) -> str:
+    """A contract name ("module:attribute") as Python spells it."""
+    module, _, attributes = name.partition(":")
+    return ".".join(part for part in ("codegraphcontext", module, attributes) if part)
+
+
+def resolve(name: str) -> Any:
+    """cgc's object of this contract name ("module:attribute[.attribute]" under codegraphcontext); LookupError
+    that says which part is missing."""
+    import importlib
+
+    module_name, _, attributes = name.partition(":")
+    full_module = cgc_name(module_name)
+    try:
+        found: Any = importlib.import_module(full_module)
+    except ImportError as error:
+        raise LookupError(f"{full_module} (it does not import: {error})") from None
+    missing = object()
+    for attribute in attributes.split("."):
+        value = getattr(found, attribute, missing)
+        if value is missing:
+            raise LookupError(cgc_name(name))
+        found = value
+    return found
+
+
+def proven_version() -> str:
+    """cgc's version, if it is one the engine was proven on; ContractBroken otherwise."""
     try:
         found = cgc_version()
     except Exception as error:  # noqa: BLE001 - any failure to find cgc is a refusal
         raise ContractBroken(f"codegraphcontext is not importable here: {error}") from None
     if found not in PROVEN_VERSIONS:
         raise ContractBroken(f"cgc {found} is not a version the engine was proven on ({', '.join(sorted(PROVEN_VERSIONS))})")
+    return found
+
+
+def check_names(found: str, names: Tuple[str, ...]) -> None:
+    """ContractBroken naming every one of these names that cgc lacks (removed or renamed)."""
+    missing: List[str] = []
+    for name in names:
+        try:
+            resolve(name)
+        except LookupError as error:
+            missing.append(str(error))
+        except Exception as error:  # noqa: BLE001 - a module that fails to import is a refusal
+            missing.append(f"{cgc_name(name)} ({type(error).__name__}: {error})")
+    if missing:
+        raise ContractBroken(f"cgc {found} lacks {', '.join(missing)} (removed or renamed)")
+
+
+def load() -> str:
+    """Checks the contract and installs the engine's hooks; returns cgc's version. Raises ContractBroken."""
+    global GraphBuilder, GraphWriter, JobManager, discover_files_to_index, pre_scan_for_imports
+    global build_function_call_groups, inh, strip_type_modifiers, resolve_context, get_database_manager
+    global sort_import_rows_for_metadata
+    global _calls, _writer, _node_label_index
+    found = proven_version()
+    check_names(found, NEEDED)
     try:
-        from codegraphcontext.cli.config_manager import resolve_context as resolve
+        from codegraphcontext.cli.config_manager import resolve_context as resolve_ctx
         from codegraphcontext.core import get_database_manager as manager_of
         from codegraphcontext.core.jobs import JobManager as jobs
         from codegraphcontext.tools.graph_builder import GraphBuilder as builder
@@ -118,25 +278,16 @@ def load() -> str:
         )
         from codegraphcontext.tools.indexing.resolution import calls, inheritance
         from codegraphcontext.utils import tree_sitter_manager as queries
-
-        needed = [(writer, "GraphWriter"), (writer, "_normalize_path"), (writer, "_is_binder_exception"),
-                  (writer, "sort_import_rows_for_metadata"),
-                  (calls, "build_function_call_groups"), (calls, "_resolved_posix"), (calls, "strip_type_modifiers"),
-                  (inheritance, "_build_node_label_index"), (inheritance, "build_inheritance_and_csharp_files"),
-                  (discovery, "discover_files_to_index"), (discovery, "build_ignore_spec"), (discovery, "safe_walk"),
-                  (queries, "_execute_query_locked")]
-        missing = [f"{module.__name__}.{name}" for module, name in needed if not hasattr(module, name)]
-        if missing:
-            raise ContractBroken(f"cgc {found} lacks {', '.join(missing)}")
-    except ContractBroken:
-        raise
     except Exception as error:  # noqa: BLE001
         raise ContractBroken(f"cgc {found} does not expose the library the engine needs: {error}") from None
+    check_writer_purge(found)
+    check_kuzu_manager(found)
+    check_copied(found)
     GraphBuilder, GraphWriter, JobManager = builder, writer.GraphWriter, jobs
     sort_import_rows_for_metadata = writer.sort_import_rows_for_metadata
     discover_files_to_index, pre_scan_for_imports = discovery.discover_files_to_index, pre_scan
     build_function_call_groups, inh, strip_type_modifiers = calls.build_function_call_groups, inheritance, calls.strip_type_modifiers
-    resolve_context, get_database_manager = resolve, manager_of
+    resolve_context, get_database_manager = resolve_ctx, manager_of
     _calls, _writer, _node_label_index = calls, writer, inheritance._build_node_label_index
     check_call_groups_shape()
     check_frame_writes()
@@ -149,6 +300,135 @@ def load() -> str:
     if type(getattr(discovery, "os", None)) is type(os):
         discovery.os = _DiscoveryOs()  # type: ignore[attr-defined]
     return found
+
+
+def check_writer_purge(found: str) -> None:
+    """GraphWriter._purge_dangling_pathless_nodes, which without_purge_after_delete overwrites on a writer, takes no
+    argument but the writer and is what delete_file_from_graph calls (else the overwrite would not take)."""
+    import inspect
+
+    purge = resolve(f"{_WRITER}:GraphWriter._purge_dangling_pathless_nodes")
+    name = cgc_name(f"{_WRITER}:GraphWriter._purge_dangling_pathless_nodes")
+    try:
+        parameters = list(inspect.signature(purge).parameters)
+    except (TypeError, ValueError):
+        parameters = []
+    if parameters != ["self"]:
+        raise ContractBroken(f"cgc {found}'s {name} is not a method of no arguments (it takes {parameters})")
+    delete = resolve(f"{_WRITER}:GraphWriter.delete_file_from_graph")
+    if "_purge_dangling_pathless_nodes" not in getattr(getattr(delete, "__code__", None), "co_names", ()):
+        raise ContractBroken(f"cgc {found}'s GraphWriter.delete_file_from_graph no longer calls {name}")
+
+
+def check_kuzu_manager(found: str) -> None:
+    """cgc's KùzuDB manager class keeps what kuzu_connection and kuzu_transaction_driver read, and its driver
+    takes what they pass."""
+    import inspect
+
+    manager = resolve(f"{_KUZU}:EmbeddedGraphManager")
+    missing = [name for name in KUZU_MANAGER_NAMES if not hasattr(manager, name)]
+    if missing:
+        raise ContractBroken(f"cgc {found}'s KùzuDB manager ({cgc_name(f'{_KUZU}:EmbeddedGraphManager')}) has no "
+                             f"attribute {', '.join(missing)}")
+    wrapper = resolve(f"{_KUZU}:EmbeddedDriverWrapper")
+    try:
+        parameters = tuple(inspect.signature(wrapper).parameters)
+    except (TypeError, ValueError):
+        parameters = ()
+    if parameters != KUZU_DRIVER_PARAMETERS:
+        raise ContractBroken(f"cgc {found}'s {cgc_name(f'{_KUZU}:EmbeddedDriverWrapper')} takes ({', '.join(parameters)}), "
+                             f"not ({', '.join(KUZU_DRIVER_PARAMETERS)})")
+
+
+def source_digest(name: str) -> str:
+    """The sha256 of the source text of cgc's function or method of this contract name (inspect.getsource)."""
+    import hashlib
+    import inspect
+
+    return hashlib.sha256(inspect.getsource(resolve(name)).encode("utf-8")).hexdigest()
+
+
+def copied_source_digests() -> Dict[str, str]:
+    """The digests of COPIED_SOURCES' names in the installed cgc ("" where a name is missing or has no source)."""
+    digests: Dict[str, str] = {}
+    for name in COPIED_SOURCES:
+        try:
+            digests[name] = source_digest(name)
+        except (LookupError, OSError, TypeError):
+            digests[name] = ""
+    return digests
+
+
+def check_copied(found: str) -> None:
+    """The cgc source the engine copies has not changed (COPIED_SOURCES), and the constants it copies are equal to
+    cgc's (COPIED_VALUES); ContractBroken naming each that changed."""
+    import importlib
+
+    changed: List[str] = []
+    for name, digest in copied_source_digests().items():
+        if not digest:
+            changed.append(f"{cgc_name(name)} (missing, or without source)")
+        elif digest != COPIED_SOURCES[name]:
+            changed.append(f"{cgc_name(name)} (its source changed: sha256 {digest[:12]}…, the engine copies {COPIED_SOURCES[name][:12]}…)")
+    for name, module, copy in COPIED_VALUES:
+        try:
+            value = resolve(name)
+        except LookupError:
+            changed.append(f"{cgc_name(name)} (missing)")
+            continue
+        if value != getattr(importlib.import_module(f"{__package__}.{module}"), copy):
+            changed.append(f"{cgc_name(name)} (its value changed: not {module}.{copy})")
+    if changed:
+        raise ContractBroken(f"cgc {found}'s code that the engine copies has changed: {'; '.join(changed)}")
+
+
+def load_discovery() -> str:
+    """engine/discover.py's contract: the version, the names it uses, and find_cgcignore patchable as it patches it.
+    Sets GraphBuilder, JobManager, discover_files_to_index and resolve_context (no hook is installed); returns cgc's
+    version. Raises ContractBroken."""
+    global GraphBuilder, JobManager, discover_files_to_index, resolve_context
+    import inspect
+
+    found = proven_version()
+    check_names(found, DISCOVERY_NEEDED)
+    find = resolve("core.cgcignore:find_cgcignore")
+    name = cgc_name("core.cgcignore:find_cgcignore")
+    try:
+        parameters = tuple(inspect.signature(find).parameters)
+    except (TypeError, ValueError):
+        parameters = ()
+    if parameters != FIND_CGCIGNORE_PARAMETERS:
+        raise ContractBroken(f"cgc {found}'s {name} takes ({', '.join(parameters)}), not ({', '.join(FIND_CGCIGNORE_PARAMETERS)})")
+    build = resolve("core.cgcignore:build_ignore_spec")
+    if "find_cgcignore" not in getattr(getattr(build, "__code__", None), "co_names", ()):
+        raise ContractBroken(f"cgc {found}'s core.cgcignore.build_ignore_spec no longer calls {name} (a patch of it would not take)")
+    GraphBuilder, JobManager = resolve("tools.graph_builder:GraphBuilder"), resolve("core.jobs:JobManager")
+    discover_files_to_index = resolve("tools.indexing.discovery:discover_files_to_index")
+    resolve_context = resolve("cli.config_manager:resolve_context")
+    return found
+
+
+@contextlib.contextmanager
+def cgcignore_found_elsewhere(stand_in: Path) -> Iterator[None]:
+    """While it lasts, where cgc finds no .cgcignore for a tree it finds `stand_in`, which holds the default cgc
+    would otherwise write into the tree (ensure_default_cgcignore, written there once). After load_discovery."""
+    cgcignore: Any = sys.modules["codegraphcontext.core.cgcignore"]
+    find = cgcignore.find_cgcignore
+
+    def find_without_writing(ignore_root: Path, explicit_path: Optional[str] = None) -> Optional[Path]:
+        found = find(ignore_root, explicit_path)
+        if found is not None:
+            return found
+        if not stand_in.exists():
+            defaults = resolve("tools.indexing.constants:DEFAULT_IGNORE_PATTERNS")
+            cgcignore.ensure_default_cgcignore(stand_in, list(defaults))
+        return stand_in
+
+    cgcignore.find_cgcignore = find_without_writing
+    try:
+        yield
+    finally:
+        cgcignore.find_cgcignore = find
 
 
 def check_call_groups_shape() -> None:
@@ -176,7 +456,7 @@ def check_frame_writes() -> None:
     marker = object()
 
     def set_callers_value() -> None:
-        CallGroupsFrame(sys._getframe(1)).put({"value": marker})
+        CallGroupsFrame(sys._getframe(1))._put({"value": marker})
 
     def holder() -> Any:
         value = None
@@ -235,7 +515,8 @@ def kuzu_transaction_driver(manager: Any, connection: Any) -> Any:
     single: "queue.Queue[Any]" = queue.Queue()
     single.put(connection)
     return EmbeddedDriverWrapper(
-        manager._db, single, manager._write_lock, compat_state=type(manager)._compat_state,
+        _kuzu_internal(manager, "_db"), single, _kuzu_internal(manager, "_write_lock"),
+        compat_state=_kuzu_internal(type(manager), "_compat_state"),
         display_name=manager.BACKEND_SPEC.display_name, backend_id=manager.BACKEND_SPEC.backend_id,
     )
 
@@ -243,11 +524,25 @@ def kuzu_transaction_driver(manager: Any, connection: Any) -> Any:
 @contextlib.contextmanager
 def kuzu_connection(manager: Any) -> Iterator[Any]:
     """A connection of the KùzuDB manager's pool, given back after."""
-    connection = manager._pool.get(timeout=30)
+    pool = _kuzu_internal(manager, "_pool")
+    if not (callable(getattr(pool, "get", None)) and callable(getattr(pool, "put", None))):
+        raise ContractBroken(f"cgc's KùzuDB manager {type(manager).__name__}'s _pool is a {type(pool).__name__}, not "
+                             "the queue of connections the engine takes one from")
+    connection = pool.get(timeout=30)
     try:
         yield connection
     finally:
-        manager._pool.put(connection)
+        pool.put(connection)
+
+
+def _kuzu_internal(manager: Any, name: str) -> Any:
+    """What cgc's open KùzuDB manager keeps in `name` (KUZU_MANAGER_NAMES); ContractBroken naming it if nothing."""
+    value = getattr(manager, name, None)
+    if value is None:
+        owner = manager.__name__ if isinstance(manager, type) else type(manager).__name__
+        raise ContractBroken(f"cgc's KùzuDB manager {owner} holds nothing in {name} (the engine reads its "
+                             f"{'connection pool' if name == '_pool' else 'database' if name == '_db' else name} there)")
+    return value
 
 
 def repo_commit_hash(root: Path) -> Optional[str]:
@@ -339,16 +634,21 @@ class CallGroupsFrame:
         return RUN.loop_roles.get(self._frame.f_lineno) if self.is_call_groups else None
 
     def get(self, name: str, default: Any = None) -> Any:
-        return self._locals.get(name, default)
+        return self._locals.get(_listed(name), default)
 
     def __getitem__(self, name: str) -> Any:
-        return self._locals[name]
+        return self._locals[_listed(name)]
 
     def __contains__(self, name: str) -> bool:
-        return name in self._locals
+        return _listed(name) in self._locals
 
     def put(self, values: Dict[str, Any]) -> None:
         """Sets these locals in the running frame; NarrowingFailed unless every one took."""
+        for name in values:
+            _listed(name)
+        self._put(values)
+
+    def _put(self, values: Dict[str, Any]) -> None:
         self._locals.update(values)
         ctypes.pythonapi.PyFrame_LocalsToFast(ctypes.py_object(self._frame), ctypes.c_int(0))
         self.expect(values)
@@ -358,6 +658,13 @@ class CallGroupsFrame:
         after = self._frame.f_locals
         if any(after.get(name) is not value for name, value in values.items()):
             raise NarrowingFailed(f"cgc's {', '.join(values)} did not take in its running frame")
+
+
+def _listed(name: str) -> str:
+    """The name, if it is one of FRAME_NAMES (the locals load checked); NarrowingFailed naming it otherwise."""
+    if name not in FRAME_NAMES:
+        raise NarrowingFailed(f"{name} is not a local of build_function_call_groups the contract lists (FRAME_NAMES)")
+    return name
 
 
 def caller_frame(depth: int) -> CallGroupsFrame:
