@@ -52,7 +52,7 @@ import {
   mountChip,
   socketAnswers,
   wholeIndexProgram
-} from "./chunks/chunk-N4ZKFRMK.js";
+} from "./chunks/chunk-NDSD6ZNO.js";
 import {
   count
 } from "./chunks/chunk-U43P4R4X.js";
@@ -3039,7 +3039,7 @@ function registerCgcCommand(pi, current, hooks) {
       };
       if (!Object.hasOwn(VERBS, verb)) return show(`Unknown verb "${verb}".
 ${usage()}`, "warning");
-      verbs ??= import("./chunks/verbs-2MOGH75G.js");
+      verbs ??= import("./chunks/verbs-QXRZMZPU.js");
       return (await verbs).runVerb(verb, rest, { session, ctx, show, hooks: hooks() });
     }
   });

@@ -1,6 +1,6 @@
 // pi-cgc's engine script (engine/pi-cgc-engine.py), run by cgc's own Python: the incremental engine
 // (src/freshness/engine.ts), and pi-cgc's own full index.
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { cgcInterpreter } from "./interpreter.ts";
@@ -20,8 +20,23 @@ export function engineFile(name: string): string {
 
 export const ENGINE_SCRIPT = engineFile("pi-cgc-engine.py");
 
-/** The cgc versions the engine was proven on (parity with a full index): any other falls back to full rebuilds. */
-export const PROVEN_CGC_VERSIONS = ["0.6.13"];
+/**
+ * The cgc versions the engine was proven on (parity with a full index): any other falls back to full rebuilds.
+ * One list, shipped in the engine's package and read by the engine too (its cgc_contract.PROVEN_VERSIONS); a list
+ * that cannot be read proves nothing.
+ */
+export const PROVEN_CGC_VERSIONS: readonly string[] = provenVersions(
+  engineFile("pi_cgc_engine/proven-cgc-versions.json"),
+);
+
+export function provenVersions(path: string): string[] {
+  try {
+    const { versions } = JSON.parse(readFileSync(path, "utf8")) as { versions?: unknown };
+    return Array.isArray(versions) ? versions.filter((v): v is string => typeof v === "string") : [];
+  } catch {
+    return [];
+  }
+}
 
 export function engineScriptPresent(): boolean {
   return existsSync(ENGINE_SCRIPT);

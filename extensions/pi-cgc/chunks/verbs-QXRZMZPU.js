@@ -4,7 +4,7 @@ import {
   describeLiteNetwork,
   engineFile,
   formatElapsed
-} from "./chunk-N4ZKFRMK.js";
+} from "./chunk-NDSD6ZNO.js";
 import {
   count
 } from "./chunk-U43P4R4X.js";

@@ -308,7 +308,7 @@ function freshnessSuffix(state) {
 }
 
 // src/cgc/engine-script.ts
-import { existsSync as existsSync3 } from "node:fs";
+import { existsSync as existsSync3, readFileSync as readFileSync3 } from "node:fs";
 import { dirname as dirname3, join as join3 } from "node:path";
 import { fileURLToPath } from "node:url";
 function engineFile(name) {
@@ -319,7 +319,17 @@ function engineFile(name) {
   }
 }
 var ENGINE_SCRIPT = engineFile("pi-cgc-engine.py");
-var PROVEN_CGC_VERSIONS = ["0.6.13"];
+var PROVEN_CGC_VERSIONS = provenVersions(
+  engineFile("pi_cgc_engine/proven-cgc-versions.json")
+);
+function provenVersions(path) {
+  try {
+    const { versions } = JSON.parse(readFileSync3(path, "utf8"));
+    return Array.isArray(versions) ? versions.filter((v) => typeof v === "string") : [];
+  } catch {
+    return [];
+  }
+}
 function engineScriptPresent() {
   return existsSync3(ENGINE_SCRIPT);
 }
