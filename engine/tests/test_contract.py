@@ -22,7 +22,7 @@ from typing import Any, Dict, List, Set
 import pytest
 
 from pi_cgc_engine import cgc_contract
-from pi_cgc_engine.context import RUN
+from pi_cgc_engine.context import RUN, NarrowingFailed
 from pi_cgc_engine.protocol import REFUSED_EXIT
 
 ENGINE_DIR = Path(__file__).resolve().parent.parent
@@ -93,9 +93,103 @@ def test_the_check_finds_each_kind_of_reach() -> None:
     assert reaches("old_calls.get(name)\nx.__class__ == y\n'''codegraphcontext'''\n") == []
 
 
-@pytest.mark.parametrize("module", [p.name for p in modules() if p.name != CONTRACT])
+@pytest.mark.parametrize("module", [*(p.name for p in modules() if p.name != CONTRACT), "../discover.py"])
 def test_only_cgc_contract_reaches_into_cgc(module: str) -> None:
+    # engine/discover.py too: its patch of cgc's ignore-file lookup is the contract's (load_discovery).
     assert reaches((PACKAGE / module).read_text(encoding="utf-8")) == []
+
+
+def test_resolution_runs_only_the_inheritance_builders_the_contract_lists() -> None:
+    source = (PACKAGE / "resolution.py").read_text(encoding="utf-8")
+    used = {node.attr for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Attribute) and node.value.attr == "inh"}
+    assert used and used <= set(cgc_contract.INHERITANCE_BUILDERS), used - set(cgc_contract.INHERITANCE_BUILDERS)
+    assert set(cgc_contract.INHERITANCE_BUILDERS) == used
+
+
+def frame_names_used(path: Path) -> Set[str]:
+    """The names a module reads or sets in cgc's frame: keys of `frame` / `loc` (get, [], in, put({...}))."""
+    found: Set[str] = set()
+    holders = {"frame", "loc"}
+
+    def is_holder(node: ast.AST) -> bool:
+        return isinstance(node, ast.Name) and node.id in holders
+
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Subscript) and is_holder(node.value) and isinstance(node.slice, ast.Constant):
+            found.add(node.slice.value)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and is_holder(node.func.value):
+            for arg in node.args[:1]:
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                    found.add(arg.value)
+                elif isinstance(arg, ast.Dict):
+                    found.update(k.value for k in arg.keys if isinstance(k, ast.Constant))
+        elif isinstance(node, ast.Compare) and any(is_holder(c) for c in node.comparators) \
+                and isinstance(node.left, ast.Constant):
+            found.add(node.left.value)
+    return found
+
+
+@pytest.mark.parametrize("module", ["call_run.py", "kept_indices.py"])
+def test_the_frame_locals_a_module_uses_are_the_contracts(module: str) -> None:
+    # kept_indices reads the frame by the names in CALL_INDEXES and LOOP_DICTS only (checked below).
+    used = frame_names_used(PACKAGE / module)
+    assert used or module == "kept_indices.py", "the scan found no frame local: it needs writing again"
+    assert used <= cgc_contract.FRAME_NAMES, used - cgc_contract.FRAME_NAMES
+    from pi_cgc_engine.kept_indices import LOOP_DICTS
+
+    assert {name for names in LOOP_DICTS.values() for name in names} <= cgc_contract.FRAME_NAMES
+
+
+def test_a_frame_local_the_contract_does_not_list_is_refused(cgc: Any) -> None:
+    def holder() -> Any:
+        functions_named = 1
+        frame = cgc.caller_frame(0)
+        assert frame.get("functions_named") == functions_named
+        with pytest.raises(NarrowingFailed, match="not_listed is not a local .* the contract lists"):
+            frame.get("not_listed")
+        with pytest.raises(NarrowingFailed, match="not_listed"):
+            frame.put({"not_listed": 2})
+
+    holder()
+
+
+def test_the_copied_sources_are_the_installed_cgcs(cgc: Any) -> None:
+    assert cgc.copied_source_digests() == cgc.COPIED_SOURCES
+
+
+def test_a_changed_copied_source_breaks_the_contract(cgc: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    name = next(iter(cgc.COPIED_SOURCES))
+    monkeypatch.setitem(cgc.COPIED_SOURCES, name, "0" * 64)
+    with pytest.raises(cgc.ContractBroken, match=f"{cgc.cgc_name(name)} \\(its source changed"):
+        cgc.check_copied(cgc.cgc_version())
+
+
+def test_a_kuzu_manager_without_what_the_engine_reads_is_named(cgc: Any) -> None:
+    class Manager:
+        _pool = None
+        _db = object()
+
+    with pytest.raises(cgc.ContractBroken, match="Manager holds nothing in _pool"):
+        with cgc.kuzu_connection(Manager()):
+            pass
+    with pytest.raises(cgc.ContractBroken, match="Manager holds nothing in _write_lock"):
+        cgc.kuzu_transaction_driver(Manager(), object())
+
+    class Odd:
+        _pool = ["not", "a", "queue"]
+
+    with pytest.raises(cgc.ContractBroken, match="_pool is a list"):
+        with cgc.kuzu_connection(Odd()):
+            pass
+
+
+def test_the_proven_versions_are_one_list() -> None:
+    listed = json.loads((PACKAGE / "proven-cgc-versions.json").read_text(encoding="utf-8"))["versions"]
+    assert cgc_contract.PROVEN_VERSIONS == frozenset(listed)
+    script = (ENGINE_DIR.parent / "src" / "cgc" / "engine-script.ts").read_text(encoding="utf-8")
+    assert "proven-cgc-versions.json" in script
+    assert not any(f'"{version}"' in script for version in listed)  # read from the file, not written again
 
 
 def import_time_imports(path: Path) -> Set[str]:
