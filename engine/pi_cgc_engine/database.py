@@ -251,7 +251,8 @@ class Database:
                 raise RuntimeError(f"write transaction rolled back: {txn.lost or error}")
 
 
-# cgc's _purge_dangling_pathless_nodes, query for query, but for the Module and Parameter passes, which look
+# cgc's _purge_dangling_pathless_nodes (its source fingerprinted in cgc_contract.COPIED_SOURCES), query for
+# query, but for the Module and Parameter passes, which look
 # only where a node can have lost its last referrer. On a graph with none dangling before (what a full index
 # leaves), a Module loses its last IMPORTS or INCLUDES edge only when the file (or a class of the file) that
 # had it is deleted, so only the modules those files pointed to can be dangling after (the engine asks the

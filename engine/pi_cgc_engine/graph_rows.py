@@ -1,6 +1,8 @@
 """The graph cgc 0.6.13's full index leaves, computed in memory from its pipeline's results (no database).
 
-Pure: stdlib only, no import of codegraphcontext. Given what cgc's pipeline (tools/indexing/pipeline.py,
+Pure: stdlib only, no import of codegraphcontext. The cgc source this replay (and graph_replay, graph_model,
+graph_profiles, graph_sanitize) follows is fingerprinted in cgc_contract.COPIED_SOURCES and COPIED_VALUES: a cgc
+whose copied source changed is refused at load. Given what cgc's pipeline (tools/indexing/pipeline.py,
 run_tree_sitter_index_async) has in memory after its parse and resolution, `build_graph` replays, statement by
 statement and in the pipeline's order, what cgc's GraphWriter (tools/indexing/persistence/writer.py) asks the
 database to do, against an in-memory model of the graph, and returns every node (label, properties) and every
