@@ -49,15 +49,19 @@ afterAll(async () => {
 function startPi(round: number, agentDir: string): PiRpc {
   // Each model call takes the next step: the bash edit, a reply; the graph tool call, a reply.
   const script = join(work, `script-${round}.json`);
+  const addFunction = (name: string) => ({
+    tool: "bash",
+    args: { command: `printf '\\n\\ndef ${name}():\\n    return ${round}\\n' >> json/__init__.py` },
+  });
   writeFileSync(
     script,
     JSON.stringify([
-      {
-        tool: "bash",
-        args: { command: `printf '\\n\\ndef teardown_round_${round}():\\n    return ${round}\\n' >> json/__init__.py` },
-      },
+      addFunction(`teardown_round_${round}`),
       { report: true },
       { tool: "cgc_find", args: { query: `teardown_round_${round}` } },
+      { report: true },
+      // Even rounds only: the last edit, whose update the engine's cache save follows.
+      addFunction(`teardown_round_${round}_last`),
       { report: true },
     ]),
   );
@@ -117,9 +121,19 @@ describe(`FalkorDB Lite, ${FILES} files: no daemon outlives pi`, () => {
             (frame) => frame.type === "tool_execution_end" && JSON.stringify(frame).includes(`teardown_round_${round}`),
           );
           expect(found, `round ${round}: the graph tool answered`).toBe(true);
-          // Even rounds end while the engine saves its cache aside; odd ones at once.
-          if (round % 2 === 0)
-            await waitFor(() => savingAside(agentDir), `the cache save aside, round ${round}`, 60_000);
+          // Even rounds end while the engine saves its cache aside; odd ones at once. The save begins a second
+          // after the engine's last request and only if an update came since the last save: after the graph
+          // tool's answer it may have run already (when the agent's next request came later than the save took),
+          // so an edit comes last, and the save that follows its update is the one pi is ended in.
+          if (round % 2 === 0) {
+            await prompt(pi, "add one more function");
+            await waitFor(
+              () => lastChip(pi) === "cgc ready · fresh",
+              `fresh after the last edit, round ${round}`,
+              STEP_MS,
+            );
+            await waitFor(() => savingAside(agentDir), `the cache save aside, round ${round}`, STEP_MS);
+          }
         } finally {
           await pi.stop(); // stdin closed, then SIGTERM (then SIGKILL) to pi's group
         }
