@@ -52,6 +52,6 @@ def count(root: Path, scratch: Path) -> int:
 if __name__ == "__main__":
     try:
         sys.exit(main(Path(sys.argv[1]).resolve()))
-    except Exception as error:  # noqa: BLE001 - one line for the caller, never a traceback
+    except Exception as error:  # one line for the caller, never a traceback
         print(json.dumps({"error": f"{type(error).__name__}: {error}"[:500]}))
         sys.exit(1)

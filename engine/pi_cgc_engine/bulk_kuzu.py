@@ -117,7 +117,7 @@ def check_schema(conn: Any, profile: Profile, labels: Iterable[str],
     for label in labels:
         try:
             cols = table_columns(conn, label)
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:
             problems.append(f"node table {label}: {error}")
             continue
         found[label] = cols
@@ -130,7 +130,7 @@ def check_schema(conn: Any, profile: Profile, labels: Iterable[str],
         try:
             cols = table_columns(conn, rel)
             pairs = rel_pairs(conn, rel)
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:
             problems.append(f"relationship table {rel}: {error}")
             continue
         found[rel] = cols
@@ -303,7 +303,7 @@ def load(target: Any, rows: GraphRows, *, temp_parent: Optional[str] = None, req
             if not committed:
                 try:
                     conn.execute("ROLLBACK")
-                except Exception:  # noqa: BLE001 - a transaction the failure already ended
+                except Exception:  # a transaction the failure already ended
                     pass
             shutil.rmtree(folder, ignore_errors=True)
         stats["ms"] = round((time.monotonic() - start) * 1000)

@@ -189,7 +189,7 @@ class CacheKeeping:
         try:
             with self.cache_file.open("rb") as handle, collector_paused():  # millions of containers (see there)
                 self.cache_blob = private_load(handle)
-        except Exception as error:  # noqa: BLE001 - a bad cache is a cold start, never a failure
+        except Exception as error:  # a bad cache is a cold start, never a failure
             log(f"cache ignored: {error}")
 
     def load_cache(self) -> Dict[str, FileEntry]:
@@ -206,7 +206,7 @@ class CacheKeeping:
                 self.db.binder_failures.update(blob.get("binder_failures", {}))
                 self.cached_state = blob.get("state")
                 return blob["state"].files
-        except Exception as error:  # noqa: BLE001 - a bad cache is a cold start, never a failure
+        except Exception as error:  # a bad cache is a cold start, never a failure
             log(f"cache ignored: {error}")
         return {}
 

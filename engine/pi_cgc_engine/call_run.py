@@ -68,7 +68,7 @@ class _CallRun:
         self.reuse_views: Dict[str, Dict[str, List[str]]] = {}
         self.views: Dict[str, Dict[str, List[str]]] = {}
         # The last resolution's views and the imports map's names whose paths may differ since (the views
-        # are patched: see loop), and with PI_CGC_ENGINE_CHECK=1 where a patched view differs from cgc's.
+        # are patched: see loop), and with serve --check where a patched view differs from cgc's.
         self.patch_views: Optional[Tuple[Dict[str, Dict[str, List[str]]], Set[str]]] = None
         self.view_check: List[str] = []
         # The views whose order is owed (as the imports map's: see Tree.merge_imports_kept): those of the last

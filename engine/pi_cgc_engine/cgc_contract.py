@@ -237,7 +237,7 @@ def proven_version() -> str:
     """cgc's version, if it is one the engine was proven on; ContractBroken otherwise."""
     try:
         found = cgc_version()
-    except Exception as error:  # noqa: BLE001 - any failure to find cgc is a refusal
+    except Exception as error:  # any failure to find cgc is a refusal
         raise ContractBroken(f"codegraphcontext is not importable here: {error}") from None
     if found not in PROVEN_VERSIONS:
         raise ContractBroken(f"cgc {found} is not a version the engine was proven on ({', '.join(sorted(PROVEN_VERSIONS))})")
@@ -252,7 +252,7 @@ def check_names(found: str, names: Tuple[str, ...]) -> None:
             resolve(name)
         except LookupError as error:
             missing.append(str(error))
-        except Exception as error:  # noqa: BLE001 - a module that fails to import is a refusal
+        except Exception as error:  # a module that fails to import is a refusal
             missing.append(f"{cgc_name(name)} ({type(error).__name__}: {error})")
     if missing:
         raise ContractBroken(f"cgc {found} lacks {', '.join(missing)} (removed or renamed)")
@@ -278,7 +278,7 @@ def load() -> str:
         )
         from codegraphcontext.tools.indexing.resolution import calls, inheritance
         from codegraphcontext.utils import tree_sitter_manager as queries
-    except Exception as error:  # noqa: BLE001
+    except Exception as error:
         raise ContractBroken(f"cgc {found} does not expose the library the engine needs: {error}") from None
     check_writer_purge(found)
     check_kuzu_manager(found)
@@ -845,7 +845,7 @@ def _remembering_queries(run: Callable[..., Any]) -> Callable[..., Any]:
         if query is None:
             try:
                 query = query_type(language, query_string)
-            except Exception:  # noqa: BLE001 - cgc's own fallback (an older tree-sitter) and its errors
+            except Exception:  # cgc's own fallback (an older tree-sitter) and its errors
                 return run(query_type, language, query_string, node)
             compiled[key] = query
         return run(lambda _language, _text: query, language, query_string, node)

@@ -167,7 +167,7 @@ class Database:
     def _choose(self) -> None:
         try:
             self._chosen.append(cgc.get_database_manager(db_path=os.getenv("CGC_RUNTIME_DB_PATH") or self.ctx.db_path))
-        except BaseException as error:  # noqa: BLE001 - raised where the manager is first used
+        except BaseException as error:  # raised where the manager is first used
             self._chosen.append(error)
 
     @functools.cached_property
@@ -234,7 +234,7 @@ class Database:
                 error: Optional[BaseException] = None
                 try:
                     work(cgc.GraphWriter(driver, db_manager=self.manager))
-                except BaseException as caught:  # noqa: BLE001 - decided below, then re-raised
+                except BaseException as caught:  # decided below, then re-raised
                     error = caught
                 if txn.lost is None and error is None:
                     raw.execute("COMMIT")
@@ -300,7 +300,7 @@ def purge_dangling(writer: Any, paths: List[str], modules: List[str], backend: s
                     result = session.run(query, **params).single()
                 if not result or not result["deleted"]:
                     break
-        except Exception as error:  # noqa: BLE001 - as cgc: a label this backend never made
+        except Exception as error:  # as cgc: a label this backend never made
             if falkordb and "indegree" in str(error).lower() and RUN.degree_function:
                 RUN.degree_function = False
                 log(f"this FalkorDB has no indegree(): {error}")

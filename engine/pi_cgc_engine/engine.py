@@ -77,7 +77,7 @@ def write_file(writer: Any, path: str, data: Dict[str, Any], imports_map: Dict[s
     if data.get("write_failed"):
         try:
             writer.add_file_to_graph(data, root.name, imports_map, repo_path_str=root.as_posix())
-        except Exception as error:  # noqa: BLE001 - cgc's pipeline goes on after any
+        except Exception as error:  # cgc's pipeline goes on after any
             log(f"{path}: written only in part, as cgc's own index writes it ({str(error)[:160]})")
     elif "error" not in data:
         writer.add_file_to_graph(data, root.name, imports_map, repo_path_str=root.as_posix())
@@ -264,7 +264,7 @@ class Engine(CacheKeeping):
         """resolve_tree, and the whole tree when the narrowing fails for a reason of its own."""
         try:
             return resolve_tree(prev, files, imports_map, changed, disk_changed, only)
-        except Exception as error:  # noqa: BLE001 - NarrowingFailed, or a fault of the narrowing itself
+        except Exception as error:  # NarrowingFailed, or a fault of the narrowing itself
             if prev is None:
                 raise
             log(f"narrowed resolution not possible ({error!r}); resolving every file")
@@ -555,7 +555,7 @@ class Engine(CacheKeeping):
             untrusted.write_text("the graph may have an update the saved cache does not\n", encoding="utf-8")
         try:
             info = self.db.write_transaction(work)
-        except Exception as error:  # noqa: BLE001 - answered, and the state says what it knows
+        except Exception as error:  # answered, and the state says what it knows
             if not self.db.embedded:
                 self.diverged = True
                 return {"ok": False, "code": "DIVERGED", "reason": f"{error}"[:500]}
@@ -571,7 +571,7 @@ class Engine(CacheKeeping):
                 purge_start = time.monotonic()
                 self.db.write_transaction(purge)
                 phases["purge"] = ms_since(purge_start)
-        except Exception as error:  # noqa: BLE001 - the update is in; what is left over is not known
+        except Exception as error:  # the update is in; what is left over is not known
             self.diverged = True
             return {"ok": False, "code": "DIVERGED", "reason": f"purge failed: {error}"[:500]}
         stamp_after = self.repository_stamp()[1]
@@ -640,7 +640,7 @@ class Engine(CacheKeeping):
                 found.update(row["name"] for row in rows if row["name"] is not None)
         except TransactionLost:
             raise  # the transaction runs again, this statement known (TxnConnection)
-        except Exception as error:  # noqa: BLE001 - as cgc: a label or edge this backend never made
+        except Exception as error:  # as cgc: a label or edge this backend never made
             if not cgc.is_binder_exception(error):
                 raise
         return found

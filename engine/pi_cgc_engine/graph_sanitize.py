@@ -125,7 +125,7 @@ def coerce_props(props: Dict[str, Any]) -> Dict[str, Any]:
         try:
             serialized = json.dumps(v, default=str)
             return serialized[:MAX] if len(serialized) > MAX else serialized
-        except Exception:  # noqa: BLE001 - as cgc
+        except Exception:  # as cgc
             s = str(v)
             return s[:MAX] if len(s) > MAX else s
 
@@ -154,7 +154,7 @@ def _normalize_batch_types(batch: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
                     try:
                         p = json.loads(v)
                         b[k] = [str(x) for x in p] if isinstance(p, list) and p else []
-                    except Exception:  # noqa: BLE001
+                    except Exception:
                         b[k] = [v]
                 else:
                     b[k] = []
@@ -164,7 +164,7 @@ def _normalize_batch_types(batch: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
                 elif not isinstance(v, int):
                     try:
                         b[k] = int(v)
-                    except Exception:  # noqa: BLE001
+                    except Exception:
                         b[k] = 0
             elif dominant == "bool":
                 b[k] = bool(v) if v is not None else False

@@ -59,11 +59,11 @@ if TYPE_CHECKING:
 # taken again when type_aliases changed, and a file that asked about a name the change added to or removed
 # from the map is taken again. Not kept (cgc builds everything from every file, as before): a tree with a
 # Kotlin file (its member-type pass and has_kotlin read every file), the first resolution of a state
-# (there is nothing kept yet: every file is taken, and its contribution kept), PI_CGC_ENGINE_FULL_INDICES=1
+# (there is nothing kept yet: every file is taken, and its contribution kept), serve --full-indices
 # (for comparisons), and any fault of the hooks. The callback pre-pass loop (a call x every same-named
 # function) sees only the files that have a call named like a function of a file being resolved that
 # passes a bare name (the others add nothing a resolved file reads; see function_calls). The diff the
-# narrowing takes (decide) looks only at the keys the taken files touched. PI_CGC_ENGINE_CHECK=1 also
+# narrowing takes (decide) looks only at the keys the taken files touched. serve --check also
 # builds cgc's indices from every file after each kept build and refuses the update unless every one is
 # equal, values and key order.
 # The imports map is kept the same way (Tree.merge_imports_kept: a name's paths merged again only when a
@@ -81,7 +81,7 @@ KEPT_INDEXES: Dict[str, str] = {
 }
 # Kept in cgc's key order at every update: the engine compares type_aliases' order (every file is taken
 # again when it changed); it is small. The others' order may be owed (see _Keeper.settle), unless
-# PI_CGC_ENGINE_ORDER_AT_ONCE=1 (for comparisons).
+# serve --order-at-once (for comparisons).
 ALWAYS_ORDERED = frozenset({"type_aliases"})
 # The dicts each loop over all_file_data builds (the frame's local names), and the loop of each index.
 LOOP_DICTS: Dict[str, Tuple[str, ...]] = {
@@ -554,7 +554,7 @@ class _Captured(Exception):
 
 class _IndexCapture:
     """A run of build_function_call_groups over every file that stops at the callback pre-pass, its
-    indices built by cgc from every file (PI_CGC_ENGINE_CHECK=1)."""
+    indices built by cgc from every file (serve --check)."""
 
     def __init__(self, data: List[Any]):
         self.data = data

@@ -137,7 +137,7 @@ def serve(args: argparse.Namespace, version: str) -> int:
             engine.reap_ended(wait=True)
             if engine.cache_dirty:
                 engine.save_cache()
-        except Exception as error:  # noqa: BLE001 - a cache is never worth a failed exit
+        except Exception as error:  # a cache is never worth a failed exit
             log(f"cache not saved: {error}")
         engine.db.close()
 
@@ -177,7 +177,7 @@ def handle(engine: Engine, line: bytes) -> Optional[str]:
             answer = {"ok": False, "code": "FAILED", "reason": f"unknown op {op!r}"}
     except Stop:
         raise
-    except Exception as error:  # noqa: BLE001 - one bad request is answered, not fatal
+    except Exception as error:  # one bad request is answered, not fatal
         log(f"request failed: {error!r}")
         answer = {"ok": False, "code": "FAILED", "reason": f"{error}"[:500]}
     emit({"id": request.get("id"), **answer})

@@ -25,7 +25,7 @@ class Tree:
         self.cgcignore_path = cgcignore_path
         self.builder = parse_only_builder()
         self.kept_walk = KeptWalk()
-        self.walk_check: List[str] = []  # with PI_CGC_ENGINE_CHECK=1: where a kept walk differed from cgc's
+        self.walk_check: List[str] = []  # with serve --check: where a kept walk differed from cgc's
         # The backend's replay profile: a parse whose write that backend fails is marked as cgc's index marks it.
         self.write_profile: Optional[Profile] = None
 
@@ -80,7 +80,7 @@ class Tree:
     def merge_imports(self, files: Dict[str, FileEntry]) -> Dict[str, List[str]]:
         """pre_scan_for_imports over the whole tree: extension groups in order of first appearance
         in path order, files in path order, each name's paths deduplicated. Kept apart from
-        merge_imports_kept, whose rebuild loop has the same shape: PI_CGC_ENGINE_CHECK compares the kept
+        merge_imports_kept, whose rebuild loop has the same shape: serve --check compares the kept
         map with this one, which must not share its code."""
         groups: Dict[str, List[str]] = {}
         for path in sorted(files):

@@ -57,7 +57,7 @@ class TreeState:
     # and the views in `lang_views` whose order is (see _CallRun.settle_view; not cached either).
     order_owed: FrozenSet[str] = frozenset()
     views_owed: FrozenSet[str] = frozenset()
-    # With PI_CGC_ENGINE_CHECK=1: where the kept indices differ from cgc's own build from every file.
+    # With serve --check: where the kept indices differ from cgc's own build from every file.
     index_check: Optional[List[str]] = None
     # Each imports map name's files, in merge order, and the extension groups' order (not cached).
     import_owners: Optional[Dict[str, Tuple[str, ...]]] = None

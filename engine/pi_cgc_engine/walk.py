@@ -31,8 +31,8 @@ from .context import RUN
 # (RACY_NS: a second change within one tick of the file system's clock leaves the times equal), or that hold a
 # symbolic link (is_file and is_dir follow it to a target that may change anywhere). cgc prunes and filters what
 # it is handed as in a whole walk; the other directories' files are the ones kept. Other rules or another
-# setting walk everything. PI_CGC_ENGINE_CHECK=1 compares each kept walk with cgc's whole one (the parity
-# replays run with it: moves, deletions, new folders, .cgcignore changes); PI_CGC_ENGINE_WHOLE_WALK=1 keeps
+# setting walk everything. serve --check compares each kept walk with cgc's whole one (the parity
+# replays run with it: moves, deletions, new folders, .cgcignore changes); serve --whole-walk keeps
 # nothing (for comparisons).
 #
 # Looking at each directory's times is a stat per directory, 3-4 ms at 5 000 files (530 folders): the part of an
@@ -44,7 +44,7 @@ from .context import RUN
 # A folder keeps the stat test where no watch was set: on a file system whose changes can come from elsewhere
 # (NFS, SMB, FUSE: the kernel sees only its own), on another device than the root, past a share of the user's
 # watch limit (other tools need theirs), or when the queue overflowed (then, for that walk, every folder).
-# PI_CGC_ENGINE_DIR_EVENTS=0 keeps the stat test everywhere (for comparisons).
+# serve --no-dir-events keeps the stat test everywhere (for comparisons).
 #
 # With the queue trusted, a walk does not pass through every kept folder to ask the queue about each (about 1 µs a
 # folder: 0.4-1 ms at 5 000 files, the last part of the walk that grew with the tree): it looks at the folders the
