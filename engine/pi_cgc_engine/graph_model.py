@@ -46,6 +46,10 @@ class GraphRows:
     def node(self, nid: NodeId) -> Optional[Dict[str, Any]]:
         return self.nodes.get(nid[0], {}).get(nid[1])
 
+    def found(self, nid: NodeId) -> Dict[str, Any]:
+        """The node of an id that match() (or a walk of nodes) gave: one the graph holds."""
+        return self.nodes[nid[0]][nid[1]]
+
     def merge_node(self, label: str, key: Any, key_props: Optional[Dict[str, Any]] = None) -> Tuple[NodeId, Dict[str, Any]]:
         """MERGE (n:label {key}): key_props are the pattern's properties where the key is not one property."""
         if key is None or (key_props is not None and any(v is None for v in key_props.values())):

@@ -220,21 +220,23 @@ class _Writer:
         if enum_member_batch:
             rows = self.sanitize(enum_member_batch)
             for label in ("Class", "Enum"):
-                self._guarded(lambda label=label: [
-                    self._edges("CONTAINS", [c for c in g.match(label, name=row["class_name"], path=fps)
-                                             if _line_ok(row["class_line"], g.node(c))],
-                                g.match("EnumMember", name=row["member_name"], path=fps), batch_check=(label, "EnumMember"))
-                    for row in rows])
+                def members() -> None:
+                    for row in rows:
+                        self._edges("CONTAINS", [c for c in g.match(label, name=row["class_name"], path=fps)
+                                                 if _line_ok(row["class_line"], g.node(c))],
+                                    g.match("EnumMember", name=row["member_name"], path=fps), batch_check=(label, "EnumMember"))
+                self._guarded(members)
 
         if class_fn_batch:
             rows = self.sanitize(class_fn_batch)
             for label in ("Class", "Module", "Interface", "Struct", "Record", "Trait", "Object", "Mixin"):
-                self._guarded(lambda label=label: [
-                    self._edges("CONTAINS", [c for c in g.match(label, name=row["class_name"], path=fps)
-                                             if _line_ok(row["class_line"], g.node(c))],
-                                g.match("Function", name=row["func_name"], path=fps, line_number=row["func_line"]),
-                                batch_check=(label, "Function"))
-                    for row in rows])
+                def methods() -> None:
+                    for row in rows:
+                        self._edges("CONTAINS", [c for c in g.match(label, name=row["class_name"], path=fps)
+                                                 if _line_ok(row["class_line"], g.node(c))],
+                                    g.match("Function", name=row["func_name"], path=fps, line_number=row["func_line"]),
+                                    batch_check=(label, "Function"))
+                self._guarded(methods)
 
         if nested_fn_batch:
             for row in self.sanitize(nested_fn_batch):
@@ -303,6 +305,7 @@ class _Writer:
         set_keys = [k for k in sample if k not in ("uid", pk) and (not allowed or k in allowed)]
         parts = self.p.uid_parts.get(label) if keyed else None
         for row in rows if self.p.typed else ():
+            key: Optional[object]
             if parts is not None:
                 key = _row_uid(label, row, {"path": fps}, parts)
                 displaced = [("name", row.get("name")), ("path", fps), ("line_number", row.get("line_number")),
@@ -437,14 +440,14 @@ class _Writer:
                     base_index = item["bases"].index(base_str)
                     if is_interface or (base_index > 0 and type_label == "Class"):
                         for clab in ("Class", "Struct", "Record", "Mixin", "Extension"):
-                            self._guarded(lambda clab=clab: self._edges(
+                            self._guarded(lambda: self._edges(
                                 "IMPLEMENTS", g.match(clab, name=item["name"], path=path),
                                 g.match("Interface", name=base_name), batch_check=(clab, "Interface")))
                     else:
                         labels = ("Class", "Record", "Interface", "Mixin", "Extension")
                         for clab in labels:
                             for plab in labels:
-                                self._guarded(lambda clab=clab, plab=plab: self._edges(
+                                self._guarded(lambda: self._edges(
                                     "INHERITS", g.match(clab, name=item["name"], path=path),
                                     g.match(plab, name=base_name), batch_check=(clab, plab)))
 
@@ -510,7 +513,7 @@ class _Writer:
             for label in ("Function", "Class"):
                 decorated = g.match(label, name=row["decorated_name"], path=row["decorated_path"], line_number=row["decorated_line"])
                 if label == "Function":
-                    decorated = [d for d in decorated if ctx == "" or (ctx is not None and _equal(g.node(d).get("context"), ctx))]
+                    decorated = [d for d in decorated if ctx == "" or (ctx is not None and _equal(g.found(d).get("context"), ctx))]
                 decorators = g.match("Function", name=row["decorator_name"], path=row["decorator_path"])
                 made = False
                 for a in decorated:
@@ -639,7 +642,7 @@ class _Writer:
                 continue
             called = []
             for c in g.match(called_label, name=row.get("called_name"), path=row.get("called_file_path")):
-                node = g.node(c)
+                node = g.found(c)
                 if line_predicate:
                     cl = row.get("called_line_number")
                     if not (cl is not None and cl <= 0) and not _equal(node.get("line_number"), cl):
@@ -673,9 +676,9 @@ class _Writer:
             if not self.p.has_pair("CONTAINS", clab, "Function"):
                 continue
             for fn in fns:
-                ctx = g.node(fn)["class_context"]
+                ctx = g.found(fn)["class_context"]
                 for c in g.match(clab, name=ctx):
-                    path = g.node(c).get("path")
+                    path = g.found(c).get("path")
                     if isinstance(path, str) and path.startswith(repo_str):
                         g.merge_edge("CONTAINS", c, fn)
 

@@ -144,7 +144,7 @@ def _normalize_batch_types(batch: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
             if v is not None:
                 tname = type(v).__name__
                 counts[tname] = counts.get(tname, 0) + 1
-        dominant = max(counts, key=counts.get) if counts else "str"
+        dominant = max(counts, key=lambda name: counts[name]) if counts else "str"
         for b in batch:
             v = b.get(k)
             if dominant == "list":
