@@ -3,6 +3,7 @@
 // pi runs in its own process group, so stop() ends pi and anything it spawned.
 import { type ChildProcess, spawn } from "node:child_process";
 import { signalGroup } from "../../src/cgc/children.ts";
+import { startWait } from "./wait-record.ts";
 
 export type Frame = { type: string; [key: string]: unknown };
 export type UiRequest = Frame & { type: "extension_ui_request"; id: string; method: string };
@@ -96,6 +97,7 @@ export function startPiRpc(options: PiRpcOptions): PiRpc {
 
   const waitFor = (predicate: (frame: Frame) => boolean, timeoutMs = 30_000) =>
     new Promise<Frame>((resolve, reject) => {
+      const ended = startWait(timeoutMs);
       let checked = 0;
       const check = () => {
         for (; checked < frames.length; checked++) {
@@ -103,13 +105,14 @@ export function startPiRpc(options: PiRpcOptions): PiRpc {
           if (predicate(frame)) return finish(() => resolve(frame));
         }
         if (exitInfo)
-          finish(() => reject(new Error(`pi exited (${JSON.stringify(exitInfo)}) first; stderr:\n${stderr}`)));
+          finish(() => reject(new Error(`pi exited (${JSON.stringify(exitInfo)}) first; stderr:\n${stderr}`)), false);
       };
       const timer = setTimeout(
-        () => finish(() => reject(new Error(`no matching frame within ${timeoutMs} ms; stderr:\n${stderr}`))),
+        () => finish(() => reject(new Error(`no matching frame within ${timeoutMs} ms; stderr:\n${stderr}`)), false),
         timeoutMs,
       );
-      const finish = (settle: () => void) => {
+      const finish = (settle: () => void, met = true) => {
+        ended(met);
         clearTimeout(timer);
         listeners.delete(check);
         settle();

@@ -1,6 +1,8 @@
 // Waiting in tests: a condition polled until it holds, with a deadline, never a bare sleep. The one poll
 // loop of the suites and the helpers.
 
+import { startWait } from "./wait-record.ts";
+
 type Falsy = undefined | null | false | 0 | "";
 
 /**
@@ -12,11 +14,18 @@ export async function poll<T>(
   timeoutMs: number,
   intervalMs = 25,
 ): Promise<T | undefined> {
+  const ended = startWait(timeoutMs);
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await condition();
-    if (value) return value;
-    if (Date.now() > deadline) return undefined;
+    if (value) {
+      ended(true);
+      return value;
+    }
+    if (Date.now() > deadline) {
+      ended(false);
+      return undefined;
+    }
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }

@@ -1,0 +1,28 @@
+// Each wait's margin, for finding the bounds that sit close to what they wait for. With
+// PI_CGC_WAIT_RECORD=<file> set, every wait of the suites (poll, waitFor, pi over RPC) appends one JSON
+// line to the file: where it waits (the first test file on the stack), its bound and how long it took.
+// scripts/wait-margins.mjs reads the file and lists the waits that used the largest part of their bound.
+import { appendFileSync } from "node:fs";
+
+const RECORD = process.env.PI_CGC_WAIT_RECORD;
+
+/** The first frame of a test file (not a helper) on the caller's stack: `test/…/x.test.ts:123`. */
+function site(): string {
+  const frames = (new Error().stack ?? "").split("\n");
+  const test = frames.find((line) => /\.test\.ts:\d+/.test(line)) ?? frames[3] ?? "";
+  return /(test\/[^\s():]+:\d+)/.exec(test)?.[1] ?? test.trim();
+}
+
+/**
+ * Starts recording one wait, where it is called from (so, before the wait's first await); the function returned
+ * records its end, met or timed out. Without PI_CGC_WAIT_RECORD both do nothing.
+ */
+export function startWait(boundMs: number): (met: boolean) => void {
+  if (!RECORD) return () => {};
+  const where = site();
+  const startedAt = Date.now();
+  return (met) => {
+    const line = { site: where, boundMs, tookMs: Date.now() - startedAt, met };
+    appendFileSync(RECORD, `${JSON.stringify(line)}\n`);
+  };
+}
