@@ -354,13 +354,9 @@ class _CallRun:
         return lend(imports_map, "imports_map", self.lent, settle)
 
     def _iterate(self, start: int) -> Iterator[Tuple[int, Any]]:
-        try:
-            for at, fd in self.chosen_data():
-                RUN.sink = self.deps.setdefault(fd.key, set())
+        for at, fd in self.chosen_data():
+            with RUN.recording(self.deps.setdefault(fd.key, set())):
                 yield start + at, fd
-                RUN.sink = None
-        finally:
-            RUN.sink = None
 
     def chosen_data(self) -> List[Tuple[int, "_Parsed"]]:
         return entries_at(self.data, self.chosen or ())

@@ -2,14 +2,16 @@
 
 The hooks the engine puts into cgc's code (cgc_contract) are called by cgc, not by the engine, so what they
 need to know (the resolution under way, the journal of the update, the walk being kept, the reads being
-recorded) cannot be passed to them as arguments: it lives here, in one place, set and cleared by the code that
-owns each piece, instead of in module globals.
+recorded) cannot be passed to them as arguments: it lives here, in one place, instead of in module globals.
+The options are set once, by serve's command line; each piece of the run's state is set only by RunContext's
+own context managers (the code that owns the piece runs its span in one), which clear it when the span ends.
 """
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Dict, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterator, Optional, Set, Tuple
 
 if TYPE_CHECKING:
     from .journal import Journal
@@ -61,6 +63,52 @@ class RunContext:
     loop_roles: Dict[int, str] = field(default_factory=dict)
     # Cleared when a FalkorDB answers that it has no indegree().
     degree_function: bool = True
+
+    @contextlib.contextmanager
+    def journaling(self, journal: Optional["Journal"]) -> Iterator[None]:
+        """The span of an update whose dicts `journal` (None: they are copied) records."""
+        self.journal = journal
+        try:
+            yield
+        finally:
+            self.journal = None
+
+    @contextlib.contextmanager
+    def resolving(self, run: Any) -> Iterator[None]:
+        """A run of cgc's call resolution whose hooks `run` answers; no reads are recorded after it."""
+        self.call_run = run
+        try:
+            yield
+        finally:
+            self.call_run = None
+            self.sink = None
+
+    @contextlib.contextmanager
+    def recording(self, sink: Set[Tuple[str, Any]]) -> Iterator[None]:
+        """The reads of one file's resolution, noted into `sink`."""
+        self.sink = sink
+        try:
+            yield
+        finally:
+            self.sink = None
+
+    @contextlib.contextmanager
+    def asking(self, tests: Optional[Set[Any]]) -> Iterator[None]:
+        """The imports map's names asked about while one file's index contribution is taken, noted into `tests`."""
+        self.tests = tests
+        try:
+            yield
+        finally:
+            self.tests = None
+
+    @contextlib.contextmanager
+    def keeping_walk(self, kept: "KeptWalk") -> Iterator[None]:
+        """A discovery whose walk `kept` keeps."""
+        self.keeping = kept
+        try:
+            yield
+        finally:
+            self.keeping = None
 
 
 RUN = RunContext()

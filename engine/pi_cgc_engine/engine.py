@@ -380,12 +380,12 @@ class Engine(CacheKeeping):
         `exact`: the key order is put back too (default: on an embedded database, or without one)."""
         last = self.state
         db = getattr(self, "db", None)
-        journal = RUN.journal = Journal(exact=exact if exact is not None else db is None or db.embedded) \
+        journal = Journal(exact=exact if exact is not None else db is None or db.embedded) \
             if RUN.options.in_place else None
         try:
-            yield journal
+            with RUN.journaling(journal):
+                yield journal
         finally:
-            RUN.journal = None
             if journal is not None and self.state is last:
                 journal.undo()
 

@@ -192,23 +192,19 @@ class _Keeper:
         dicts = [frame.get(name) for name in names]
         if any(type(d) is not dict or d for d in dicts):
             raise NarrowingFailed(f"cgc's {role} indices are not the empty dicts the kept indices expect")
-        try:
-            for fd in files:
-                tests: Set[Any] = set()
-                RUN.tests = tests if role == "index" else None
+        for fd in files:
+            tests: Set[Any] = set()
+            with RUN.asking(tests if role == "index" else None):
                 yield fd
-                RUN.tests = None
-                own = self.contrib.setdefault(fd.key, {}).setdefault(role, {})
-                for name, built in zip(names, dicts):
-                    if built:
-                        own[name] = dict(built)
-                        built.clear()
-                if role == "index":
-                    own["tests"] = frozenset(tests)  # type: ignore[assignment]
-                    if "function_index" in own:
-                        own["_functions_by_name"] = _names_of_functions(own["function_index"])
-        finally:
-            RUN.tests = None
+            own = self.contrib.setdefault(fd.key, {}).setdefault(role, {})
+            for name, built in zip(names, dicts):
+                if built:
+                    own[name] = dict(built)
+                    built.clear()
+            if role == "index":
+                own["tests"] = frozenset(tests)  # type: ignore[assignment]
+                if "function_index" in own:
+                    own["_functions_by_name"] = _names_of_functions(own["function_index"])
         for name in names:
             self.merge(name)
         if role == "aliases":
@@ -582,13 +578,11 @@ def compare_kept_indices(kept: Dict[str, Dict[Any, Any]], data: List[Dict[str, A
         parsed = _Parsed(fd)
         files.append(parsed)
     capture = _IndexCapture(files)
-    RUN.call_run = capture  # type: ignore[assignment]
-    try:
-        cgc.build_function_call_groups(files, imports_map, None)
-    except _Captured:
-        pass
-    finally:
-        RUN.call_run = None
+    with RUN.resolving(capture):
+        try:
+            cgc.build_function_call_groups(files, imports_map, None)
+        except _Captured:
+            pass
     differences: List[str] = []
     for name, theirs in capture.indices.items():
         mine = kept.get(name)

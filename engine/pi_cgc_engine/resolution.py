@@ -247,12 +247,10 @@ def resolve_tree(
         run.views_owed = set(prev.views_owed)
     else:
         settle_imports(imports_map, files)  # cgc builds every view from the map
-    RUN.call_run = run
     try:
-        groups = cgc.build_function_call_groups(data, imports_map, None)
+        with RUN.resolving(run):
+            groups = cgc.build_function_call_groups(data, imports_map, None)
     finally:
-        RUN.call_run = None
-        RUN.sink = None
         give_back(run.lent)
     if run.chosen is None or not run.swapped and run.chosen:
         raise NarrowingFailed("cgc's resolution did not reach the points the narrowing hooks")
@@ -289,14 +287,12 @@ def resolve_tree(
         with cgc.node_label_index_as(labels_rec):
             for key in sorted(chosen):
                 fd = files[key].data
-                RUN.sink = deps[key]
-                inherits, _csharp = cgc.inh.build_inheritance_and_csharp_files([fd], imports_rec)
-                rows[key]["inherits"] = inherits
-                rows[key]["decorated"] = cgc.inh.build_decorated_by_links([fd], imports_rec)
-                rows[key]["metaclass"] = cgc.inh.build_metaclass_links([fd], imports_rec)
-                RUN.sink = None
+                with RUN.recording(deps[key]):
+                    inherits, _csharp = cgc.inh.build_inheritance_and_csharp_files([fd], imports_rec)
+                    rows[key]["inherits"] = inherits
+                    rows[key]["decorated"] = cgc.inh.build_decorated_by_links([fd], imports_rec)
+                    rows[key]["metaclass"] = cgc.inh.build_metaclass_links([fd], imports_rec)
     finally:
-        RUN.sink = None
         give_back(run.lent)
 
     reads = shared_reads(deps, chosen)

@@ -35,16 +35,14 @@ class Tree:
         if RUN.options.whole_walk:
             self.kept_walk.delta = None
             return cgc.discover_files_to_index(self.root, self.cgcignore_path, supported_extensions=extensions)[0]
-        RUN.keeping = self.kept_walk
-        try:
-            found, _ = cgc.discover_files_to_index(self.root, self.cgcignore_path, supported_extensions=extensions)
-            files = self.kept_walk.finish(found)
-        except BaseException:
-            self.kept_walk.close()
-            self.kept_walk = KeptWalk()  # a walk cut short keeps nothing
-            raise
-        finally:
-            RUN.keeping = None
+        with RUN.keeping_walk(self.kept_walk):
+            try:
+                found, _ = cgc.discover_files_to_index(self.root, self.cgcignore_path, supported_extensions=extensions)
+                files = self.kept_walk.finish(found)
+            except BaseException:
+                self.kept_walk.close()
+                self.kept_walk = KeptWalk()  # a walk cut short keeps nothing
+                raise
         if RUN.options.check:
             whole = cgc.discover_files_to_index(self.root, self.cgcignore_path, supported_extensions=extensions)[0]
             if [f.as_posix() for f in whole] != [f.as_posix() for f in files]:
