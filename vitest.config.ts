@@ -38,6 +38,7 @@ export default defineConfig({
     hookTimeout: 180_000,
     maxWorkers: 2,
     globalSetup: ["test/setup/build-dist.ts", "test/setup/scratch-dir.ts"],
+    setupFiles: ["test/setup/test-margins.ts"],
     sequence: { sequencer: LongestFirst },
   },
 });

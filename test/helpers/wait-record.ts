@@ -26,3 +26,9 @@ export function startWait(boundMs: number): (met: boolean) => void {
     appendFileSync(RECORD, `${JSON.stringify(line)}\n`);
   };
 }
+
+/** Records a whole test case against its timeout, under the site `<file> > <test name>`. */
+export function recordTest(site: string, timeoutMs: number, tookMs: number, passed: boolean): void {
+  if (!RECORD) return;
+  appendFileSync(RECORD, `${JSON.stringify({ site, boundMs: timeoutMs, tookMs, met: passed })}\n`);
+}
