@@ -40,7 +40,7 @@ class NotEmpty(Exception):
     """The graph already holds nodes."""
 
 
-class _Writer:
+class Writer:
     """Statements through cgc's driver: Neo4j's managed transactions, or FalkorDB's session wrapper."""
 
     def __init__(self, driver: Any):
@@ -112,14 +112,14 @@ def _index_statements(label: str, neo4j: bool) -> Tuple[str, str]:
 
 def check_target(driver: Any) -> None:
     """Whether a load can go ahead, before the rows are made: the graph holds no node (else NotEmpty)."""
-    writer = _Writer(driver)
+    writer = Writer(driver)
     try:
         _check_empty(writer)
     finally:
         writer.close()
 
 
-def _check_empty(writer: _Writer) -> None:
+def _check_empty(writer: Writer) -> None:
     found = writer.read("MATCH (n) RETURN count(n) AS c")
     count = found[0]["c"] if found else 0
     if count:
@@ -131,7 +131,7 @@ def load(driver: Any, rows: GraphRows, *, require_empty: bool = True,
     """Writes every node and edge of `rows` through cgc's driver, and empties `rows` as it goes (each table once
     written). Returns counts and timings (ms)."""
     start = time.monotonic()
-    writer = _Writer(driver)
+    writer = Writer(driver)
     stats: Dict[str, Any] = {"nodes": 0, "edges": 0, "statements": 0}
     labels = [label for label, nodes in rows.nodes.items() if nodes]
     indexed: List[str] = []

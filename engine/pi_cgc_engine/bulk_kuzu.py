@@ -205,7 +205,7 @@ def _load_query(path: str, cols: List[Tuple[str, str]], table: str, pair: Option
     return query
 
 
-def _write_csv(path: str, header: List[str], records: Iterable[List[str]]) -> None:
+def write_csv(path: str, header: List[str], records: Iterable[List[str]]) -> None:
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle, quoting=csv.QUOTE_ALL, doublequote=False, escapechar="\\", lineterminator="\n")
         writer.writerow(header)
@@ -270,7 +270,7 @@ def load(target: Any, rows: GraphRows, *, temp_parent: Optional[str] = None, req
                 pk = p.primary_keys.get(label, "uid")
 
                 path = os.path.join(folder, f"{len(copies) + 1:03d}-{label}.csv")
-                _write_csv(path, [c for c, _ in cols], _node_records(nodes, cols, label, pk, fixups))
+                write_csv(path, [c for c, _ in cols], _node_records(nodes, cols, label, pk, fixups))
                 copies.append(_load_query(path, cols, label, None))
                 stats["nodes"] += len(nodes)
                 del nodes
@@ -284,7 +284,7 @@ def load(target: Any, rows: GraphRows, *, temp_parent: Optional[str] = None, req
                 for pair, count in pairs.items():
                     path = os.path.join(folder, f"{len(copies) + 1:03d}-{rel}-{pair[0]}-{pair[1]}.csv")
                     header = [("from", "STRING"), ("to", "STRING")] + cols
-                    _write_csv(path, [c for c, _ in header], _edge_records(edges, pair, cols, rel))
+                    write_csv(path, [c for c, _ in header], _edge_records(edges, pair, cols, rel))
                     copies.append(_load_query(path, header, rel, pair))
                     stats["edges"] += count
                 del edges

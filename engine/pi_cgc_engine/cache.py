@@ -6,7 +6,7 @@ a folder and a file the user owns that neither the group nor others can write (a
 said once as "cache ignored: …"); and the load makes only the engine's own classes and plain containers, never
 calls anything else a file names (`PrivateUnpickler`), so a garbled or planted file fails to load instead of
 running code. Pickle stays, with that loader: on 1 000 files' state (83 MB; it names only TreeState, FileEntry and
-_ImportsMap) a load took 1.08-1.19 s with pickle's own loader and 1.18-1.24 s with PrivateUnpickler (one
+ImportsMap) a load took 1.08-1.19 s with pickle's own loader and 1.18-1.24 s with PrivateUnpickler (one
 process, alternated, a loaded 2-core machine), so the restriction costs nothing measurable; a format that cannot
 name code at all would need a converter for every class of the state, on the load the warm start exists for."""
 
@@ -34,8 +34,9 @@ if TYPE_CHECKING:
 # A file in the cache directory that says something else wrote the graph after the cache was saved (pi-cgc
 # writes it before every full index it runs: src/lifecycle/interrupted.ts), so the cache is not the graph's model.
 WRITTEN_ELSEWHERE = "graph-written-elsewhere"
-# The warm-start cache's layout; a cache of another layout is a cold start.
-CACHE_FORMAT = 6
+# The warm-start cache's layout, the names of the classes it pickles included (7: recording's ImportsMap lost its
+# leading underscore); a cache of another layout is a cold start.
+CACHE_FORMAT = 7
 
 # What a cache may name besides the engine's own classes: plain containers and the types a defaultdict is made
 # with. Nothing here runs anything but its constructor on the data the file holds.

@@ -22,16 +22,16 @@ from .cgc_contract import CALL_INDEXES, CallGroupsFrame, lend
 from .context import RUN, NarrowingFailed
 from .files import FileEntry
 from .journal import before_reorder
-from .kept_indices import LOOP_DICTS, _Keeper
+from .kept_indices import LOOP_DICTS, Keeper
 from .narrowing import IDENTIFIER, CandidateIndex, call_names, call_positions
 from .protocol import DebugClock
 from .recording import (
     CallbackRecordingDict,
+    FunctionsByName,
     KeptDict,
+    LendableDict,
+    Parsed,
     RecordingDict,
-    _FunctionsByName,
-    _LendableDict,
-    _Parsed,
     entries_at,
     imports_owed,
     settle_imports,
@@ -47,10 +47,10 @@ def names_of_calls(calls: Iterable[Dict[str, Any]]) -> Iterable[Any]:
     return calls.column("name") if isinstance(calls, CallRows) else [call.get("name") for call in calls]
 
 
-class _CallRun:
+class CallRun:
     """One call of cgc's build_function_call_groups that resolves only the files `decide` picks."""
 
-    def __init__(self, data: List[_Parsed], decide: Callable[[Dict[str, Any]], Set[str]]):
+    def __init__(self, data: List[Parsed], decide: Callable[[Dict[str, Any]], Set[str]]):
         self.data = data
         self.decide = decide
         self.chosen: Optional[Set[str]] = None
@@ -78,7 +78,7 @@ class _CallRun:
         self.imports_reordered = True
         # The kept indices of this run (None: cgc builds them from every file), and the files by the names
         # of their calls passing a bare name (None: the callback pre-pass sees every file).
-        self.keeper: Optional[_Keeper] = None
+        self.keeper: Optional[Keeper] = None
         self.callers: Optional[CandidateIndex] = None
         self.files: Dict[str, FileEntry] = {}
         self.debug: Optional[DebugClock] = None
@@ -173,13 +173,13 @@ class _CallRun:
                         self.callback_readers.add((path, fn.get("name")))
         if type(functions_by_name) is KeptDict:
             # The kept index becomes the narrowed one in place until give_back (a copy: 5-10 ms at 5 000 files).
-            narrowed: _LendableDict = functions_by_name
-            cgc.swap_class(narrowed, _FunctionsByName)
+            narrowed: LendableDict = functions_by_name
+            cgc.swap_class(narrowed, FunctionsByName)
             self.lent.append((narrowed, KeptDict))
             settle = keeper.settle_of("_functions_by_name") if keeper is not None else None
             narrowed.settle = (lambda _narrowed: settle()) if settle is not None else None  # type: ignore[misc]
         else:
-            narrowed = _FunctionsByName(functions_by_name)
+            narrowed = FunctionsByName(functions_by_name)
             narrowed.settle = keeper.settler("_functions_by_name") if keeper is not None else None
         narrowed.run = self
         if keeper is not None:
@@ -215,7 +215,7 @@ class _CallRun:
         finally:
             self.in_parameters = False
 
-    def function_calls(self, fd: _Parsed, default: Any) -> Any:
+    def function_calls(self, fd: Parsed, default: Any) -> Any:
         calls = dict.get(fd, "function_calls", default)
         if self.swapped:
             return calls  # the loop: only the chosen files get here, and see all their calls
@@ -292,7 +292,7 @@ class _CallRun:
                             del view[name]
                             gone = True
                     if gone:
-                        view = KeptDict(view)  # without the holes (see _Keeper.merge)
+                        view = KeptDict(view)  # without the holes (see Keeper.merge)
                 if came or self.imports_reordered:
                     self.views_owed.add(lang)
                 cache[lang] = view
@@ -358,5 +358,5 @@ class _CallRun:
             with RUN.recording(self.deps.setdefault(fd.key, set())):
                 yield start + at, fd
 
-    def chosen_data(self) -> List[Tuple[int, "_Parsed"]]:
+    def chosen_data(self) -> List[Tuple[int, "Parsed"]]:
         return entries_at(self.data, self.chosen or ())

@@ -6,7 +6,7 @@ given a bare name, it appends one (file, name, line) triple per function of that
 list of mostly repeated triples: at 5 000 files of Python, 114 million appends (about 8 GB) for 14 million
 distinct triples, made in about 9.5 million runs, each the same few functions of one name. cgc's loop then reads
 an entry only for a call of a parameter of the function the call is in (the call's file, that function's name,
-the parameter): the engine makes only the entries of such (file, function name) pairs (_CallRun.capture), each
+the parameter): the engine makes only the entries of such (file, function name) pairs (CallRun.capture), each
 run once, as a shared tuple, and each value keeps its runs in order. What cgc's loop reads (truth, then the
 triples in order) is the same; at 5 000 files the pre-pass took about 20 s making every entry, and 2.6 s
 making these.
@@ -24,7 +24,7 @@ import re
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
 if TYPE_CHECKING:
-    from .call_run import _CallRun
+    from .call_run import CallRun
 
 Triple = Tuple[str, str, Optional[int]]
 Key = Tuple[str, str, Any]
@@ -58,7 +58,7 @@ class CallbackTargets:
 
 
 def callback_arg_targets(files: Iterable[Any], functions_named: Callable[[str], List[Tuple[str, Any]]],
-                         resolved_posix: Callable[[Any], str], run: "_CallRun") -> Dict[Key, CallbackTargets]:
+                         resolved_posix: Callable[[Any], str], run: "CallRun") -> Dict[Key, CallbackTargets]:
     """cgc's callback_arg_targets after its pre-pass over `files` (the run's hooks as cgc's loop meets them)."""
     targets: Dict[Key, CallbackTargets] = {}
     made: Dict[Tuple[str, Optional[str]], Tuple[Triple, ...]] = {}  # the run of a bare name (in a file)
@@ -105,7 +105,7 @@ def callback_arg_targets(files: Iterable[Any], functions_named: Callable[[str], 
 
 
 def read_callees(name: str, functions_named: Callable[[str], List[Tuple[str, Any]]],
-                 run: "_CallRun") -> List[Tuple[str, List[Any]]]:
+                 run: "CallRun") -> List[Tuple[str, List[Any]]]:
     """The functions of this name (file, parameters) whose entries cgc's loop reads (run.callback_readers) and
     whose parameters its loop enumerates (the enumerate hook gives it nothing for the others), in order. The same
     for every call of the name: the pre-pass changes no index."""

@@ -61,7 +61,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from .context import RUN, NarrowingFailed
-from .recording import RecordingDict, _LendableDict, _OwedOrderDict, refill_after
+from .recording import LendableDict, OwedOrderDict, RecordingDict, refill_after
 
 # The cgc versions the engine was proven on: one list, which the extension reads too (src/cgc/engine-script.ts).
 PROVEN_VERSIONS = frozenset(json.loads(Path(__file__).with_name("proven-cgc-versions.json").read_text(encoding="utf-8"))["versions"])
@@ -165,9 +165,9 @@ COPIED_SOURCES: Dict[str, str] = {
 }
 # cgc's module constants the replay holds copies of: cgc's name, and the engine's module and name of the copy.
 COPIED_VALUES = (
-    (f"{_WRITER}:_NAME_ONLY_MERGE_LABELS", "graph_profiles", "_NAME_ONLY_MERGE_LABELS"),
-    (f"{_WRITER}:_COALESCE_SAME_KEY_LABELS", "graph_sanitize", "_COALESCE_SAME_KEY_LABELS"),
-    (f"{_WRITER}:_FUNCTION_CONTEXT_TYPES", "graph_sanitize", "_FUNCTION_CONTEXT_TYPES"),
+    (f"{_WRITER}:_NAME_ONLY_MERGE_LABELS", "graph_profiles", "NAME_ONLY_MERGE_LABELS"),
+    (f"{_WRITER}:_COALESCE_SAME_KEY_LABELS", "graph_sanitize", "COALESCE_SAME_KEY_LABELS"),
+    (f"{_WRITER}:_FUNCTION_CONTEXT_TYPES", "graph_sanitize", "FUNCTION_CONTEXT_TYPES"),
     ("tools.indexing.sanitize:MAX_STR_LEN", "graph_sanitize", "MAX_STR_LEN"),
 )
 # What engine/discover.py uses (load_discovery checks each), and the name it patches: find_cgcignore, which
@@ -783,7 +783,7 @@ def lang_view_of(make: Any, lang: str, imports_map: Dict[str, List[str]]) -> Dic
 
 
 def swap_class(obj: Any, cls: type) -> None:
-    """`obj` becomes a `cls` in place (both share one layout: recording._LendableDict's slots)."""
+    """`obj` becomes a `cls` in place (both share one layout: recording.LendableDict's slots)."""
     obj.__class__ = cls
 
 
@@ -793,7 +793,7 @@ def lend(index: Dict[Any, Any], tag: str, lent: List[Tuple[Any, type]],
     (a KeptDict, the imports map) becomes that RecordingDict in place until give_back: a copy of each of
     the 18 indices at every update cost 10-17 ms at 5 000 files. Any other index is copied. `settle`
     puts an owed key order right in the index (see "Kept indices"); the recording dict then sees it."""
-    if isinstance(index, _LendableDict) and not isinstance(index, _OwedOrderDict):
+    if isinstance(index, LendableDict) and not isinstance(index, OwedOrderDict):
         original = type(index)
         index.__class__ = RecordingDict
         lent.append((index, original))

@@ -53,7 +53,7 @@ class RunContext:
     journal: Optional["Journal"] = None
     # The reads of the file being resolved (see recording).
     sink: Optional[Set[Tuple[str, Any]]] = None
-    # The narrowed run of cgc's call resolution under way (call_run._CallRun, or kept_indices._IndexCapture).
+    # The narrowed run of cgc's call resolution under way (call_run.CallRun, or kept_indices._IndexCapture).
     call_run: Optional[Any] = None
     # The imports map's names asked about by the file whose index contribution is being taken.
     tests: Optional[Set[Any]] = None

@@ -30,7 +30,7 @@ class FileEntry:
     # And the positions in data's function_calls of the calls passing a bare name, by the call's name.
     callpos: Optional[Dict[str, Tuple[int, ...]]] = None
     modnames: Optional[FrozenSet[str]] = None
-    # The copy of data given to cgc's resolution (a _Parsed; not cached on disk).
+    # The copy of data given to cgc's resolution (a Parsed; not cached on disk).
     parsed: Optional[Any] = field(default=None, compare=False, repr=False)
     # Without the fields nothing reads after the file was written (UNREAD_FIELDS: its functions' source text and
     # docstrings, about half of what the engine holds): see make_lean. A lean entry is never written to a graph.
@@ -208,7 +208,7 @@ def canonical_order(data: Dict[str, Any]) -> Dict[str, Any]:
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def _ext_of(path: str) -> str:
+def ext_of(path: str) -> str:
     return file_ext(Path(path))
 
 
@@ -216,9 +216,9 @@ def merge_order_of(files: Dict[str, Any]) -> Tuple[List[str], Dict[str, int]]:
     """The order in which the imports map merges the files (extension groups in order of first appearance
     in path order, files in path order), and each extension group's rank."""
     order = sorted(files)
-    groups = dict.fromkeys(_ext_of(path) for path in order)
+    groups = dict.fromkeys(ext_of(path) for path in order)
     rank = {ext: index for index, ext in enumerate(groups)}
-    return (sorted(order, key=lambda path: rank[_ext_of(path)]) if len(groups) > 1 else order), rank
+    return (sorted(order, key=lambda path: rank[ext_of(path)]) if len(groups) > 1 else order), rank
 
 
 @functools.lru_cache(maxsize=1 << 16)

@@ -101,19 +101,19 @@ class GraphRows:
 
     def match(self, label: str, **where: Any) -> List[NodeId]:
         """MATCH (n:label {where}): a NULL in the pattern matches nothing; a property the table lacks is a binder
-        exception (raised as _Binder)."""
+        exception (raised as Binder)."""
         if self.profile.typed:
             columns = self.profile.columns(label)
             if columns is None:
-                raise _Binder(label)
+                raise Binder(label)
             for prop in where:
                 if prop not in columns:
-                    raise _Binder(f"{label}.{prop}")
+                    raise Binder(f"{label}.{prop}")
         if any(v is None for v in where.values()):
             return []
         table = self.nodes.get(label, {})
         # What a lookup by key already matched is not compared again (a string is equal as a key as it is by
-        # _equal); the rest of the pattern is.
+        # equal); the rest of the pattern is.
         rest = where
         if "name" in where and "path" in where:
             found = self._by_name_path.get((label, where["name"], where["path"]), ())
@@ -130,7 +130,7 @@ class GraphRows:
             keys = list(table)
         if not rest:
             return [(label, k) for k in keys]
-        return [(label, k) for k in keys if all(_equal(table[k].get(p), v) for p, v in rest.items())]
+        return [(label, k) for k in keys if all(equal(table[k].get(p), v) for p, v in rest.items())]
 
     def populated(self, label: str) -> bool:
         return bool(self.nodes.get(label))
@@ -138,7 +138,7 @@ class GraphRows:
     # -- edges
     def merge_edge(self, rel: str, a: NodeId, b: NodeId, key: Tuple[Tuple[str, Any], ...] = ()) -> Dict[str, Any]:
         if not self.profile.has_pair(rel, a[0], b[0]):
-            raise _Binder(f"{rel} {a[0]}->{b[0]}")
+            raise Binder(f"{rel} {a[0]}->{b[0]}")
         if any(v is None for _, v in key):
             raise NotReplicable(f"a {rel} MERGE with a NULL in its key {key}")
         table = self.edges.setdefault(rel, {})
@@ -160,12 +160,12 @@ class GraphRows:
             return
         columns = self.profile.rel_tables[rel][1]
         if prop not in columns:
-            raise _Binder(f"{rel}.{prop}")
+            raise Binder(f"{rel}.{prop}")
         check_type(f"{rel}.{prop}", columns[prop], value)
         props[prop] = value
 
 
-class _Binder(Exception):
+class Binder(Exception):
     """KùzuDB's binder exception: cgc's writer skips the statement (or the group)."""
 
 
@@ -174,7 +174,7 @@ def _unmatched(where: Dict[str, Any], looked_up: Tuple[str, ...]) -> Dict[str, A
     return {p: v for p, v in where.items() if not (p in looked_up and isinstance(v, str))}
 
 
-def _equal(a: Any, b: Any) -> bool:
+def equal(a: Any, b: Any) -> bool:
     if a is None or b is None:
         return False
     if isinstance(a, bool) != isinstance(b, bool):

@@ -71,7 +71,7 @@ KUZU_UID_PARTS.update({"Annotation": ["name", "path", "line_number"], "Parameter
 KUZU_SET_ALLOWED = {label: set(cols) - {"embedding"} for label, cols in KUZU_NODE_TABLES.items()
                     if label not in ("ExternalClass",)}
 
-_ITEM_LABELS = ["Class", "Trait", "Interface", "Struct", "Enum", "Union", "Record", "Mixin", "Extension", "Module", "Object", "Variable"]
+ITEM_LABELS = ["Class", "Trait", "Interface", "Struct", "Enum", "Union", "Record", "Mixin", "Extension", "Module", "Object", "Variable"]
 
 
 def _pairs(text: str) -> Set[Tuple[str, str]]:
@@ -184,12 +184,12 @@ FALKORDB_REMOTE = Profile("falkordb-remote", {}, CYPHER_PRIMARY_KEYS, {}, {}, {}
 NEO4J = Profile("neo4j", {}, CYPHER_PRIMARY_KEYS, {}, {}, {}, typed=False, kuzu_sanitize=False)
 PROFILES = {p.name: p for p in (KUZU, FALKORDB, FALKORDB_REMOTE, NEO4J)}
 # The MERGE pattern's properties of the labels keyed by more than one (schemaless profiles).
-_POSITIONAL_KEY = ("name", "path", "line_number", "occurrence_index")
-_PARAMETER_KEY = ("name", "path", "function_line_number")
+POSITIONAL_KEY = ("name", "path", "line_number", "occurrence_index")
+PARAMETER_KEY = ("name", "path", "function_line_number")
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # cgc's helpers, replicated (the function each mirrors is named).
 
 # writer.py
-_NAME_ONLY_MERGE_LABELS = {"Module", "DbTable", "ExternalClass"}
+NAME_ONLY_MERGE_LABELS = {"Module", "DbTable", "ExternalClass"}

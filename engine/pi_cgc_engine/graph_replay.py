@@ -7,25 +7,25 @@ import json
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
-from .graph_model import GraphRows, NodeId, _Binder, _equal
-from .graph_profiles import _ITEM_LABELS, _NAME_ONLY_MERGE_LABELS, _PARAMETER_KEY, _POSITIONAL_KEY, NotReplicable
+from .graph_model import Binder, GraphRows, NodeId, equal
+from .graph_profiles import ITEM_LABELS, NAME_ONLY_MERGE_LABELS, PARAMETER_KEY, POSITIONAL_KEY, NotReplicable
 from .graph_sanitize import (
-    _COALESCE_SAME_KEY_LABELS,
-    _CPP_EXTS,
-    _FUNCTION_CONTEXT_TYPES,
-    _ITEM_MAPPINGS,
+    COALESCE_SAME_KEY_LABELS,
+    CPP_EXTS,
     EXTERNAL,
+    FUNCTION_CONTEXT_TYPES,
+    ITEM_MAPPINGS,
     JS_IMPORT_LANGS,
-    _assign_occurrence_indices,
-    _coalesce_same_key_items,
-    _normalize_batch_types,
-    _plain,
-    _plain_as_text,
-    _refuse_conflicting_rows,
-    _row_uid,
-    _sanitize_value,
+    assign_occurrence_indices,
+    coalesce_same_key_items,
     coerce_props,
     module_metadata_row,
+    normalize_batch_types,
+    plain,
+    plain_as_text,
+    refuse_conflicting_rows,
+    row_uid,
+    sanitize_value,
     sort_import_rows_for_metadata,
 )
 
@@ -68,19 +68,19 @@ def import_conflict(fd: Dict[str, Any]) -> Optional[str]:
     before anything is replayed (`import { a, b } from './x'` is one such statement: most JavaScript trees)."""
     for rows, edge in zip(import_rows(fd), (JS_IMPORT_EDGE, OTHER_IMPORT_EDGE)):
         try:
-            _refuse_conflicting_rows(_plain(rows), *edge)
+            refuse_conflicting_rows(plain(rows), *edge)
         except NotReplicable as error:
             return f"{fd.get('path')}: {error}"
     return None
 
 
-class _Writer:
+class Writer:
     def __init__(self, g: GraphRows, normalize: Callable[[Any], str]):
         self.g = g
         self.p = g.profile
         self.normalize = normalize
-        self.sanitize: Callable[[Any], Any] = (_sanitize_value if self.p.kuzu_sanitize
-                                               else _plain_as_text if self.p.params_as_text else _plain)
+        self.sanitize: Callable[[Any], Any] = (sanitize_value if self.p.kuzu_sanitize
+                                               else plain_as_text if self.p.params_as_text else plain)
 
     # -- add_repository_to_graph / add_minimal_file_node / add_file_to_graph
 
@@ -144,14 +144,14 @@ class _Writer:
         class_fn_batch: List[Dict[str, Any]] = []
         enum_member_batch: List[Dict[str, Any]] = []
         nested_fn_batch: List[Dict[str, Any]] = []
-        for key, label in _ITEM_MAPPINGS:
+        for key, label in ITEM_MAPPINGS:
             item_list = fd.get(key, [])
             if not item_list:
                 continue
-            keyed = label not in _NAME_ONLY_MERGE_LABELS
-            if label in _COALESCE_SAME_KEY_LABELS:
-                item_list = _coalesce_same_key_items(item_list)
-            occurrences = _assign_occurrence_indices(item_list)
+            keyed = label not in NAME_ONLY_MERGE_LABELS
+            if label in COALESCE_SAME_KEY_LABELS:
+                item_list = coalesce_same_key_items(item_list)
+            occurrences = assign_occurrence_indices(item_list)
             batch: List[Dict[str, Any]] = []
             for occ, item in zip(occurrences, item_list):
                 row = dict(item)
@@ -176,7 +176,7 @@ class _Writer:
                             "class_name": item["class_context"],
                             "class_line": item.get("class_context_line", -1) if item.get("class_context_line") is not None else -1,
                             "func_name": item["name"], "func_line": item["line_number"]})
-                    if item.get("context_type") in _FUNCTION_CONTEXT_TYPES:
+                    if item.get("context_type") in FUNCTION_CONTEXT_TYPES:
                         outer_ctx = item.get("context")
                         is_seq = isinstance(outer_ctx, (tuple, list)) and outer_ctx
                         outer_name = outer_ctx[0] if is_seq else outer_ctx
@@ -188,7 +188,7 @@ class _Writer:
                         nested_fn_batch.append({"outer": outer_name, "outer_line": outer_line,
                                                 "inner_name": item["name"], "inner_line": item["line_number"]})
             if batch:
-                batch = _normalize_batch_types(batch)
+                batch = normalize_batch_types(batch)
             rows = self.sanitize(batch)
             self._merge_items(label, keyed, rows, fps, fid)
 
@@ -211,7 +211,7 @@ class _Writer:
                     if self.p.uid_parts:
                         pid, _ = g.merge_node("Parameter", "".join(str(v) for v in uid_vals))
                     else:
-                        pid, _ = g.merge_node("Parameter", tuple(uid_vals), dict(zip(_PARAMETER_KEY, uid_vals)))
+                        pid, _ = g.merge_node("Parameter", tuple(uid_vals), dict(zip(PARAMETER_KEY, uid_vals)))
                     g.set(pid, "name", row["arg_name"])
                     g.set(pid, "path", fps)
                     g.set(pid, "function_line_number", row["line_number"])
@@ -248,7 +248,7 @@ class _Writer:
         if js_imports:
             rows = self.sanitize(js_imports)
             if self.p.batch_reads_before:
-                _refuse_conflicting_rows(rows, *JS_IMPORT_EDGE)
+                refuse_conflicting_rows(rows, *JS_IMPORT_EDGE)
             for row in rows:  # per-row fallback (KùzuDB); one statement elsewhere
                 mid, _ = g.merge_node("Module", row["module_name"])
                 e = g.merge_edge("IMPORTS", fid, mid, (("line_number", row["line_number"]),))
@@ -264,7 +264,7 @@ class _Writer:
                     before.setdefault(row["name"], (m.get("lang"), m.get("full_import_name")) if m else (None, None))
             edge_rows = rows
             if self.p.batch_reads_before:
-                _refuse_conflicting_rows(rows, *OTHER_IMPORT_EDGE)
+                refuse_conflicting_rows(rows, *OTHER_IMPORT_EDGE)
             for row in rows:  # per-row fallback (KùzuDB); one statement elsewhere
                 mid, m = g.merge_node("Module", row["name"])
                 lang_was, full_was = before[row["name"]] if self.p.batch_reads_before else (m.get("lang"), m.get("full_import_name"))
@@ -294,7 +294,7 @@ class _Writer:
                 if keyed:
                     key_props = {"name": row.get("name"), "path": fps, "line_number": row.get("line_number"),
                                  "occurrence_index": row.get("occurrence_index")}
-                    nid, _ = g.merge_node(label, tuple(key_props[k] for k in _POSITIONAL_KEY), key_props)
+                    nid, _ = g.merge_node(label, tuple(key_props[k] for k in POSITIONAL_KEY), key_props)
                 else:
                     nid, _ = g.merge_node(label, row.get("name"))
                 for k, v in row.items():
@@ -307,7 +307,7 @@ class _Writer:
         for row in rows if self.p.typed else ():
             key: Optional[object]
             if parts is not None:
-                key = _row_uid(label, row, {"path": fps}, parts)
+                key = row_uid(label, row, {"path": fps}, parts)
                 displaced = [("name", row.get("name")), ("path", fps), ("line_number", row.get("line_number")),
                              ("occurrence_index", row.get("occurrence_index"))]
             else:
@@ -332,7 +332,7 @@ class _Writer:
     def _edges(self, rel: str, sources: Iterable[NodeId], targets: Iterable[NodeId],
                batch_check: Optional[Tuple[str, str]] = None) -> None:
         if batch_check is not None and not self.p.has_pair(rel, *batch_check):
-            raise _Binder(f"{rel} {batch_check}")
+            raise Binder(f"{rel} {batch_check}")
         targets = list(targets)
         for a in sources:
             for b in targets:
@@ -343,7 +343,7 @@ class _Writer:
         """A statement (or a batch) whose binder exception cgc's writer swallows."""
         try:
             run()
-        except _Binder:
+        except Binder:
             pass
 
     # -- write_inheritance_links
@@ -359,7 +359,7 @@ class _Writer:
                 deduped.append(r)
         internal = [r for r in deduped if r.get("resolved_parent_file_path") != EXTERNAL]
         external = [r for r in deduped if r.get("resolved_parent_file_path") == EXTERNAL]
-        populated = {label for label in _ITEM_LABELS if g.populated(label)}
+        populated = {label for label in ITEM_LABELS if g.populated(label)}
         internal_rows = self.sanitize(internal)
 
         def run_internal(rows: List[Dict[str, Any]], cl: str, pl: str) -> None:
@@ -386,14 +386,14 @@ class _Writer:
         for (cl, pl), rows in pair_groups.items():
             run_internal(rows, cl, pl)
         for cl, rows in child_only.items():
-            for pl in _ITEM_LABELS:
+            for pl in ITEM_LABELS:
                 if pl in populated:
                     run_internal(rows, cl, pl)
         if legacy:
-            for cl in _ITEM_LABELS:
+            for cl in ITEM_LABELS:
                 if cl not in populated:
                     continue
-                for pl in _ITEM_LABELS:
+                for pl in ITEM_LABELS:
                     if pl in populated:
                         run_internal(legacy, cl, pl)
 
@@ -417,7 +417,7 @@ class _Writer:
         for cl, rows in ext_by_child.items():
             run_external(rows, cl)
         if ext_legacy:
-            for cl in _ITEM_LABELS:
+            for cl in ITEM_LABELS:
                 if cl in populated:
                     run_external(ext_legacy, cl)
 
@@ -463,11 +463,11 @@ class _Writer:
 
             def one() -> None:
                 if not self.p.has_label(cl) or not self.p.has_label(pl):
-                    raise _Binder(f"{cl} or {pl}")
+                    raise Binder(f"{cl} or {pl}")
                 children = g.match(cl, name=row["child_name"], path=row["path"])
                 parents = g.match(pl, name=row["parent_name"], path=row["resolved_parent_file_path"])
                 if not self.p.has_pair(rel, cl, pl):
-                    raise _Binder(rel)  # the MERGE over a pair the table lacks
+                    raise Binder(rel)  # the MERGE over a pair the table lacks
                 conf = row.get("confidence_label", "INFERRED")
                 for a in children:
                     for b in parents:
@@ -513,7 +513,7 @@ class _Writer:
             for label in ("Function", "Class"):
                 decorated = g.match(label, name=row["decorated_name"], path=row["decorated_path"], line_number=row["decorated_line"])
                 if label == "Function":
-                    decorated = [d for d in decorated if ctx == "" or (ctx is not None and _equal(g.found(d).get("context"), ctx))]
+                    decorated = [d for d in decorated if ctx == "" or (ctx is not None and equal(g.found(d).get("context"), ctx))]
                 decorators = g.match("Function", name=row["decorator_name"], path=row["decorator_path"])
                 made = False
                 for a in decorated:
@@ -620,7 +620,7 @@ class _Writer:
         columns = self.p.columns(called_label)
         line_predicate = called_label not in ("File", "Directory")
         if line_predicate and columns is not None and "line_number" not in columns:
-            raise _Binder(f"{called_label}.line_number")
+            raise Binder(f"{called_label}.line_number")
         if called_label == "Function":
             ctx_props = ["context", "class_context", "module_context"]
         elif called_label == "Variable":
@@ -629,9 +629,9 @@ class _Writer:
             ctx_props = []
         for p in ctx_props:
             if columns is not None and p not in columns:
-                raise _Binder(f"{called_label}.{p}")
+                raise Binder(f"{called_label}.{p}")
         if not self.p.has_pair(rel, caller_label, called_label):
-            raise _Binder(rel)
+            raise Binder(rel)
         for row in rows:
             if caller_label == "File":
                 callers = g.match("File", path=row.get("caller_file_path"))
@@ -645,11 +645,11 @@ class _Writer:
                 node = g.found(c)
                 if line_predicate:
                     cl = row.get("called_line_number")
-                    if not (cl is not None and cl <= 0) and not _equal(node.get("line_number"), cl):
+                    if not (cl is not None and cl <= 0) and not equal(node.get("line_number"), cl):
                         continue
                 if ctx_props:
                     ctx = row.get("called_context")
-                    if not (ctx == "" or ctx is None or any(_equal(node.get(p), ctx) for p in ctx_props)):
+                    if not (ctx == "" or ctx is None or any(equal(node.get(p), ctx) for p in ctx_props)):
                         continue
                 called.append(c)
             for a in callers:
@@ -669,7 +669,7 @@ class _Writer:
         g = self.g
         fns = [("Function", k) for k, n in g.nodes.get("Function", {}).items()
                if isinstance(n.get("path"), str) and n["path"].startswith(repo_str)
-               and n.get("class_context") is not None and n["path"].endswith(_CPP_EXTS)]
+               and n.get("class_context") is not None and n["path"].endswith(CPP_EXTS)]
         if not fns:
             return
         for clab in ("Class", "Struct", "Module"):
@@ -708,4 +708,4 @@ def _line_ok(wanted: Any, node: Optional[Dict[str, Any]]) -> bool:
         return False
     if isinstance(wanted, (int, float)) and not isinstance(wanted, bool) and wanted < 0:
         return True
-    return _equal(node.get("line_number"), wanted)
+    return equal(node.get("line_number"), wanted)

@@ -40,7 +40,7 @@ what its MERGE pattern names, every key of a `SET n += row` is kept, no binder e
 send them. Neo4j applies an UNWIND row by row, as the replay does. FalkorDB's MERGE hands the rows to the SET after
 it in an order of its own: a Module's `coalesce` keeps the statement's last row (batch_reads_before), and a JS or
 other IMPORTS statement whose rows set one relationship to different values is refused (NotReplicable: the row
-FalkorDB keeps was not predictable; see _refuse_conflicting_rows).
+FalkorDB keeps was not predictable; see refuse_conflicting_rows).
 
 Not replicated (the caller must fall back to cgc's own index; `build_graph` raises NotReplicable, or the caller
 checks first with `refusal`):
@@ -68,7 +68,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from .graph_model import GraphRows
 from .graph_profiles import KUZU, PROFILES, REFUSED_LANGUAGES, NotReplicable, Profile, WriteFails
-from .graph_replay import _Writer, import_conflict
+from .graph_replay import Writer, import_conflict
 from .graph_sanitize import normalize_path
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -83,7 +83,7 @@ def write_fails(fd: Dict[str, Any], profile: Profile, repo_str: str,
     if not profile.params_as_text or not _holds_nul(fd):
         return None
     try:
-        _Writer(GraphRows(profile), normalize).add_file(fd, repo_str)
+        Writer(GraphRows(profile), normalize).add_file(fd, repo_str)
     except WriteFails as error:
         return str(error)
     except NotReplicable:
@@ -168,7 +168,7 @@ def build_graph(
     if why:
         raise NotReplicable(why)
     g = GraphRows(profile)
-    w = _Writer(g, normalize)
+    w = Writer(g, normalize)
     repo_str = normalize(repo)
     w.add_repository(repo_str, repo.resolve().name, is_dependency, commit_hash,
                      indexed_at or datetime.now(timezone.utc).isoformat())

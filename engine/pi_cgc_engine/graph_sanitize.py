@@ -10,18 +10,18 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 
 from .graph_profiles import NotReplicable, WriteFails
 
-_COALESCE_SAME_KEY_LABELS = {"Variable"}
-_FUNCTION_CONTEXT_TYPES = {
+COALESCE_SAME_KEY_LABELS = {"Variable"}
+FUNCTION_CONTEXT_TYPES = {
     "function_definition", "function_declaration", "function_expression", "arrow_function", "generator_function",
     "generator_function_declaration", "method_definition", "method_declaration", "constructor_declaration",
     "local_function_statement", "func_literal", "function_item", "method", "singleton_method", "lambda_expression",
 }
-_ITEM_MAPPINGS = [("functions", "Function"), ("classes", "Class"), ("traits", "Trait"), ("variables", "Variable"),
+ITEM_MAPPINGS = [("functions", "Function"), ("classes", "Class"), ("traits", "Trait"), ("variables", "Variable"),
                   ("interfaces", "Interface"), ("macros", "Macro"), ("structs", "Struct"), ("enums", "Enum"),
                   ("unions", "Union"), ("records", "Record"), ("properties", "Property"), ("mixins", "Mixin"),
                   ("extensions", "Extension"), ("modules", "Module"), ("objects", "Object"),
                   ("enum_members", "EnumMember")]
-_CPP_EXTS = (".cpp", ".cc", ".cxx", ".c++", ".C")
+CPP_EXTS = (".cpp", ".cc", ".cxx", ".c++", ".C")
 MAX_STR_LEN = 4096  # sanitize.py
 EXTERNAL = "__external__"
 # EmbeddedSessionWrapper._sanitize_value's relationship-batch keys (such batches keep identical rows).
@@ -81,7 +81,7 @@ def sort_import_rows_for_metadata(rows: List[Dict[str, Any]]) -> List[Dict[str, 
     return sorted(rows, key=metadata_priority)
 
 
-def _coalesce_same_key_items(items: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+def coalesce_same_key_items(items: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
     """writer._coalesce_same_key_items."""
     merged: Dict[Tuple[str, Any], Dict[str, Any]] = {}
     order: List[Tuple[str, Any]] = []
@@ -95,7 +95,7 @@ def _coalesce_same_key_items(items: List[Dict[str, Any]]) -> List[Dict[str, Any]
     return [merged[k] for k in order]
 
 
-def _assign_occurrence_indices(items: List[Dict[str, Any]]) -> List[int]:
+def assign_occurrence_indices(items: List[Dict[str, Any]]) -> List[int]:
     """writer._assign_occurrence_indices (the indices only)."""
     seen: Dict[Tuple[str, Any], int] = {}
     indices: List[int] = []
@@ -132,7 +132,7 @@ def coerce_props(props: Dict[str, Any]) -> Dict[str, Any]:
     return {k: coerce(v) for k, v in props.items()}
 
 
-def _normalize_batch_types(batch: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+def normalize_batch_types(batch: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
     """add_file_to_graph's per-key dominant-type normalisation and key sorting, in place as cgc does."""
     all_keys: Set[str] = set()
     for b in batch:
@@ -179,12 +179,12 @@ def _normalize_batch_types(batch: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
     return [{k: b[k] for k in key_order if k in b} for b in batch]
 
 
-def _sanitize_value(v: Any) -> Any:
+def sanitize_value(v: Any) -> Any:
     """EmbeddedSessionWrapper._sanitize_value (KùzuDB's parameter sanitising)."""
     if isinstance(v, (tuple, set)):
-        return [_sanitize_value(i) for i in v]
+        return [sanitize_value(i) for i in v]
     if isinstance(v, list):
-        sanitized = [_sanitize_value(i) for i in v]
+        sanitized = [sanitize_value(i) for i in v]
         if sanitized and all(isinstance(i, dict) for i in sanitized):
             all_keys: Set[str] = set()
             for item in sanitized:
@@ -208,11 +208,11 @@ def _sanitize_value(v: Any) -> Any:
                 return rows
         return sanitized
     if isinstance(v, dict):
-        return {k: _sanitize_value(val) for k, val in v.items()}
+        return {k: sanitize_value(val) for k, val in v.items()}
     return v
 
 
-def _refuse_conflicting_rows(rows: List[Dict[str, Any]], key: Tuple[str, ...], values: Tuple[str, ...]) -> None:
+def refuse_conflicting_rows(rows: List[Dict[str, Any]], key: Tuple[str, ...], values: Tuple[str, ...]) -> None:
     """FalkorDB: rows of one UNWIND that MERGE one relationship and SET it to different values leave the value of
     a row FalkorDB's MERGE picks by its own record order (by experiment: not the last row; and cgc's index on a
     real tree kept another row than an isolated run of the same statement did): not modelled, refused."""
@@ -224,17 +224,17 @@ def _refuse_conflicting_rows(rows: List[Dict[str, Any]], key: Tuple[str, ...], v
             raise NotReplicable(f"FalkorDB: one statement's rows set the relationship {k} to different values")
 
 
-def _plain(v: Any) -> Any:
+def plain(v: Any) -> Any:
     """A parameter as the neo4j and falkordb drivers send it: tuples as lists."""
     if isinstance(v, (tuple, list)):
-        return [_plain(i) for i in v]
+        return [plain(i) for i in v]
     if isinstance(v, dict):
-        return {k: _plain(val) for k, val in v.items()}
+        return {k: plain(val) for k, val in v.items()}
     return v
 
 
-def _plain_as_text(v: Any) -> Any:
-    """_plain, for a backend whose client writes the parameters into the query's text (FalkorDB's `CYPHER name=value`
+def plain_as_text(v: Any) -> Any:
+    """plain, for a backend whose client writes the parameters into the query's text (FalkorDB's `CYPHER name=value`
     header): FalkorDB reads that text up to its first NUL character, so a statement whose parameters hold one fails
     there, as the replay's does (WriteFails)."""
     if isinstance(v, str):
@@ -242,13 +242,13 @@ def _plain_as_text(v: Any) -> Any:
             raise WriteFails(f"a NUL character in a value FalkorDB reads as text ({v[:60]!r})")
         return v
     if isinstance(v, (tuple, list)):
-        return [_plain_as_text(i) for i in v]
+        return [plain_as_text(i) for i in v]
     if isinstance(v, dict):
-        return {_plain_as_text(k): _plain_as_text(val) for k, val in v.items()}
+        return {plain_as_text(k): plain_as_text(val) for k, val in v.items()}
     return v
 
 
-def _row_uid(label: str, item: Dict[str, Any], fixed: Dict[str, Any], parts: List[str]) -> str:
+def row_uid(label: str, item: Dict[str, Any], fixed: Dict[str, Any], parts: List[str]) -> str:
     """_translate_query 1.5b: the uid of an UNWIND row (`fixed`: the parts given as query parameters)."""
     out = []
     for part in parts:

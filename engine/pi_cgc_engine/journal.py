@@ -6,7 +6,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from .context import RUN, NarrowingFailed
 
-_MISSING = object()
+MISSING = object()
 
 
 class _Before:
@@ -22,21 +22,21 @@ class _Before:
         olds = self.olds
         if key in olds:
             old = olds[key]
-            return default if old is _MISSING else old
+            return default if old is MISSING else old
         return dict.get(self.now, key, default)
 
     def __contains__(self, key: Any) -> bool:
-        return self.get(key, _MISSING) is not _MISSING
+        return self.get(key, MISSING) is not MISSING
 
     def __len__(self) -> int:
         size = len(self.now)
         for key, old in self.olds.items():
-            size += (old is not _MISSING) - dict.__contains__(self.now, key)
+            size += (old is not MISSING) - dict.__contains__(self.now, key)
         return size
 
     def _came_or_went(self) -> bool:
         now = self.now
-        return any((old is _MISSING) == dict.__contains__(now, key) for key, old in self.olds.items())
+        return any((old is MISSING) == dict.__contains__(now, key) for key, old in self.olds.items())
 
     def __iter__(self) -> Iterator[Any]:
         keys = _order_before(self.now, self.olds, self.order)
@@ -65,7 +65,7 @@ def _order_before(now: Dict[Any, Any], olds: Dict[Any, Any], order: Optional[Tup
     keep their place, a new key goes to the end), less the keys the update added. Without `exact`, a key taken out
     before the order was noted is missing from it (the callers compare lengths)."""
     keys = order if order is not None else dict.__iter__(now)
-    return [key for key in keys if olds.get(key, True) is not _MISSING]
+    return [key for key in keys if olds.get(key, True) is not MISSING]
 
 
 class Journal:
@@ -81,7 +81,7 @@ class Journal:
 
     def __init__(self, exact: bool = True) -> None:
         self.exact = exact
-        # id -> (the dict, each changed key's value before (_MISSING: absent), [its key order before, or None],
+        # id -> (the dict, each changed key's value before (MISSING: absent), [its key order before, or None],
         # on_undo callbacks (given whether the order moved))
         self.dicts: Dict[int, Tuple[Dict[Any, Any], Dict[Any, Any], List[Optional[Tuple[Any, ...]]],
                                     List[Callable[[bool], None]]]] = {}
@@ -100,15 +100,15 @@ class Journal:
     def set(self, d: Dict[Any, Any], key: Any, value: Any) -> None:
         olds = self._track(d)[1]
         if key not in olds:
-            olds[key] = dict.get(d, key, _MISSING)
+            olds[key] = dict.get(d, key, MISSING)
         dict.__setitem__(d, key, value)
 
     def delete(self, d: Dict[Any, Any], key: Any, ordered: bool = True) -> None:
         _, olds, order, _ = self._track(d)
         if key not in olds:
-            olds[key] = dict.get(d, key, _MISSING)
+            olds[key] = dict.get(d, key, MISSING)
         if dict.__contains__(d, key):
-            if self.exact and ordered and order[0] is None and olds[key] is not _MISSING:
+            if self.exact and ordered and order[0] is None and olds[key] is not MISSING:
                 order[0] = tuple(dict.__iter__(d))
             dict.__delitem__(d, key)
 
@@ -129,7 +129,7 @@ class Journal:
             keys = _order_before(d, olds, order[0]) if order[0] is not None else None
             moved = False
             for key, old in olds.items():
-                if old is _MISSING:
+                if old is MISSING:
                     dict.pop(d, key, None)
                 else:
                     moved = moved or not dict.__contains__(d, key)

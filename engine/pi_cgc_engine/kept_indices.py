@@ -21,9 +21,9 @@ from typing import (
 from . import cgc_contract as cgc
 from .cgc_contract import CALL_INDEXES
 from .context import RUN, NarrowingFailed
-from .journal import _MISSING, as_before, before_reorder
+from .journal import MISSING, as_before, before_reorder
 from .narrowing import CandidateIndex, SortedMembers, same_but_unread
-from .recording import KeptDict, _Parsed, entries_at, refill_after
+from .recording import KeptDict, Parsed, entries_at, refill_after
 
 if TYPE_CHECKING:
     from .tree_state import TreeState
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 # keys no file has any more removed, new keys at the end. When a file's keys (in order) changed, cgc's key
 # order (first insertion, file after file) is then owed: putting it right costs a pass over every file's
 # share (about 10 ms an index at 5 000 files), and only what iterates an index can see it. So an owed order
-# is settled when something does: cgc, through the recording dicts it is given (_OwedOrderDict: iterating one
+# is settled when something does: cgc, through the recording dicts it is given (OwedOrderDict: iterating one
 # settles the kept index, and a copy of it), or the engine (interface_implementors, the check); the diff takes
 # an owed order as changed. A file that came or went counts only by its keys (none in an index: no
 # change). interface_implementors is cgc's own loop over global_class_bases, run again only when that
@@ -70,7 +70,7 @@ if TYPE_CHECKING:
 # changed file has the name), and so are cgc's per-language views of it (a view is the map's names, in its
 # order, each with what _get_lang_imports makes of its paths: the names whose paths may differ go through
 # cgc's own function, on a map of just them); their order is owed likewise (settle_imports,
-# _CallRun.settle_view). The check compares both, settled, with cgc's own.
+# CallRun.settle_view). The check compares both, settled, with cgc's own.
 
 # name -> how the files' contributions combine: "file" (keys of the file's own), "last" (the last file's
 # value), "concat" (lists, in file order), "union" (sets).
@@ -80,7 +80,7 @@ KEPT_INDEXES: Dict[str, str] = {
     "class_method_index": "concat", "extension_method_index": "concat", "_functions_by_name": "concat",
 }
 # Kept in cgc's key order at every update: the engine compares type_aliases' order (every file is taken
-# again when it changed); it is small. The others' order may be owed (see _Keeper.settle), unless
+# again when it changed); it is small. The others' order may be owed (see Keeper.settle), unless
 # serve --order-at-once (for comparisons).
 ALWAYS_ORDERED = frozenset({"type_aliases"})
 # The dicts each loop over all_file_data builds (the frame's local names), and the loop of each index.
@@ -126,10 +126,10 @@ def interface_implementors_of(global_class_bases: Dict[str, List[str]]) -> Dict[
     return implementors_by_base
 
 
-class _Keeper:
+class Keeper:
     """The kept indices of one run: which files each loop takes, their contributions, the full indices."""
 
-    def __init__(self, prev: Optional["TreeState"], data: List["_Parsed"], keys: List[str], changed: Set[str],
+    def __init__(self, prev: Optional["TreeState"], data: List["Parsed"], keys: List[str], changed: Set[str],
                  flipped: Set[str]):
         self.data = data
         self.keys = keys
@@ -180,13 +180,13 @@ class _Keeper:
         # order, above): the last state's, and those a file with keys came to or left this time.
         self.owed: Set[str] = set(prev.order_owed) if usable else set()  # type: ignore[union-attr]
 
-    def files_for(self, role: str) -> List["_Parsed"]:
+    def files_for(self, role: str) -> List["Parsed"]:
         taken = self.taken[role]
         if len(taken) == len(self.data):
             return list.copy(self.data)  # every file (taken holds only keys of the list)
         return [fd for _, fd in entries_at(self.data, taken)]
 
-    def take(self, role: str, files: List["_Parsed"], frame: cgc.CallGroupsFrame) -> Iterator["_Parsed"]:
+    def take(self, role: str, files: List["Parsed"], frame: cgc.CallGroupsFrame) -> Iterator["Parsed"]:
         """The loop of `role` over the taken files; what cgc adds for each is that file's contribution."""
         names = LOOP_DICTS[role]
         dicts = [frame.get(name) for name in names]
@@ -221,7 +221,7 @@ class _Keeper:
             # Not reordered: the same keys in the same order (the last dict with values set again), and
             # only the touched keys' values can differ.
             if old_gcb is not None and not self.reordered["global_class_bases"] \
-                    and all(as_before(old_gcb).get(k, _MISSING) == dict.get(gcb, k, _MISSING)
+                    and all(as_before(old_gcb).get(k, MISSING) == dict.get(gcb, k, MISSING)
                             for k in self.touched["global_class_bases"]) \
                     and "interface_implementors" in self.prev_full:
                 self.full["interface_implementors"] = self.prev_full["interface_implementors"]
@@ -575,7 +575,7 @@ def compare_kept_indices(kept: Dict[str, Dict[Any, Any]], data: List[Dict[str, A
     """Each kept index against the one cgc builds from every file: values and key order."""
     files = cgc.FileList()
     for fd in data:
-        parsed = _Parsed(fd)
+        parsed = Parsed(fd)
         files.append(parsed)
     capture = _IndexCapture(files)
     with RUN.resolving(capture):
@@ -591,8 +591,8 @@ def compare_kept_indices(kept: Dict[str, Dict[Any, Any]], data: List[Dict[str, A
             continue
         # The kept entries are lean (files.make_lean): the fields nothing reads are not compared.
         keys = [k for k in set(mine) | set(theirs)
-                if mine.get(k, _MISSING) != theirs.get(k, _MISSING)
-                and not same_but_unread(mine.get(k, _MISSING), theirs.get(k, _MISSING))]
+                if mine.get(k, MISSING) != theirs.get(k, MISSING)
+                and not same_but_unread(mine.get(k, MISSING), theirs.get(k, MISSING))]
         if keys:
             differences.append(f"index {name}: {len(keys)} keys differ, e.g. {sorted(map(str, keys))[:3]}")
         elif list(mine) != list(theirs):

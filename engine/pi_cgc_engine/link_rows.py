@@ -198,7 +198,7 @@ PER_FILE_KINDS = ("inherits", "decorated", "metaclass")
 WHOLE_KINDS = ("implements", "embeds", "companion", "partial", "part_of", "binds", "previews")
 
 
-def _target_paths(kind: str, rows: Iterable[Dict[str, Any]]) -> Set[str]:
+def target_paths(kind: str, rows: Iterable[Dict[str, Any]]) -> Set[str]:
     target_key = LINK_KEYS[kind][1]
     raws = set(rows.column(target_key)) if isinstance(rows, CallRows) else {row.get(target_key) for row in rows}
     return {norm(raw) for raw in raws}

@@ -8,7 +8,7 @@ from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Set
 
 from .context import RUN
 from .files import UNREAD_FIELDS, FileEntry
-from .journal import _MISSING, order_differs
+from .journal import MISSING, order_differs
 from .link_rows import WHOLE_KINDS
 from .recording import ALL_ITEMS, ALL_KEYS, NONEMPTY
 from .tree_state import TreeState
@@ -79,8 +79,8 @@ def diff_index(tag: str, old: Dict[Any, Any], new: Dict[Any, Any], into: Set[Tup
     """Adds (tag, key) for every key whose value differs, and the pseudo keys that changed."""
     changed = False
     for key, value in new.items():
-        before = old.get(key, _MISSING)
-        if before is _MISSING or (before != value and not _same_entries(before, value)):
+        before = old.get(key, MISSING)
+        if before is MISSING or (before != value and not _same_entries(before, value)):
             into.add((tag, key))
             changed = True
     for key in old:
@@ -102,10 +102,10 @@ def diff_keys(tag: str, old: Dict[Any, Any], new: Dict[Any, Any], keys: Iterable
     `order_known`)."""
     changed = False
     for key in keys:
-        before, after = old.get(key, _MISSING), new.get(key, _MISSING)
-        if before is _MISSING and after is _MISSING:
+        before, after = old.get(key, MISSING), new.get(key, MISSING)
+        if before is MISSING and after is MISSING:
             continue
-        if before is _MISSING or after is _MISSING or (before != after and not _same_entries(before, after)):
+        if before is MISSING or after is MISSING or (before != after and not _same_entries(before, after)):
             into.add((tag, key))
             changed = True
     order_changed = reordered and (not order_known or order_differs(old, new))

@@ -24,11 +24,11 @@ def _note(tag: str, key: Any) -> None:
             sink.add((tag, ALL_ITEMS))
 
 
-class _LendableDict(dict):
+class LendableDict(dict):
     """The layout shared by the indices the engine builds and the recording dicts it gives cgc: one can
     become the other in place (`lend`), so a 5 000-file index is recorded without being copied."""
 
-    __slots__ = ("settle", "tag", "owed", "chosen_only", "run")  # the last two: _FunctionsByName's
+    __slots__ = ("settle", "tag", "owed", "chosen_only", "run")  # the last two: FunctionsByName's
     settle: Any  # Callable[[dict], None] or None
     tag: Any
     owed: bool
@@ -36,13 +36,13 @@ class _LendableDict(dict):
     run: Any
 
 
-class KeptDict(_LendableDict):
+class KeptDict(LendableDict):
     """An index the engine built: a plain dict (it keeps dict's own iteration, so copies of it are fast)."""
 
     __slots__ = ()
 
 
-class _OwedOrderDict(_LendableDict):
+class OwedOrderDict(LendableDict):
     """A copy of a kept index given to cgc whose key order may be owed (see "Kept indices", the order): before
     anything that can see the order, `settle` (set by the engine) puts the keys in cgc's order."""
 
@@ -88,7 +88,7 @@ class _OwedOrderDict(_LendableDict):
 
 
 def refill_after(settle: Callable[[], None], source: Dict[Any, Any]) -> Callable[[Dict[Any, Any]], None]:
-    """An _OwedOrderDict's `settle`: settles the dict it was copied from (in place), then copies it again."""
+    """An OwedOrderDict's `settle`: settles the dict it was copied from (in place), then copies it again."""
 
     def refill(copy: Dict[Any, Any]) -> None:
         settle()
@@ -98,7 +98,7 @@ def refill_after(settle: Callable[[], None], source: Dict[Any, Any]) -> Callable
     return refill
 
 
-class RecordingDict(_OwedOrderDict):
+class RecordingDict(OwedOrderDict):
     """A copy of one of cgc's indices that notes every read into RUN.sink. Writes are refused: the
     loop body is known to write none, and one would make the recorded reads meaningless."""
 
@@ -123,11 +123,11 @@ class RecordingDict(_OwedOrderDict):
 
     def __iter__(self) -> Iterator[Any]:
         _note(self.tag, ALL_KEYS)
-        return _OwedOrderDict.__iter__(self)
+        return OwedOrderDict.__iter__(self)
 
     def __reversed__(self) -> Iterator[Any]:
         _note(self.tag, ALL_KEYS)
-        return _OwedOrderDict.__reversed__(self)
+        return OwedOrderDict.__reversed__(self)
 
     def __len__(self) -> int:
         _note(self.tag, ALL_KEYS)
@@ -139,19 +139,19 @@ class RecordingDict(_OwedOrderDict):
 
     def keys(self) -> Any:
         _note(self.tag, ALL_KEYS)
-        return _OwedOrderDict.keys(self)
+        return OwedOrderDict.keys(self)
 
     def values(self) -> Any:
         _note(self.tag, ALL_ITEMS)
-        return _OwedOrderDict.values(self)
+        return OwedOrderDict.values(self)
 
     def items(self) -> Any:
         _note(self.tag, ALL_ITEMS)
-        return _OwedOrderDict.items(self)
+        return OwedOrderDict.items(self)
 
     def copy(self) -> Dict[Any, Any]:
         _note(self.tag, ALL_ITEMS)
-        return _OwedOrderDict.copy(self)
+        return OwedOrderDict.copy(self)
 
     def __eq__(self, other: Any) -> bool:
         _note(self.tag, ALL_ITEMS)
@@ -165,11 +165,11 @@ class RecordingDict(_OwedOrderDict):
 
     def __repr__(self) -> str:
         _note(self.tag, ALL_ITEMS)
-        return _OwedOrderDict.__repr__(self)
+        return OwedOrderDict.__repr__(self)
 
     def __or__(self, other: Any) -> Any:
         _note(self.tag, ALL_ITEMS)
-        return _OwedOrderDict.__or__(self, other)
+        return OwedOrderDict.__or__(self, other)
 
     def _refuse(self, *args: Any, **kwargs: Any) -> Any:
         raise NarrowingFailed(f"cgc wrote to the {self.tag} index while resolving")
@@ -199,7 +199,7 @@ class CallbackRecordingDict(RecordingDict):
         return dict.__contains__(self, key)
 
 
-class _Parsed(dict):
+class Parsed(dict):
     """A file's parsed data as given to cgc: its function_calls are what the run decides."""
 
     __slots__ = ("key",)
@@ -213,11 +213,11 @@ class _Parsed(dict):
         return dict.get(self, name, default)
 
 
-def _parsed_key(fd: "_Parsed") -> str:
+def _parsed_key(fd: "Parsed") -> str:
     return fd.key
 
 
-def entries_at(data: List["_Parsed"], keys: Iterable[str]) -> List[Tuple[int, "_Parsed"]]:
+def entries_at(data: List["Parsed"], keys: Iterable[str]) -> List[Tuple[int, "Parsed"]]:
     """The entries of the engine's list (in key order) of these keys, with their positions, in the list's order:
     found by key, not by a pass over every file (5 000 of them)."""
     found = []
@@ -228,7 +228,7 @@ def entries_at(data: List["_Parsed"], keys: Iterable[str]) -> List[Tuple[int, "_
     return found
 
 
-class _FunctionsByName(_OwedOrderDict):
+class FunctionsByName(OwedOrderDict):
     """cgc's _functions_by_name during a narrowed callback pre-pass. The pre-pass looks a name up twice:
     for the functions a call may call (the entries go under each one's file), then, inside the loop
     over each one's parameters, for the functions a bare-name argument may mean. The first gets only
@@ -243,7 +243,7 @@ class _FunctionsByName(_OwedOrderDict):
         return self.chosen_only.get(name, default)
 
 
-class _ImportsMap(_LendableDict):
+class ImportsMap(LendableDict):
     """The imports map given to cgc: `in` notes the name asked about while a file's contribution is taken.
     `owed` (see Tree.merge_imports_kept): the right names and paths, not yet in cgc's order."""
 
@@ -286,7 +286,7 @@ def settled_imports(imports_map: Dict[str, List[str]], files: Dict[str, FileEntr
     """The imports map in cgc's order, leaving it as it is (for checks and whole resolutions)."""
     if not imports_owed(imports_map):
         return imports_map
-    settled = _ImportsMap(imports_map)
+    settled = ImportsMap(imports_map)
     settled.owed = True
     settle_imports(settled, files)
     return settled

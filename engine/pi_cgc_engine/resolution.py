@@ -7,13 +7,13 @@ from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 from . import cgc_contract as cgc
 from .call_rows import NO_CALL_ROWS, CallRows
-from .call_run import _CallRun
+from .call_run import CallRun
 from .cgc_contract import CALL_INDEXES, give_back, lend
 from .context import RUN, NarrowingFailed
 from .files import FileEntry, norm
-from .journal import _MISSING, as_before, order_differs
-from .kept_indices import _Keeper, compare_kept_indices
-from .link_rows import CALL_GROUPS, PER_FILE_KINDS, _target_paths
+from .journal import MISSING, as_before, order_differs
+from .kept_indices import Keeper, compare_kept_indices
+from .link_rows import CALL_GROUPS, PER_FILE_KINDS, target_paths
 from .narrowing import (
     CandidateIndex,
     SortedMembers,
@@ -30,8 +30,8 @@ from .recording import (
     ALL_ITEMS,
     ALL_KEYS,
     NONEMPTY,
-    _ImportsMap,
-    _Parsed,
+    ImportsMap,
+    Parsed,
     imports_owed,
     settle_imports,
     settled_imports,
@@ -55,15 +55,15 @@ def resolve_tree(
     debug = DebugClock()
     keys = parsed_keys(prev, files, changed)
 
-    def parsed_of(key: str) -> _Parsed:
+    def parsed_of(key: str) -> Parsed:
         entry = files[key]
         fd = entry.parsed
         if fd is None or fd.key != key:
-            fd = entry.parsed = _Parsed(entry.data)
+            fd = entry.parsed = Parsed(entry.data)
             fd.key = key
         return fd
 
-    data: List[_Parsed] = cgc.FileList()
+    data: List[Parsed] = cgc.FileList()
     last_data = prev.parsed_list if prev is not None and prev.keys is not None else None
     if last_data is not None and len(last_data) == len(prev.keys):  # type: ignore[union-attr, arg-type]
         # The last list with the changed files taken out and put in (only their entries can differ: an unchanged
@@ -84,8 +84,8 @@ def resolve_tree(
             data.append(parsed_of(key))
     if RUN.options.check and any(files[key].parsed is not fd for key, fd in zip(keys, data)):
         raise NarrowingFailed("a carried parsed file is not its entry's")
-    if type(imports_map) is not _ImportsMap:
-        imports_map = _ImportsMap(imports_map)
+    if type(imports_map) is not ImportsMap:
+        imports_map = ImportsMap(imports_map)
     # The imports map's names whose paths may differ (a merged name's paths come from the files that import
     # or define it), those the change added or removed, and whether its key order may have changed.
     imports_touched: Set[str] = set()
@@ -102,7 +102,7 @@ def resolve_tree(
     flipped = {name for name in imports_touched
                if prev is not None and (name in prev_imports) != dict.__contains__(imports_map, name)}
     fast = keep and not RUN.options.full_indices and bool(RUN.loop_roles)
-    keeper: Optional[_Keeper] = None
+    keeper: Optional[Keeper] = None
     if prev is not None and prev.kotlin is False and prev.keys is not None:
         # No Kotlin file before: one now only if a changed file is one.
         has_kotlin = any(key in files and "error" not in files[key].data and files[key].data.get("lang") == "kotlin"
@@ -110,7 +110,7 @@ def resolve_tree(
     else:
         has_kotlin = any(dict.get(fd, "lang") == "kotlin" for fd in data)
     if fast and not has_kotlin:
-        keeper = _Keeper(prev, data, keys, changed, flipped)
+        keeper = Keeper(prev, data, keys, changed, flipped)
     candidates = call_candidates(prev, files, keys, changed)
     journal = RUN.journal if fast else None
     if journal is not None and prev is not None and prev.keys is not None and prev.label_index is not None:
@@ -164,7 +164,7 @@ def resolve_tree(
             return set(keys)
         found: Set[Tuple[str, Any]] = set()
         defined = info["defined"]
-        kept: Optional[_Keeper] = info.get("keeper")
+        kept: Optional[Keeper] = info.get("keeper")
         if fast:
             # Only the keys the changed files touched can differ (the kept indices say which they touched).
             for name in CALL_INDEXES:
@@ -183,7 +183,7 @@ def resolve_tree(
                 else len(prev_labels) != len(labels) or any(k not in prev_labels for k in keys)
             before = dict(prev_labels.get(k) for k in changed if k in prev_labels)
             after = dict(labels[k] for k in changed if k in labels)
-            moved = {path for path in before.keys() | after.keys() if before.get(path, _MISSING) != after.get(path, _MISSING)}
+            moved = {path for path in before.keys() | after.keys() if before.get(path, MISSING) != after.get(path, MISSING)}
             found.update(("node_labels", path) for path in moved)
             if moved or came_or_went:
                 found.add(("node_labels", ALL_ITEMS))
@@ -222,7 +222,7 @@ def resolve_tree(
                 and (key in changed or key not in last_deps or not found.isdisjoint(last_deps[key]))}
 
     debug.lap("labels")
-    run = _CallRun(data, decide)
+    run = CallRun(data, decide)
     run.prev = prev
     run.keeper = keeper
     run.debug = debug if debug.on else None
@@ -319,9 +319,9 @@ def resolve_tree(
     for key in chosen:
         found_targets = set()
         for group in rows[key]["calls"]:
-            found_targets |= _target_paths("calls", group)
+            found_targets |= target_paths("calls", group)
         for kind in PER_FILE_KINDS:
-            found_targets |= _target_paths(kind, rows[key][kind])
+            found_targets |= target_paths(kind, rows[key][kind])
         targets[key] = frozenset(found_targets)
     if prev is None and any(key not in chosen for key in keys):
         raise NarrowingFailed("files left unresolved without a previous state")

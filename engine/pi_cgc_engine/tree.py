@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Set, Tuple
 from . import cgc_contract as cgc
 from .cgc_contract import parse_only_builder
 from .context import RUN
-from .files import FileEntry, _ext_of, canonical_order, file_ext, merge_order_of
+from .files import FileEntry, canonical_order, ext_of, file_ext, merge_order_of
 from .graph_profiles import Profile
 from .graph_rows import write_fails
-from .recording import _ImportsMap, imports_owed, settle_imports, settled_imports
+from .recording import ImportsMap, imports_owed, settle_imports, settled_imports
 from .walk import KeptWalk
 
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ class Tree:
         groups: Dict[str, List[str]] = {}
         for path in sorted(files):
             groups.setdefault(file_ext(Path(path)), []).append(path)
-        merged: Dict[str, List[str]] = _ImportsMap()
+        merged: Dict[str, List[str]] = ImportsMap()
         # A set beside each list: common names (`__init__`, `get`) have hundreds of paths.
         seen: Dict[str, Set[str]] = {}
         for paths in groups.values():
@@ -110,7 +110,7 @@ class Tree:
         extension groups)."""
         if prev is not None and prev.import_owners is not None and prev.import_groups is not None and (
             all((path in prev.files) == (path in files) for path in changed)
-            or len(prev.import_groups) == 1 and bool(files) and all(_ext_of(path) == prev.import_groups[0] for path in changed)
+            or len(prev.import_groups) == 1 and bool(files) and all(ext_of(path) == prev.import_groups[0] for path in changed)
         ):
             # The same files (only changed ones can have come or gone), or a tree of one extension where only
             # files of it came or went: the same extension groups, in the same order (a pass over every file
@@ -123,7 +123,7 @@ class Tree:
             groups = list(rank)
         usable = (prev is not None and prev.import_owners is not None and prev.import_groups == groups)
         if not usable:
-            merged: Dict[str, List[str]] = _ImportsMap()
+            merged: Dict[str, List[str]] = ImportsMap()
             owners: Dict[str, List[str]] = {}
             seen: Dict[str, Set[str]] = {}
             for path in merge_order:
@@ -170,7 +170,7 @@ class Tree:
                 else:
                     kept_owners.pop(name, None)
                 continue
-            paths.sort(key=lambda p: (rank[_ext_of(p)], p))
+            paths.sort(key=lambda p: (rank[ext_of(p)], p))
             if journal is not None:
                 journal.set(kept_owners, name, tuple(paths))
             else:
@@ -187,7 +187,7 @@ class Tree:
         # is at its end, so when the order may have changed it is owed, and settled (settle_imports) only
         # where something can see it (as the kept indices' order: the indices lent to cgc, the views).
         was_owed = imports_owed(prev.imports_map)
-        if journal is not None and type(prev.imports_map) is _ImportsMap:
+        if journal is not None and type(prev.imports_map) is ImportsMap:
             merged = prev.imports_map
             for name, paths in values.items():
                 journal.set(merged, name, paths)
@@ -196,13 +196,13 @@ class Tree:
                     journal.delete(merged, name)
             journal.on_undo(merged, lambda moved: setattr(merged, "owed", was_owed or moved))
         else:
-            merged = _ImportsMap(prev.imports_map)
+            merged = ImportsMap(prev.imports_map)
             dict.update(merged, values)
             removed = [name for name in touched if name not in values and dict.__contains__(merged, name)]
             for name in removed:
                 dict.__delitem__(merged, name)
             if removed:
-                merged = _ImportsMap(dict.copy(merged))  # without the holes (see _Keeper.merge)
+                merged = ImportsMap(dict.copy(merged))  # without the holes (see Keeper.merge)
         merged.owed = reordered or was_owed
         if RUN.options.order_at_once:
             settle_imports(merged, files)

@@ -53,8 +53,8 @@ class TreeState:
     # per kept index the files contributing to each key (in path order). None: the indices were built whole.
     contrib: Optional[Dict[str, Dict[str, Any]]] = None
     contributors: Optional[Dict[str, Dict[Any, Tuple[str, ...]]]] = None
-    # The kept indices in `indices` whose key order is owed (see _Keeper.settle; not cached, as the indices),
-    # and the views in `lang_views` whose order is (see _CallRun.settle_view; not cached either).
+    # The kept indices in `indices` whose key order is owed (see Keeper.settle; not cached, as the indices),
+    # and the views in `lang_views` whose order is (see CallRun.settle_view; not cached either).
     order_owed: FrozenSet[str] = frozenset()
     views_owed: FrozenSet[str] = frozenset()
     # With serve --check: where the kept indices differ from cgc's own build from every file.

@@ -178,7 +178,7 @@ class _WalkedDir:
     wd: int = -1  # its inotify watch, set before the listing (-1: none, the stat test serves; see DirEvents)
 
 
-def _dir_times(path: str) -> Optional[Tuple[int, int, int, int]]:
+def dir_times(path: str) -> Optional[Tuple[int, int, int, int]]:
     try:
         st = os.stat(path)
     except OSError:
@@ -220,7 +220,7 @@ class KeptWalk:
             return False
         if kept.wd >= 0 and self.trust_events:
             return kept.wd not in self.dirty
-        return kept.listed_ns - max(kept.times[0], kept.times[1]) > RACY_NS and _dir_times(path) == kept.times
+        return kept.listed_ns - max(kept.times[0], kept.times[1]) > RACY_NS and dir_times(path) == kept.times
 
     def close(self) -> None:
         if self.events is not None:
@@ -285,7 +285,7 @@ class KeptWalk:
         """Lists a folder again. `fresh`: it is under a folder replaced by another of its name, so what is kept under
         its path (a folder that went with the old one, whose watch saw nothing) is no guide."""
         self.visited.add(path)
-        times = _dir_times(path)
+        times = dir_times(path)
         wd = self.events.watch(path, times[3]) if self.events is not None and times is not None else -1
         if wd >= 0:
             self.watched.add(wd)

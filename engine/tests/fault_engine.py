@@ -133,7 +133,7 @@ def plant_kill_server_at(value: str) -> None:
     from pi_cgc_engine import bulk_cypher
 
     phase, pid = value.split(":")
-    run = bulk_cypher._Writer.run
+    run = bulk_cypher.Writer.run
     written = {"nodes": 0, "edges": 0}
 
     def run_then_kill(self: Any, query: str, **params: Any) -> Any:
@@ -145,7 +145,7 @@ def plant_kill_server_at(value: str) -> None:
                 os.kill(int(pid), signal.SIGKILL)
         return answer
 
-    bulk_cypher._Writer.run = run_then_kill  # type: ignore[method-assign]
+    bulk_cypher.Writer.run = run_then_kill  # type: ignore[method-assign]
 
 
 def plant_disk_full() -> None:
@@ -154,7 +154,7 @@ def plant_disk_full() -> None:
     def no_space(path: str, header: Any, records: Any) -> None:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), path)
 
-    bulk_kuzu._write_csv = no_space  # type: ignore[assignment]
+    bulk_kuzu.write_csv = no_space  # type: ignore[assignment]
 
 
 def plant_drop_edge_type(rel: str) -> None:

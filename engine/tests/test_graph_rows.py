@@ -11,7 +11,7 @@ import pytest
 from pi_cgc_engine import graph_rows as gr
 from pi_cgc_engine.files import digest_of
 from pi_cgc_engine.graph_model import GraphRows
-from pi_cgc_engine.graph_replay import _Writer
+from pi_cgc_engine.graph_replay import Writer
 from pi_cgc_engine.tree import Tree
 
 ROOT = "/r/repo"
@@ -156,7 +156,7 @@ def test_the_import_check_before_the_replay_gives_the_replays_own_verdict(cgc, t
         for fd in parsed:
             before = gr.refusal([fd], profile=profile)
             try:
-                _Writer(GraphRows(profile), str).add_file(fd, str(root))
+                Writer(GraphRows(profile), str).add_file(fd, str(root))
                 replayed = None
             except gr.NotReplicable as error:
                 replayed = str(error)

@@ -59,7 +59,7 @@ def undone(root: Path, exact: bool) -> Dict[str, Any]:
     state = resolve_tree(None, files, imports_map, set(files), True)[0]
     state.import_owners, state.import_groups = owners, groups
     eng.state = state
-    # One update committed first: the kept dicts are then the engine's own (KeptDict, the map's _ImportsMap).
+    # One update committed first: the kept dicts are then the engine's own (KeptDict, the map's ImportsMap).
     write("b.py", "import json\n\n\nclass Base:\n    def go(self):\n        return 1\n\n\ndef helper():\n    return json.dumps(2)\n")
     with eng.in_place(exact=exact):
         eng.state = eng.plan([(root / "b.py").as_posix()])[0]

@@ -51,13 +51,13 @@ def test_a_lean_entry_keeps_its_calls_and_variables_compact_and_they_read_the_sa
     from pi_cgc_engine.cache import private_loads
     from pi_cgc_engine.call_rows import CallRows
     from pi_cgc_engine.files import FileEntry, make_lean
-    from pi_cgc_engine.recording import _Parsed
+    from pi_cgc_engine.recording import Parsed
 
     data = parsed("a")
     data["variables"] = [{"name": "limit", "line_number": 300 + i, "context": None, "type": None} for i in range(3)]
     data["functions"][0]["source"] = "def run(self, value): ..."
     entry = FileEntry(size=1, mtime_ns=1, digest="d", data=data, imports={})
-    entry.parsed = _Parsed(data)
+    entry.parsed = Parsed(data)
     calls, variables = copy.deepcopy(data["function_calls"]), copy.deepcopy(data["variables"])
     make_lean(entry)
     assert isinstance(entry.data["function_calls"], CallRows) and isinstance(entry.data["variables"], CallRows)

@@ -113,20 +113,20 @@ def walk_report(cgc: Any, root: Path, outside: Path, mode: str, monkeypatch: pyt
     check("the ignore rule removed")
     # A file system whose clock ticks coarsely (ext3 and HFS+ keep whole seconds, FAT two): two changes of a folder
     # within one tick leave its times equal. Stood for by times cut to 1 000 s, and the margin scaled with them.
-    real_times = walk._dir_times
+    real_times = walk.dir_times
 
     def coarse_times(path: str) -> Optional[Tuple[int, int, int, int]]:
         times = real_times(path)
         return None if times is None else (times[0] // 10**12 * 10**12, times[1] // 10**12 * 10**12, times[2], times[3])
 
-    monkeypatch.setattr(walk, "_dir_times", coarse_times)
+    monkeypatch.setattr(walk, "dir_times", coarse_times)
     monkeypatch.setattr(walk, "RACY_NS", 2 * 10**12)
     for i in range(3):
         write(f"big/quick_{i}_a.py")  # (not pkg: its link makes it listed every time)
         check(f"quick change {i}, first")
         write(f"big/quick_{i}_b.py")  # the same tick: the folder's times as they were
         check(f"quick change {i}, second")
-    monkeypatch.setattr(walk, "_dir_times", real_times)
+    monkeypatch.setattr(walk, "dir_times", real_times)
     monkeypatch.setattr(walk, "RACY_NS", racy)
     # A folder replaced by another of its name (the old one moved out of the tree, a new one made).
     os.rename(root / "big/sub", outside / "sub_before")
