@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import bisect
-from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
+from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 from . import cgc_contract as cgc
 from .call_rows import NO_CALL_ROWS, CallRows
@@ -11,7 +11,7 @@ from .call_run import CallRun
 from .cgc_contract import CALL_INDEXES, give_back, lend
 from .context import RUN, NarrowingFailed
 from .files import FileEntry, norm
-from .journal import MISSING, as_before, order_differs
+from .journal import MISSING, Journal, as_before, order_differs
 from .kept_indices import Keeper, compare_kept_indices
 from .link_rows import CALL_GROUPS, PER_FILE_KINDS, target_paths
 from .narrowing import (
@@ -54,6 +54,84 @@ def resolve_tree(
     file (see "Kept indices") where that is possible; without it they are built from every file."""
     debug = DebugClock()
     keys = parsed_keys(prev, files, changed)
+    data = parsed_list(prev, files, keys, changed)
+    if type(imports_map) is not ImportsMap:
+        imports_map = ImportsMap(imports_map)
+    imports = ImportsChange(prev, files, changed, imports_map)
+    fast = keep and not RUN.options.full_indices and bool(RUN.loop_roles)
+    keeper: Optional[Keeper] = None
+    has_kotlin = kotlin_in_tree(prev, files, changed, data)
+    if fast and not has_kotlin:
+        keeper = Keeper(prev, data, keys, changed, imports.flipped)
+    candidates = call_candidates(prev, files, keys, changed)
+    labels, new_label_index = node_labels_after(prev, files, keys, changed, RUN.journal if fast else None)
+    decide = narrowing_decision(prev, files, keys, changed, disk_changed, only, fast, imports, labels,
+                                new_label_index, candidates, debug)
+
+    debug.lap("labels")
+    run = prepared_call_run(prev, files, data, imports, keeper, candidates, fast, decide, debug)
+    groups, chosen = resolved_call_groups(run, data, imports.map)
+    debug.lap("calls")
+    deps = run.deps
+    rows = call_rows_by_file(groups, chosen, files, deps)
+
+    debug.lap("call rows")
+    add_inheritance_rows(run, rows, chosen, files, deps, imports.map, new_label_index)
+
+    reads = shared_reads(deps, chosen)
+    debug.lap("per-file kinds")
+    if whole_kinds_kept(prev, files, changed, has_kotlin):
+        whole = prev.whole  # type: ignore[union-attr]
+    else:
+        whole = whole_tree_rows([files[key].data for key in keys], imports.map, has_kotlin)
+    debug.lap("whole kinds")
+    targets = {key: targets_of(rows[key]) for key in chosen}
+    if prev is None and any(key not in chosen for key in keys):
+        raise NarrowingFailed("files left unresolved without a previous state")
+    contrib = keeper.kept_contrib() if keeper is not None else None
+    if keeper is not None and contrib is not None:
+        candidates["testers"] = keeper.testers(contrib)
+    candidates["targeters"] = updated_targeters(prev, keys, chosen, targets)
+    keys_kept = prev is not None and prev.keys is not None  # `keys` is the last state's but for the changed files
+    new_deps = carried(prev.deps if prev is not None else None, reads, keys, chosen, changed, keys_kept)
+    candidates["dependents"] = updated_dependents(prev, chosen, new_deps)
+    state = TreeState(
+        files=files,
+        imports_map=imports.map,
+        rows=carried(prev.rows if prev is not None else None, rows, keys, chosen, changed, keys_kept),
+        whole=whole,
+        deps=new_deps,
+        labels=labels,
+        label_index=new_label_index,
+        targets=carried(prev.targets if prev is not None else None, targets, keys, chosen, changed, keys_kept),
+        indices=run.indices,
+        skip_external=run.skip_external,
+        lang_views=run.views,
+        views_owed=frozenset(run.views_owed),
+        contrib=contrib,
+        order_owed=frozenset(keeper.owed) if keeper is not None else frozenset(),
+        contributors=keeper.contributors if keeper is not None else None,
+        row_positions={slot: kept for slot, kept in prev.row_positions.items() if slot[0] in files and slot[0] not in chosen}
+        if prev is not None else {},
+        candidates=candidates,
+        keys=keys,
+        parsed_list=data,
+        kotlin=has_kotlin,
+    )
+    if RUN.options.check and keeper is not None:
+        settled = {name: keeper.settled(name) if name in keeper.full else index for name, index in run.indices.items()}
+        state.index_check = run.view_check + compare_kept_indices(settled, [files[key].data for key in keys],
+                                                                  settled_imports(imports.map, files))
+    elif RUN.options.check:
+        state.index_check = run.view_check
+    debug.lap("state")
+    debug.report(f"resolve_tree: {len(chosen)} of {len(keys)} files")
+    return state, chosen
+
+
+def parsed_list(prev: Optional[TreeState], files: Dict[str, FileEntry], keys: List[str], changed: Set[str]) -> List[Parsed]:
+    """The parsed copies cgc's resolution is given, in key order: the last state's list with the changed files
+    taken out and put in where there is one, else a copy of each file's parse (kept on its entry)."""
 
     def parsed_of(key: str) -> Parsed:
         entry = files[key]
@@ -84,35 +162,44 @@ def resolve_tree(
             data.append(parsed_of(key))
     if RUN.options.check and any(files[key].parsed is not fd for key, fd in zip(keys, data)):
         raise NarrowingFailed("a carried parsed file is not its entry's")
-    if type(imports_map) is not ImportsMap:
-        imports_map = ImportsMap(imports_map)
-    # The imports map's names whose paths may differ (a merged name's paths come from the files that import
-    # or define it), those the change added or removed, and whether its key order may have changed.
-    imports_touched: Set[str] = set()
-    imports_reordered = prev is None or any(key not in prev.files for key in changed if key in files)
-    if prev is not None:
-        for key in changed:
-            before, after = prev.files.get(key), files.get(key)
-            old_names = list(before.imports) if before is not None else []
-            new_names = list(after.imports) if after is not None else []
-            imports_touched.update(old_names)
-            imports_touched.update(new_names)
-            imports_reordered = imports_reordered or old_names != new_names or (before is None) != (after is None)
-    prev_imports = as_before(prev.imports_map) if prev is not None else {}  # as the last state had it (see Journal)
-    flipped = {name for name in imports_touched
-               if prev is not None and (name in prev_imports) != dict.__contains__(imports_map, name)}
-    fast = keep and not RUN.options.full_indices and bool(RUN.loop_roles)
-    keeper: Optional[Keeper] = None
+    return data
+
+
+class ImportsChange:
+    """The imports map after a change, and how it may differ from the last state's: the names whose paths may
+    differ (a merged name's paths come from the files that import or define it), those the change added or
+    removed, and whether its key order may have changed."""
+
+    def __init__(self, prev: Optional[TreeState], files: Dict[str, FileEntry], changed: Set[str],
+                 imports_map: ImportsMap):
+        self.map = imports_map
+        self.touched: Set[str] = set()
+        self.reordered = prev is None or any(key not in prev.files for key in changed if key in files)
+        if prev is not None:
+            for key in changed:
+                before, after = prev.files.get(key), files.get(key)
+                old_names = list(before.imports) if before is not None else []
+                new_names = list(after.imports) if after is not None else []
+                self.touched.update(old_names)
+                self.touched.update(new_names)
+                self.reordered = self.reordered or old_names != new_names or (before is None) != (after is None)
+        # As the last state had it (see Journal).
+        self.before: Dict[str, Any] = as_before(prev.imports_map) if prev is not None else {}
+        self.flipped = {name for name in self.touched
+                        if prev is not None and (name in self.before) != dict.__contains__(imports_map, name)}
+
+
+def kotlin_in_tree(prev: Optional[TreeState], files: Dict[str, FileEntry], changed: Set[str], data: List[Parsed]) -> bool:
     if prev is not None and prev.kotlin is False and prev.keys is not None:
         # No Kotlin file before: one now only if a changed file is one.
-        has_kotlin = any(key in files and "error" not in files[key].data and files[key].data.get("lang") == "kotlin"
-                         for key in changed)
-    else:
-        has_kotlin = any(dict.get(fd, "lang") == "kotlin" for fd in data)
-    if fast and not has_kotlin:
-        keeper = Keeper(prev, data, keys, changed, flipped)
-    candidates = call_candidates(prev, files, keys, changed)
-    journal = RUN.journal if fast else None
+        return any(key in files and "error" not in files[key].data and files[key].data.get("lang") == "kotlin"
+                   for key in changed)
+    return any(dict.get(fd, "lang") == "kotlin" for fd in data)
+
+
+def node_labels_after(prev: Optional[TreeState], files: Dict[str, FileEntry], keys: List[str], changed: Set[str],
+                      journal: Optional[Journal]) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+    """Each parsed file's node labels entry, and the node label index cgc's resolution reads."""
     if journal is not None and prev is not None and prev.keys is not None and prev.label_index is not None:
         # Only a changed file's entry can differ (an entry is a function of the file's parse, and the parse of
         # an unchanged file is the last state's); an entry whose file is not parsed any more goes. Both dicts are
@@ -135,24 +222,43 @@ def resolve_tree(
             raise NarrowingFailed(f"{len(labels)} node label entries for {len(keys)} parsed files")
         if RUN.options.check and dict(new_label_index) != dict(label_index(labels, keys)):
             raise NarrowingFailed("the node label index kept in place is not the one built from every file")
+        return labels, new_label_index
+    if prev is not None and prev.keys is not None:
+        labels = dict(prev.labels)
+        for key in changed:
+            labels.pop(key, None)
+        for key in changed:
+            entry = files.get(key)
+            if entry is not None and "error" not in entry.data:
+                labels[key] = node_labels_of(entry.data)
+        if len(labels) != len(keys):
+            raise NarrowingFailed(f"{len(labels)} node label entries for {len(keys)} parsed files")
     else:
-        if prev is not None and prev.keys is not None:
-            labels = dict(prev.labels)
-            for key in changed:
-                labels.pop(key, None)
-            for key in changed:
-                entry = files.get(key)
-                if entry is not None and "error" not in entry.data:
-                    labels[key] = node_labels_of(entry.data)
-            if len(labels) != len(keys):
-                raise NarrowingFailed(f"{len(labels)} node label entries for {len(keys)} parsed files")
-        else:
-            labels = {
-                key: prev.labels[key] if prev is not None and key in prev.labels and key not in changed and prev.files.get(key) is files[key]
-                else node_labels_of(files[key].data)
-                for key in keys
-            }
-        new_label_index = label_index(labels, keys)
+        labels = {
+            key: prev.labels[key] if prev is not None and key in prev.labels and key not in changed and prev.files.get(key) is files[key]
+            else node_labels_of(files[key].data)
+            for key in keys
+        }
+    return labels, label_index(labels, keys)
+
+
+def narrowing_decision(
+    prev: Optional[TreeState],
+    files: Dict[str, FileEntry],
+    keys: List[str],
+    changed: Set[str],
+    disk_changed: bool,
+    only: Optional[Set[str]],
+    fast: bool,
+    imports: ImportsChange,
+    labels: Dict[str, Any],
+    new_label_index: Dict[str, Any],
+    candidates: Dict[str, Any],
+    debug: DebugClock,
+) -> Callable[[Dict[str, Any]], Set[str]]:
+    """The choice of the files to resolve again, made once cgc's indices are built (CallRun calls it with them):
+    the files that read a key of cgc's indices, the imports map or the node labels that the change changed."""
+    imports_map, prev_imports, imports_touched = imports.map, imports.before, imports.touched
 
     def decide(info: Dict[str, Any]) -> Set[str]:
         debug.lap("cgc indices")
@@ -174,7 +280,7 @@ def resolve_tree(
                               order_known=name not in kept.owed and name not in prev.order_owed)
                 else:
                     diff_index(name, prev.indices[name], info["indices"][name], found)
-            diff_keys("imports_map", prev_imports, imports_map, imports_touched, imports_reordered, found,
+            diff_keys("imports_map", prev_imports, imports_map, imports_touched, imports.reordered, found,
                       order_known=not imports_owed(prev.imports_map) and not imports_owed(imports_map))
             # The label index's keys are the files' paths in path order, each with its file's entry: only a
             # changed file's entry can differ, and the keys (so their order) only when a file came or went.
@@ -221,7 +327,23 @@ def resolve_tree(
         return {key for key in pool if key in present
                 and (key in changed or key not in last_deps or not found.isdisjoint(last_deps[key]))}
 
-    debug.lap("labels")
+    return decide
+
+
+def prepared_call_run(
+    prev: Optional[TreeState],
+    files: Dict[str, FileEntry],
+    data: List[Parsed],
+    imports: ImportsChange,
+    keeper: Optional[Keeper],
+    candidates: Dict[str, Any],
+    fast: bool,
+    decide: Callable[[Dict[str, Any]], Set[str]],
+    debug: DebugClock,
+) -> CallRun:
+    """The narrowed run of cgc's call resolution, with the last state's language views of the imports map to
+    serve again or to patch where they can."""
+    imports_map, prev_imports, imports_touched, imports_reordered = imports.map, imports.before, imports.touched, imports.reordered
     run = CallRun(data, decide)
     run.prev = prev
     run.keeper = keeper
@@ -247,6 +369,11 @@ def resolve_tree(
         run.views_owed = set(prev.views_owed)
     else:
         settle_imports(imports_map, files)  # cgc builds every view from the map
+    return run
+
+
+def resolved_call_groups(run: CallRun, data: List[Parsed], imports_map: ImportsMap) -> Tuple[List[Any], Set[str]]:
+    """cgc's build_function_call_groups, run narrowed: its call groups, and the files `run` chose."""
     try:
         with RUN.resolving(run):
             groups = cgc.build_function_call_groups(data, imports_map, None)
@@ -254,11 +381,14 @@ def resolve_tree(
         give_back(run.lent)
     if run.chosen is None or not run.swapped and run.chosen:
         raise NarrowingFailed("cgc's resolution did not reach the points the narrowing hooks")
-    debug.lap("calls")
-    chosen = run.chosen
+    return groups, run.chosen
+
+
+def call_rows_by_file(groups: List[Any], chosen: Set[str], files: Dict[str, FileEntry],
+                      deps: Dict[str, Set[Tuple[str, Any]]]) -> Dict[str, Dict[str, Any]]:
+    """Each resolved file's CALLS rows, group by group (compact), and the reads they add to the file's."""
     if len(groups) != CALL_GROUPS:
         raise NarrowingFailed(f"cgc returned {len(groups)} call groups")
-    deps = run.deps
     rows: Dict[str, Dict[str, Any]] = {key: {"calls": [[] for _ in range(CALL_GROUPS)]} for key in chosen}
     owner_of = {norm(key): key for key in chosen}
     for index, group in enumerate(groups):
@@ -279,8 +409,13 @@ def resolve_tree(
         sink = deps.setdefault(key, set())
         if any(call.get("call_kind") == "dynamic_import" for call in files[key].data.get("function_calls") or []):
             sink.add(("disk", None))
+    return rows
 
-    debug.lap("call rows")
+
+def add_inheritance_rows(run: CallRun, rows: Dict[str, Dict[str, Any]], chosen: Set[str], files: Dict[str, FileEntry],
+                         deps: Dict[str, Set[Tuple[str, Any]]], imports_map: ImportsMap,
+                         new_label_index: Dict[str, Any]) -> None:
+    """Each resolved file's INHERITS, DECORATED_BY and metaclass rows, cgc's per file, its reads recorded."""
     imports_rec = run.recording_imports(imports_map)
     labels_rec = lend(new_label_index, "node_labels", run.lent)
     try:
@@ -295,40 +430,37 @@ def resolve_tree(
     finally:
         give_back(run.lent)
 
-    reads = shared_reads(deps, chosen)
-    debug.lap("per-file kinds")
-    if whole_kinds_kept(prev, files, changed, has_kotlin):
-        whole = prev.whole  # type: ignore[union-attr]
-    else:
-        plain = [files[key].data for key in keys]
-        implements = cgc.inh.build_go_implements_links(plain)
-        implements.extend(cgc.inh.build_haskell_implements_links(plain))
-        implements.extend(cgc.inh.build_elixir_implements_links(plain))
-        whole = {
-            "implements": implements,
-            "embeds": cgc.inh.build_embeds_links(plain),
-            "companion": cgc.inh.build_companion_of_links(plain),
-            "partial": cgc.inh.build_partial_of_links(plain),
-            "part_of": cgc.inh.build_part_of_links(plain),
-            "binds": cgc.inh.build_binds_links(plain, imports_map),
-            # Its rows come from Kotlin files only; without one it returns none (after an index of all).
-            "previews": cgc.inh.build_previews_links(plain, imports_map) if has_kotlin else [],
-        }
-    debug.lap("whole kinds")
-    targets: Dict[str, FrozenSet[str]] = {}
-    for key in chosen:
-        found_targets = set()
-        for group in rows[key]["calls"]:
-            found_targets |= target_paths("calls", group)
-        for kind in PER_FILE_KINDS:
-            found_targets |= target_paths(kind, rows[key][kind])
-        targets[key] = frozenset(found_targets)
-    if prev is None and any(key not in chosen for key in keys):
-        raise NarrowingFailed("files left unresolved without a previous state")
-    contrib = keeper.kept_contrib() if keeper is not None else None
-    if keeper is not None and contrib is not None:
-        candidates["testers"] = keeper.testers(contrib)
-    # name -> files: the files whose rows point into a file (choose_links).
+
+def whole_tree_rows(plain: List[Dict[str, Any]], imports_map: ImportsMap, has_kotlin: bool) -> Dict[str, Any]:
+    """The kinds of link rows cgc builds from every file at once."""
+    implements = cgc.inh.build_go_implements_links(plain)
+    implements.extend(cgc.inh.build_haskell_implements_links(plain))
+    implements.extend(cgc.inh.build_elixir_implements_links(plain))
+    return {
+        "implements": implements,
+        "embeds": cgc.inh.build_embeds_links(plain),
+        "companion": cgc.inh.build_companion_of_links(plain),
+        "partial": cgc.inh.build_partial_of_links(plain),
+        "part_of": cgc.inh.build_part_of_links(plain),
+        "binds": cgc.inh.build_binds_links(plain, imports_map),
+        # Its rows come from Kotlin files only; without one it returns none (after an index of all).
+        "previews": cgc.inh.build_previews_links(plain, imports_map) if has_kotlin else [],
+    }
+
+
+def targets_of(file_rows: Dict[str, Any]) -> FrozenSet[str]:
+    """The paths one file's rows point into."""
+    found_targets = set()
+    for group in file_rows["calls"]:
+        found_targets |= target_paths("calls", group)
+    for kind in PER_FILE_KINDS:
+        found_targets |= target_paths(kind, file_rows[kind])
+    return frozenset(found_targets)
+
+
+def updated_targeters(prev: Optional[TreeState], keys: List[str], chosen: Set[str],
+                      targets: Dict[str, FrozenSet[str]]) -> CandidateIndex:
+    """name -> files: the files whose rows point into a file (choose_links)."""
     targeters = (prev.candidates or {}).get("targeters") if prev is not None else None
     if targeters is None:
         targeters = CandidateIndex()
@@ -337,10 +469,12 @@ def resolve_tree(
     else:
         for key in chosen:
             targeters.add(key, targets[key])
-    candidates["targeters"] = targeters
-    keys_kept = prev is not None and prev.keys is not None  # `keys` is the last state's but for the changed files
-    new_deps = carried(prev.deps if prev is not None else None, reads, keys, chosen, changed, keys_kept)
-    # (index, key) -> files: the files whose resolution read it (decide).
+    return targeters
+
+
+def updated_dependents(prev: Optional[TreeState], chosen: Set[str],
+                       new_deps: Dict[str, Any]) -> CandidateIndex:
+    """(index, key) -> files: the files whose resolution read it (decide)."""
     dependents = (prev.candidates or {}).get("dependents") if prev is not None else None
     if dependents is None:
         dependents = CandidateIndex()
@@ -349,39 +483,7 @@ def resolve_tree(
     else:
         for key in chosen:
             dependents.add(key, new_deps[key])
-    candidates["dependents"] = dependents
-    state = TreeState(
-        files=files,
-        imports_map=imports_map,
-        rows=carried(prev.rows if prev is not None else None, rows, keys, chosen, changed, keys_kept),
-        whole=whole,
-        deps=new_deps,
-        labels=labels,
-        label_index=new_label_index,
-        targets=carried(prev.targets if prev is not None else None, targets, keys, chosen, changed, keys_kept),
-        indices=run.indices,
-        skip_external=run.skip_external,
-        lang_views=run.views,
-        views_owed=frozenset(run.views_owed),
-        contrib=contrib,
-        order_owed=frozenset(keeper.owed) if keeper is not None else frozenset(),
-        contributors=keeper.contributors if keeper is not None else None,
-        row_positions={slot: kept for slot, kept in prev.row_positions.items() if slot[0] in files and slot[0] not in chosen}
-        if prev is not None else {},
-        candidates=candidates,
-        keys=keys,
-        parsed_list=data,
-        kotlin=has_kotlin,
-    )
-    if RUN.options.check and keeper is not None:
-        settled = {name: keeper.settled(name) if name in keeper.full else index for name, index in run.indices.items()}
-        state.index_check = run.view_check + compare_kept_indices(settled, [files[key].data for key in keys],
-                                                                  settled_imports(imports_map, files))
-    elif RUN.options.check:
-        state.index_check = run.view_check
-    debug.lap("state")
-    debug.report(f"resolve_tree: {len(chosen)} of {len(keys)} files")
-    return state, chosen
+    return dependents
 
 
 def shared_reads(deps: Dict[str, Set[Tuple[str, Any]]], keys: Iterable[str]) -> Dict[str, Tuple[Tuple[str, Any], ...]]:
