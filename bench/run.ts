@@ -21,6 +21,7 @@ const MODULES = [
   "engine-discovery",
   "index-cost",
   "startup-overhead",
+  "truth",
 ];
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url));

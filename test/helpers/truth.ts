@@ -7,8 +7,9 @@
 // - reference: an occurrence that is not a definition, whose symbol is defined in the corpus at a Function
 //   node's line, and that is a call (the source text after it, past whitespace, is `(`), attributed to the
 //   innermost enclosing function (the definitions' enclosing_range from SCIP, else the graph's own
-//   line_number..end_line). Calls with no enclosing function (module level) are left out; so are calls whose
-//   target is not a Function node (a class: `Foo(`, `new Foo(`), on both sides alike.
+//   line_number..end_line). Calls with no enclosing function (module level; cgc's `<module>` Function nodes)
+//   are left out, and so are calls whose target is not a Function node (a class: `Foo(`, `new Foo(`), on both
+//   sides alike.
 // - graph: CALLS and HEURISTIC_CALLS edges of a real `cgc index` between Function nodes, with each edge's
 //   confidence_label (EXTRACTED, INFERRED, AMBIGUOUS).
 import { execFileSync } from "node:child_process";
@@ -275,7 +276,8 @@ export async function indexGraph(tree: CorpusTree): Promise<Graph> {
 // ---------------------------------------------------------------------------------------------
 // Reference call sites and pairs
 
-export const SHAPES = ["plain", "self/this method", "super()", "other attribute chain", "new", "nested in args"];
+/** `super` is Python's `super().name(` and TypeScript's `super.name(`; `self/this method` takes `cls.` too. */
+export const SHAPES = ["plain", "self/this method", "super", "other attribute chain", "nested in args"];
 export type Shape = (typeof SHAPES)[number];
 
 export interface CallSite {
@@ -318,10 +320,15 @@ export function referenceCalls(scipFile: string, root: string, graph: Graph): Re
   let unmapped = 0;
   for (const doc of index.documents) {
     const fileSpans: Span[] = [];
+    const lines = readFileSync(join(root, doc.relativePath), "utf8").split("\n");
     for (const occurrence of doc.occurrences) {
       if ((occurrence.symbolRoles & DEFINITION) === 0) continue;
-      const key = fnKey(doc.relativePath, (occurrence.range[0] ?? 0) + 1);
-      const fn = functionAt.get(key);
+      const [line = 0, from = 0, to = 0] = occurrence.range;
+      const key = fnKey(doc.relativePath, line + 1);
+      // The definition of the function itself, not a parameter or local defined on its first line.
+      const named = functionAt.get(key);
+      const fn =
+        named?.name === lines[line]?.slice(from, occurrence.range.length === 3 ? to : undefined) ? named : undefined;
       const isFunctionSymbol = /\)\.$/.test(occurrence.symbol);
       if (isFunctionSymbol) definitions++;
       if (fn === undefined) {
@@ -361,8 +368,7 @@ export function referenceCalls(scipFile: string, root: string, graph: Graph): Re
       const [startLine = 0, startChar = 0] = occurrence.range;
       const endLine = occurrence.range.length === 4 ? (occurrence.range[2] ?? 0) : startLine;
       const endChar = occurrence.range.length === 4 ? (occurrence.range[3] ?? 0) : (occurrence.range[2] ?? 0);
-      const after = text.slice((lineStarts[endLine] ?? 0) + endChar).trimStart();
-      if (!after.startsWith("(")) continue;
+      if (!isCall(text.slice((lineStarts[endLine] ?? 0) + endChar))) continue;
       const line = startLine + 1;
       const enclosing = (spans.get(doc.relativePath) ?? [])
         .filter((span) => span.start <= line && line <= span.end)
@@ -374,6 +380,8 @@ export function referenceCalls(scipFile: string, root: string, graph: Graph): Re
       const before = lines[startLine]?.slice(0, startChar) ?? "";
       // An overload's own `def name(` is a reference to the first declaration in pyright's index, not a call.
       if (/(?:^|\s)(?:def|function)\s+$/.test(before)) continue;
+      // `new Foo(` reaches a class in cgc's graph (a CALLS edge to a Class node), like Python's `Foo(`: left out.
+      if (/(?:^|[^\w$.])new\s+$/.test(before)) continue;
       const at = (lineStarts[startLine] ?? 0) + startChar;
       sites.push({
         path: doc.relativePath,
@@ -388,12 +396,29 @@ export function referenceCalls(scipFile: string, root: string, graph: Graph): Re
   return { sites, moduleLevel, unmappedDefinitions: unmapped, definitions };
 }
 
+/** Whether the text right after a name makes it a call: `(`, `?.(`, or TypeScript type arguments then `(`. */
+export function isCall(after: string): boolean {
+  let rest = after.trimStart();
+  if (rest.startsWith("?.(")) return true;
+  if (rest.startsWith("<")) {
+    let depth = 0;
+    let i = 0;
+    for (; i < rest.length && i < 2000; i++) {
+      if (rest[i] === "<") depth++;
+      else if (rest[i] === ">" && rest[i - 1] !== "=") depth--;
+      else if (rest[i] === ";" || rest[i] === "{" || rest[i] === ")") return false;
+      if (depth === 0) break;
+    }
+    rest = rest.slice(i + 1).trimStart();
+  }
+  return rest.startsWith("(");
+}
+
 /** The call's shape from the text on its line before the called name. */
 export function shapeOf(before: string): Shape {
-  if (/super\([^()]*\)\s*\.\s*$/.test(before)) return "super()";
+  if (/(?:^|[^\w$.])super(?:\([^()]*\))?\s*\.\s*$/.test(before)) return "super";
   if (/(?:^|[^\w.$])(?:self|this|cls)\s*\.\s*$/.test(before)) return "self/this method";
   if (/\.\s*$/.test(before)) return "other attribute chain";
-  if (/(?:^|[^\w$])new\s+$/.test(before)) return "new";
   return "plain";
 }
 
@@ -561,4 +586,12 @@ export function truthTables(runs: TruthRun[]): string {
     for (const shape of run.metrics.byShape) out.push(row([run.corpus.name, shape.shape, percent(shape)]));
   }
   return out.join("\n");
+}
+
+/** The run's pairs as `path:name -> path:name`, from the reference or from the graph: for assertions that read. */
+export function namedPairs(run: TruthRun, side: "reference" | "graph"): Set<string> {
+  const names = new Map(run.graph.functions.map((fn) => [fnKey(fn.path, fn.line), `${fn.path}:${fn.name}`]));
+  const named = (key: string) => names.get(key) ?? key;
+  const pairs = side === "reference" ? run.reference.sites : run.graph.edges;
+  return new Set(pairs.map((pair) => `${named(pair.caller)} -> ${named(pair.callee)}`));
 }
