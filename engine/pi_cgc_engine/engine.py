@@ -95,6 +95,131 @@ def lean_kept(state: TreeState) -> None:
             lean_nested(contrib.get(key))
 
 
+class UpdateWrite:
+    """One update's write into the graph (work, in the write transaction, run again on each attempt) and the
+    scoped purge after it, with what the work found that the purge and the answer need."""
+
+    def __init__(self, engine: "Engine", new: TreeState, changed: Set[str], removed: Set[str], unsure: Set[str],
+                 rewritten: Set[str], present_changed: List[str], names: Set[str],
+                 metadata: Dict[str, Tuple[Any, Any]], row_by_row: bool):
+        self.engine = engine
+        self.new = new
+        self.changed = changed
+        self.removed = removed
+        self.unsure = unsure
+        self.rewritten = rewritten
+        self.present_changed = present_changed
+        self.names = names
+        self.metadata = metadata
+        self.row_by_row = row_by_row
+        # Where the time under the lock goes, ms per phase of the last attempt (the answer's "phases").
+        self.phases: Dict[str, int] = {}
+        self.clock = 0.0
+        # Files the graph holds that the tree no longer has and the engine never held (see work).
+        self.stale: Set[str] = set()
+        # The modules the deleted files pointed to: the only ones the update can leave unreferenced (purge).
+        self.orphan_candidates: Set[str] = set()
+        # Whether the update took a node or an edge out (a file deleted or replaced, links written again, a repo-wide
+        # pass): an update that only adds (a new file nothing else links to) leaves nothing dangling to purge.
+        self.took_out = True
+        # Whether it can leave an ExternalClass node without an edge (see PURGE_QUERIES).
+        self.external_classes = True
+
+    def lap(self, name: str) -> None:
+        now = time.monotonic()
+        self.phases[name] = self.phases.get(name, 0) + round((now - self.clock) * 1000)
+        self.clock = now
+
+    def work(self, writer: Any) -> None:
+        self.phases.clear()
+        self.clock = time.monotonic()
+        writer.add_repository_to_graph(self.engine.root, False)
+        self.lap("repository")
+        self.find_unsure(writer)
+        self.lap("unsure")
+        self.delete_files(writer)
+        self.lap("deleteFiles")
+        for path in self.present_changed:
+            write_file(writer, path, self.new.files[path].data, self.new.imports_map, self.engine.root)
+        self.lap("addFiles")
+        self.rewrite_links(writer)
+        self.engine.reset_modules(writer, self.metadata)
+        self.lap("modules")
+        self.repo_passes(writer)
+        self.lap("repoPasses")
+
+    def find_unsure(self, writer: Any) -> None:
+        """What the graph says of the paths whose old content the engine never held."""
+        engine, new, unsure = self.engine, self.new, self.unsure
+        # An engine that read the tree after the change cannot see a file the change took out of the
+        # tree without naming it (a line in .cgcignore or .gitignore, a folder deleted whole): the graph
+        # says which of its files the tree no longer has, and they go as removed files do.
+        self.stale.clear()
+        if unsure:
+            known = {norm(p) for p in set(new.files) | self.changed}
+            self.stale.update(p for p in engine.graph_files(writer) if norm(p) not in known)
+        # A path whose old content the engine never held may have been the first importer of a
+        # module (its metadata comes from the first importer): the graph says what it imported.
+        extra = engine.modules_imported_by(writer, sorted(unsure | self.stale)) - self.names
+        if extra:
+            self.metadata.update(module_metadata(new.files, extra, row_by_row=self.row_by_row))
+
+    def delete_files(self, writer: Any) -> None:
+        """The changed and removed files' nodes and edges out of the graph (and every file's links to be written
+        again where a changed path's old content was never held)."""
+        engine, new = self.engine, self.new
+        # A changed path whose old content the engine never held: any file's rows may have depended on
+        # that content (an edge into it, or a name it defined that a call elsewhere resolved against),
+        # and the rows the engine holds, resolved against the tree as it is now, cannot tell which. Every
+        # file's links are written again. Where it held the old content, its rows are what the graph
+        # has, and the re-resolution tells which differ.
+        if self.unsure:
+            self.rewritten.update(set(new.files) - self.changed)
+        # cgc purges after every file it deletes, scanning every Parameter of the graph each time
+        # (1.3 s at 1 000 files on FalkorDB); the one scoped purge after the update does that work.
+        cgc.without_purge_after_delete(writer)
+        held_files = engine.state.files
+        doomed = sorted({p for p in self.changed if p in held_files or p in self.removed} | self.stale)
+        assert new.suffixes is not None  # (set by suffixes_after in planned_write)
+        self.took_out = bool(doomed or self.rewritten or new.suffixes & CPP_SOURCES or ".java" in new.suffixes)
+        self.orphan_candidates.clear()
+        self.orphan_candidates.update(engine.modules_linked_from(writer, doomed))
+        # The graph's rows of the files whose edges go are the engine's last ones, where it held them.
+        self.external_classes = bool(self.unsure or self.stale) or external_parents(
+            as_before(engine.state.rows), itertools.chain(doomed, self.rewritten))
+        for path in doomed:
+            if engine.db.falkordb:
+                delete_file_edges_first(writer, path)
+            else:
+                writer.delete_file_from_graph(path)
+
+    def rewrite_links(self, writer: Any) -> None:
+        """The changed and rewritten files' outgoing links, deleted and written again."""
+        engine, new, changed = self.engine, self.new, self.changed
+        engine.delete_outgoing_links(writer, sorted(self.rewritten), not engine.db.embedded)
+        self.lap("deleteLinks")
+        chosen = choose_links(new, {norm(p) for p in changed | self.rewritten}, changed, changed | self.rewritten)
+        self.lap("chooseLinks")
+        self.phases["linkRows"] = write_links(writer, chosen, new.imports_map)
+        self.lap("writeLinks")
+
+    def repo_passes(self, writer: Any) -> None:
+        # These repo-wide passes match classes by name in any file, so any change can add an
+        # edge to them: they run again whenever the tree has what they link (MERGE, idempotent).
+        # (os.path's suffix where Path's would cost 50 ms at 5 000 files; the two differ only for
+        # names ending in a dot, never one of these.)
+        suffixes = self.new.suffixes
+        assert suffixes is not None
+        if suffixes & CPP_SOURCES:
+            writer.write_cpp_class_function_links(self.engine.root.as_posix())
+        if ".java" in suffixes:
+            self.engine.rewrite_java_passes(writer, self.new)
+
+    def purge(self, writer: Any) -> None:
+        purge_dangling(writer, sorted(norm(p) for p in self.changed | self.removed | self.stale),
+                       sorted(self.orphan_candidates), self.engine.db.backend, self.external_classes)
+
+
 class Engine(CacheKeeping):
     """The engine of one workspace root: its model of the tree (state) and of the graph, and the updates that
     keep the graph equal to a full index of the tree."""
@@ -407,123 +532,14 @@ class Engine(CacheKeeping):
             lean_kept(new)
             return {"ok": True, "written": [], "removed": [], "ms": ms_since(start), "lockMs": 0, "openMs": 0,
                     "resolveMs": resolve_ms, "resolved": 0, "reresolved": 0}
-        check_ms = 0
-        if RUN.options.check:
-            check_start = time.monotonic()
-            differences = list(new.index_check or []) + compare_links(new.links, self.tree.resolve(new.files, new.imports_map))
-            check_ms = ms_since(check_start)
-            if differences:
-                for line in differences[:200]:
-                    log(f"check: {line}")
-                return {"ok": False, "code": "FAILED",
-                        "reason": f"narrowed resolution differs from the full one: {len(differences)} differences, "
-                                  f"first: {differences[0]}"[:500]}
+        check_ms, refusal = self.check_against_full(new)
+        if refusal is not None:
+            return refusal
         if unsure and self.db.embedded and rewrite_cost(new) >= REBUILD_RATHER_FROM:
             return {"ok": False, "code": "REBUILD",
                     "reason": f"the links of {len(new.files) - len(changed)} other files would be written again "
                               "(the graph was written elsewhere); on KùzuDB a full index is faster"}
-        rewritten = rewritten_owners(self.state, new, resolved, changed)
-        present_changed = sorted(path for path in changed if path in new.files)
-        names: Set[str] = set()
-        for path in changed:
-            for entry in (self.state.files.get(path), new.files.get(path)):
-                if entry is not None and "error" not in entry.data:
-                    names.update(row["name"] for row in module_import_rows(entry.data))
-        new.suffixes = suffixes_after(self.state.suffixes, new.files, added, removed)
-        # FalkorDB evaluates an UNWIND batch against the graph before it; Kùzu's adapter and Neo4j go row by row.
-        row_by_row = not self.db.falkordb
-        metadata = module_metadata(new.files, names, row_by_row=row_by_row, order=new.keys)
-        root_str = self.root.as_posix()
-
-        # Where the time under the lock goes, ms per phase of the last attempt (the answer's "phases").
-        phases: Dict[str, int] = {}
-        # Files the graph holds that the tree no longer has and the engine never held (see work).
-        stale: Set[str] = set()
-        # The modules the deleted files pointed to: the only ones the update can leave unreferenced (purge).
-        orphan_candidates: Set[str] = set()
-        # Whether the update took a node or an edge out (a file deleted or replaced, links written again, a repo-wide
-        # pass): an update that only adds (a new file nothing else links to) leaves nothing dangling to purge.
-        took_out = True
-        # Whether it can leave an ExternalClass node without an edge (see PURGE_QUERIES).
-        external_classes = True
-
-        def work(writer: Any) -> None:
-            nonlocal took_out, external_classes
-            phases.clear()
-            clock = [time.monotonic()]
-
-            def lap(name: str) -> None:
-                now = time.monotonic()
-                phases[name] = phases.get(name, 0) + round((now - clock[0]) * 1000)
-                clock[0] = now
-
-            writer.add_repository_to_graph(self.root, False)
-            lap("repository")
-            # An engine that read the tree after the change cannot see a file the change took out of the
-            # tree without naming it (a line in .cgcignore or .gitignore, a folder deleted whole): the graph
-            # says which of its files the tree no longer has, and they go as removed files do.
-            stale.clear()
-            if unsure:
-                known = {norm(p) for p in set(new.files) | changed}
-                stale.update(p for p in self.graph_files(writer) if norm(p) not in known)
-            # A path whose old content the engine never held may have been the first importer of a
-            # module (its metadata comes from the first importer): the graph says what it imported.
-            extra = self.modules_imported_by(writer, sorted(unsure | stale)) - names
-            if extra:
-                metadata.update(module_metadata(new.files, extra, row_by_row=row_by_row))
-            lap("unsure")
-            # A changed path whose old content the engine never held: any file's rows may have depended on
-            # that content (an edge into it, or a name it defined that a call elsewhere resolved against),
-            # and the rows the engine holds, resolved against the tree as it is now, cannot tell which. Every
-            # file's links are written again. Where it held the old content, its rows are what the graph
-            # has, and the re-resolution tells which differ.
-            if unsure:
-                rewritten.update(set(new.files) - changed)
-            # cgc purges after every file it deletes, scanning every Parameter of the graph each time
-            # (1.3 s at 1 000 files on FalkorDB); the one scoped purge after the update does that work.
-            cgc.without_purge_after_delete(writer)
-            held_files = self.state.files
-            doomed = sorted({p for p in changed if p in held_files or p in removed} | stale)
-            assert new.suffixes is not None  # (set by suffixes_after above)
-            took_out = bool(doomed or rewritten or new.suffixes & CPP_SOURCES or ".java" in new.suffixes)
-            orphan_candidates.clear()
-            orphan_candidates.update(self.modules_linked_from(writer, doomed))
-            # The graph's rows of the files whose edges go are the engine's last ones, where it held them.
-            external_classes = bool(unsure or stale) or external_parents(as_before(self.state.rows),
-                                                                          itertools.chain(doomed, rewritten))
-            for path in doomed:
-                if self.db.falkordb:
-                    delete_file_edges_first(writer, path)
-                else:
-                    writer.delete_file_from_graph(path)
-            lap("deleteFiles")
-            for path in present_changed:
-                write_file(writer, path, new.files[path].data, new.imports_map, self.root)
-            lap("addFiles")
-            self.delete_outgoing_links(writer, sorted(rewritten), not self.db.embedded)
-            lap("deleteLinks")
-            chosen = choose_links(new, {norm(p) for p in changed | rewritten}, changed, changed | rewritten)
-            lap("chooseLinks")
-            phases["linkRows"] = write_links(writer, chosen, new.imports_map)
-            lap("writeLinks")
-            self.reset_modules(writer, metadata)
-            lap("modules")
-            # These repo-wide passes match classes by name in any file, so any change can add an
-            # edge to them: they run again whenever the tree has what they link (MERGE, idempotent).
-            # (os.path's suffix where Path's would cost 50 ms at 5 000 files; the two differ only for
-            # names ending in a dot, never one of these.)
-            suffixes = new.suffixes
-            assert suffixes is not None
-            if suffixes & CPP_SOURCES:
-                writer.write_cpp_class_function_links(root_str)
-            if ".java" in suffixes:
-                self.rewrite_java_passes(writer, new)
-            lap("repoPasses")
-
-        def purge(writer: Any) -> None:
-            purge_dangling(writer, sorted(norm(p) for p in changed | removed | stale), sorted(orphan_candidates),
-                           self.db.backend, external_classes)
-
+        write = self.planned_write(new, changed, removed, added, resolved, unsure)
         try:
             open_ms = self.db.open()
         except Busy as error:
@@ -539,6 +555,88 @@ class Engine(CacheKeeping):
         if not held:
             return {"ok": False, "code": "NO_GRAPH",
                     "reason": f"the graph holds no index of {self.root.as_posix()} (deleted, or lost by its server)"}
+        marker, was_trusted = self.mark_unfinished()
+        try:
+            info = self.db.write_transaction(write.work)
+        except Exception as error:  # answered, and the state says what it knows
+            if not self.db.embedded:
+                self.diverged = True
+                return {"ok": False, "code": "DIVERGED", "reason": f"{error}"[:500]}
+            self.trusted = was_trusted  # rolled back: the graph is as it was
+            return {"ok": False, "code": "FAILED", "reason": f"{error}"[:500]}
+        self.state = new
+        lean_kept(new)
+        try:
+            # cgc's purge of unreferenced Module/ExternalClass nodes runs in its own transaction: inside
+            # the one that deleted and re-created their incoming edges, Kùzu 0.11.3's
+            # `NOT ()-[]->(n)` still saw them as unreferenced and deleted live nodes.
+            if write.took_out:
+                purge_start = time.monotonic()
+                self.db.write_transaction(write.purge)
+                write.phases["purge"] = ms_since(purge_start)
+        except Exception as error:  # the update is in; what is left over is not known
+            self.diverged = True
+            return {"ok": False, "code": "DIVERGED", "reason": f"purge failed: {error}"[:500]}
+        stamp_after = self.repository_stamp()[1]
+        lock_ms = ms_since(lock_start)
+        if marker is not None and not self.db.embedded:
+            marker.unlink(missing_ok=True)
+        self.trust()
+        return {
+            "ok": True,
+            "stampBefore": stamp_before,
+            "stampAfter": stamp_after,
+            "written": write.present_changed,
+            "removed": sorted(removed | write.stale),
+            "ms": ms_since(start),
+            "lockMs": lock_ms,
+            "openMs": open_ms,
+            "resolveMs": resolve_ms,
+            "resolveCpuMs": resolve_cpu_ms,
+            "checkMs": check_ms,
+            "resolved": len(new.files),
+            "reresolved": len(resolved),
+            "rewritten": len(write.rewritten),
+            "unsure": len(unsure),
+            "attempts": info.get("attempts", 1),
+            "phases": write.phases,
+        }
+
+    def check_against_full(self, new: TreeState) -> Tuple[int, Optional[Dict[str, Any]]]:
+        """With serve --check: the narrowed resolution compared with the whole one. (ms, the refusal if they differ)."""
+        if not RUN.options.check:
+            return 0, None
+        check_start = time.monotonic()
+        differences = list(new.index_check or []) + compare_links(new.links, self.tree.resolve(new.files, new.imports_map))
+        check_ms = ms_since(check_start)
+        if not differences:
+            return check_ms, None
+        for line in differences[:200]:
+            log(f"check: {line}")
+        return check_ms, {"ok": False, "code": "FAILED",
+                          "reason": f"narrowed resolution differs from the full one: {len(differences)} differences, "
+                                    f"first: {differences[0]}"[:500]}
+
+    def planned_write(self, new: TreeState, changed: Set[str], removed: Set[str], added: Set[str], resolved: Set[str],
+                      unsure: Set[str]) -> "UpdateWrite":
+        """What the update writes, known before the graph is opened: the files whose links are written again, the
+        modules whose metadata is reset (with what), the suffixes the repo-wide passes look for."""
+        rewritten = rewritten_owners(self.state, new, resolved, changed)
+        present_changed = sorted(path for path in changed if path in new.files)
+        names: Set[str] = set()
+        for path in changed:
+            for entry in (self.state.files.get(path), new.files.get(path)):
+                if entry is not None and "error" not in entry.data:
+                    names.update(row["name"] for row in module_import_rows(entry.data))
+        new.suffixes = suffixes_after(self.state.suffixes, new.files, added, removed)
+        # FalkorDB evaluates an UNWIND batch against the graph before it; Kùzu's adapter and Neo4j go row by row.
+        row_by_row = not self.db.falkordb
+        metadata = module_metadata(new.files, names, row_by_row=row_by_row, order=new.keys)
+        return UpdateWrite(self, new, changed, removed, unsure, rewritten, present_changed, names, metadata, row_by_row)
+
+    def mark_unfinished(self) -> Tuple[Optional[Path], bool]:
+        """The markers that outlive this process while the graph may hold a write the state does not say:
+        (the dirty marker, whether the engine was trusted before)."""
         # Without transactions (FalkorDB) an update stopped halfway leaves the graph unknown; the
         # marker outlives this process so the next session says so ("diverged" in its ready line).
         marker = self.dirty_marker()
@@ -553,51 +651,7 @@ class Engine(CacheKeeping):
         if untrusted is not None:
             untrusted.parent.mkdir(parents=True, exist_ok=True)
             untrusted.write_text("the graph may have an update the saved cache does not\n", encoding="utf-8")
-        try:
-            info = self.db.write_transaction(work)
-        except Exception as error:  # answered, and the state says what it knows
-            if not self.db.embedded:
-                self.diverged = True
-                return {"ok": False, "code": "DIVERGED", "reason": f"{error}"[:500]}
-            self.trusted = was_trusted  # rolled back: the graph is as it was
-            return {"ok": False, "code": "FAILED", "reason": f"{error}"[:500]}
-        self.state = new
-        lean_kept(new)
-        try:
-            # cgc's purge of unreferenced Module/ExternalClass nodes runs in its own transaction: inside
-            # the one that deleted and re-created their incoming edges, Kùzu 0.11.3's
-            # `NOT ()-[]->(n)` still saw them as unreferenced and deleted live nodes.
-            if took_out:
-                purge_start = time.monotonic()
-                self.db.write_transaction(purge)
-                phases["purge"] = ms_since(purge_start)
-        except Exception as error:  # the update is in; what is left over is not known
-            self.diverged = True
-            return {"ok": False, "code": "DIVERGED", "reason": f"purge failed: {error}"[:500]}
-        stamp_after = self.repository_stamp()[1]
-        lock_ms = ms_since(lock_start)
-        if marker is not None and not self.db.embedded:
-            marker.unlink(missing_ok=True)
-        self.trust()
-        return {
-            "ok": True,
-            "stampBefore": stamp_before,
-            "stampAfter": stamp_after,
-            "written": present_changed,
-            "removed": sorted(removed | stale),
-            "ms": ms_since(start),
-            "lockMs": lock_ms,
-            "openMs": open_ms,
-            "resolveMs": resolve_ms,
-            "resolveCpuMs": resolve_cpu_ms,
-            "checkMs": check_ms,
-            "resolved": len(new.files),
-            "reresolved": len(resolved),
-            "rewritten": len(rewritten),
-            "unsure": len(unsure),
-            "attempts": info.get("attempts", 1),
-            "phases": phases,
-        }
+        return marker, was_trusted
 
     def repository_stamp(self) -> Tuple[bool, Optional[str]]:
         """Whether the graph has the root's Repository node, and its `indexed_at` as cgc left it (None without)."""
