@@ -21,7 +21,7 @@ from typing import (
 from . import cgc_contract as cgc
 from .cgc_contract import CALL_INDEXES
 from .context import RUN, NarrowingFailed
-from .journal import MISSING, as_before, before_reorder
+from .journal import MISSING, Journal, as_before, before_reorder
 from .narrowing import CandidateIndex, SortedMembers, same_but_unread
 from .recording import KeptDict, Parsed, entries_at, refill_after
 
@@ -251,32 +251,60 @@ class Keeper:
         return (own or {}).get(name) or {}
 
     def merge(self, name: str) -> None:
+        """The kept index `name` after this run: the last one with the keys the taken and gone files touched set
+        again (its key order owed where it may have moved), or built from every file's contribution."""
         kind = KEPT_INDEXES[name]
         loop_taken = self.taken[ROLE_OF[name]]
         prev_full = self.prev_full.get(name)
         if prev_full is None:
-            # Nothing kept: built from every file's contribution (every file was taken).
-            full: Dict[Any, Any] = KeptDict()
-            owners_of: Dict[Any, List[str]] = {}
-            for key in self.keys:
-                part = self.part_of(key, name)
-                if not part:
-                    continue
-                if kind == "last" or kind == "file":
-                    full.update(part)
-                if kind != "file":
-                    for item in part:
-                        owners_of.setdefault(item, []).append(key)
-            if kind in ("concat", "union"):
-                for item, owners in owners_of.items():
-                    full[item] = self._combine(kind, name, item, owners)
-            self.full[name] = full
-            self.contributors[name] = {k: tuple(v) for k, v in owners_of.items()} if kind != "file" else {}
-            self.touched[name] = set(full)
-            self.reordered[name] = True
-            self.owed.discard(name)
+            self._merge_all(name, kind)
             return
         changed_files = sorted(loop_taken) + sorted(self.gone)  # the taken files are among the keys, in path order
+        touched, reordered = self._touched_keys(name, kind, changed_files)
+        # Under a journal the last state's dicts are changed in place (see Journal), else copied.
+        journal = RUN.journal if name not in ALWAYS_ORDERED else None
+        contributors_new: Dict[Any, Tuple[str, ...]] = {}
+        owners_before: Dict[Any, Tuple[str, ...]] = {}  # the touched keys' contributors before (set in place below)
+        if kind != "file":
+            self.contributors[name] = self._merge_contributors(name, changed_files, touched, journal, contributors_new,
+                                                               owners_before)
+        else:
+            self.contributors[name] = {}
+        values = self._touched_values(name, kind, prev_full, changed_files, touched, contributors_new, owners_before)
+        if not reordered or name not in ALWAYS_ORDERED and not RUN.options.order_at_once:
+            full = self._patched(name, prev_full, touched, values, journal)
+            if reordered:
+                self.owed.add(name)
+        else:
+            full = self._rebuilt_in_order(name, kind, prev_full, touched, values)
+        self.full[name] = full
+        self.touched[name] = touched
+        self.reordered[name] = reordered
+
+    def _merge_all(self, name: str, kind: str) -> None:
+        """Nothing kept: built from every file's contribution (every file was taken)."""
+        full: Dict[Any, Any] = KeptDict()
+        owners_of: Dict[Any, List[str]] = {}
+        for key in self.keys:
+            part = self.part_of(key, name)
+            if not part:
+                continue
+            if kind == "last" or kind == "file":
+                full.update(part)
+            if kind != "file":
+                for item in part:
+                    owners_of.setdefault(item, []).append(key)
+        if kind in ("concat", "union"):
+            for item, owners in owners_of.items():
+                full[item] = self._combine(kind, name, item, owners)
+        self.full[name] = full
+        self.contributors[name] = {k: tuple(v) for k, v in owners_of.items()} if kind != "file" else {}
+        self.touched[name] = set(full)
+        self.reordered[name] = True
+        self.owed.discard(name)
+
+    def _touched_keys(self, name: str, kind: str, changed_files: List[str]) -> Tuple[Set[Any], bool]:
+        """The keys of `name` the changed files had or have, and whether the index's key order may have moved."""
         touched: Set[Any] = set()
         reordered = False  # a file that came or went changes the order only through its keys (below)
         order_differs = []
@@ -302,42 +330,48 @@ class Keeper:
                     if [k for k in old_part if prev_contributors[k][0] == key] != [k for k in new_part if prev_contributors[k][0] == key]:
                         reordered = True
                         break
-        contributors_new: Dict[Any, Tuple[str, ...]] = {}
-        owners_before: Dict[Any, Tuple[str, ...]] = {}  # the touched keys' contributors before (set in place below)
-        # Under a journal the last state's dicts are changed in place (see Journal), else copied.
-        journal = RUN.journal if name not in ALWAYS_ORDERED else None
-        if kind != "file":
-            changed_set = set(changed_files)
-            contributors = dict(prev_contributors) if touched and journal is None else prev_contributors
-            for item in touched:
-                owners_before[item] = before = prev_contributors.get(item, ())
-                # The last contributors (in path order) with each changed file put in or taken out where it sorts:
-                # `<module>` of _functions_by_name has every file (a pass over 5 000 of them otherwise).
-                owners = list(before)
-                for k in changed_files:
-                    at = bisect.bisect_left(owners, k)
-                    has = at < len(owners) and owners[at] == k
-                    if k not in self.gone and item in self.part_of(k, name):
-                        if not has:
-                            owners.insert(at, k)
-                    elif has:
-                        del owners[at]
-                if RUN.options.check and owners != sorted([k for k in before if k not in changed_set] + [
-                        k for k in changed_files if k not in self.gone and item in self.part_of(k, name)]):
-                    raise NarrowingFailed(f"the contributors of {item!r} in {name} are not their files in path order")
-                if owners:
-                    contributors_new[item] = tuple(owners)
-                    if journal is not None:
-                        journal.set(contributors, item, contributors_new[item])
-                    else:
-                        contributors[item] = contributors_new[item]
-                elif journal is not None:
-                    journal.delete(contributors, item, ordered=False)
+        return touched, reordered
+
+    def _merge_contributors(self, name: str, changed_files: List[str], touched: Set[Any], journal: Optional[Journal],
+                            contributors_new: Dict[Any, Tuple[str, ...]],
+                            owners_before: Dict[Any, Tuple[str, ...]]) -> Dict[Any, Tuple[str, ...]]:
+        """Each touched key's contributors (the files whose share has it, in path order) after this run, noted in
+        `contributors_new` (and those before in `owners_before`); returns the contributors of every key."""
+        prev_contributors = self.prev_contributors.get(name, {})
+        changed_set = set(changed_files)
+        contributors = dict(prev_contributors) if touched and journal is None else prev_contributors
+        for item in touched:
+            owners_before[item] = before = prev_contributors.get(item, ())
+            # The last contributors (in path order) with each changed file put in or taken out where it sorts:
+            # `<module>` of _functions_by_name has every file (a pass over 5 000 of them otherwise).
+            owners = list(before)
+            for k in changed_files:
+                at = bisect.bisect_left(owners, k)
+                has = at < len(owners) and owners[at] == k
+                if k not in self.gone and item in self.part_of(k, name):
+                    if not has:
+                        owners.insert(at, k)
+                elif has:
+                    del owners[at]
+            if RUN.options.check and owners != sorted([k for k in before if k not in changed_set] + [
+                    k for k in changed_files if k not in self.gone and item in self.part_of(k, name)]):
+                raise NarrowingFailed(f"the contributors of {item!r} in {name} are not their files in path order")
+            if owners:
+                contributors_new[item] = tuple(owners)
+                if journal is not None:
+                    journal.set(contributors, item, contributors_new[item])
                 else:
-                    contributors.pop(item, None)
-            self.contributors[name] = contributors
-        else:
-            self.contributors[name] = {}
+                    contributors[item] = contributors_new[item]
+            elif journal is not None:
+                journal.delete(contributors, item, ordered=False)
+            else:
+                contributors.pop(item, None)
+        return contributors
+
+    def _touched_values(self, name: str, kind: str, prev_full: Dict[Any, Any], changed_files: List[str],
+                        touched: Set[Any], contributors_new: Dict[Any, Tuple[str, ...]],
+                        owners_before: Dict[Any, Tuple[str, ...]]) -> Dict[Any, Any]:
+        """The touched keys' values after this run (a key no file has any more is left out)."""
         values: Dict[Any, Any] = {}
         for item in touched:
             if kind == "file":
@@ -349,55 +383,58 @@ class Keeper:
                                         contributors_new[item], changed_files) if kind == "concat" else None
                 values[item] = spliced if spliced is not None else \
                     self._combine(kind, name, item, contributors_new[item])
-        if not reordered or name not in ALWAYS_ORDERED and not RUN.options.order_at_once:
-            # Reordered or not, the last dict with the touched keys set again or removed has the right keys
-            # and values; a new key is at its end, so when the keys changed the order is owed (settle).
-            # Untouched, it is the last one itself: an index is changed in place only under the update's
-            # journal, or by settle, whose order is then the right one for both (no file's keys in it
-            # changed, so neither did cgc's order).
-            if journal is not None and type(prev_full) is KeptDict:
-                full = prev_full
-                for item, value in values.items():
-                    journal.set(full, item, value)
-                for item in touched:
-                    if item not in values:
-                        journal.delete(full, item)
-                prev = self.prev
+        return values
 
-                def owe(moved: bool) -> None:
-                    if moved and prev is not None:
-                        prev.order_owed = prev.order_owed | {name}
+    def _patched(self, name: str, prev_full: Dict[Any, Any], touched: Set[Any], values: Dict[Any, Any],
+                 journal: Optional[Journal]) -> Dict[Any, Any]:
+        """The last index with the touched keys set again or removed."""
+        # Reordered or not, the last dict with the touched keys set again or removed has the right keys
+        # and values; a new key is at its end, so when the keys changed the order is owed (settle).
+        # Untouched, it is the last one itself: an index is changed in place only under the update's
+        # journal, or by settle, whose order is then the right one for both (no file's keys in it
+        # changed, so neither did cgc's order).
+        if journal is not None and type(prev_full) is KeptDict:
+            full = prev_full
+            for item, value in values.items():
+                journal.set(full, item, value)
+            for item in touched:
+                if item not in values:
+                    journal.delete(full, item)
+            prev = self.prev
 
-                journal.on_undo(full, owe)
-            else:
-                full = KeptDict(prev_full) if touched or type(prev_full) is not KeptDict else prev_full
-                full.update(values)
-                removed = [item for item in touched if item not in values and item in full]
-                for item in removed:
-                    del full[item]
-                if removed:
-                    # Without the holes deletions leave: a dict with holes is copied key by key (every later
-                    # update's copy), a dict without them as one block.
-                    full = KeptDict(full)
-            if reordered:
-                self.owed.add(name)
-        else:
-            # The key order: first insertion, file after file (dict.update keeps a key where it is), with
-            # the last file's value; a key of several files in a list or set index then gets its value.
-            full = KeptDict()
-            for own in self._owns(ROLE_OF[name]):
-                share = own.get(name)
-                if share:
-                    full.update(share)
-            if kind in ("concat", "union"):
-                rest = prev_full.copy()
-                for item in touched:
-                    rest.pop(item, None)
-                full.update(rest)
-                full.update(values)
-        self.full[name] = full
-        self.touched[name] = touched
-        self.reordered[name] = reordered
+            def owe(moved: bool) -> None:
+                if moved and prev is not None:
+                    prev.order_owed = prev.order_owed | {name}
+
+            journal.on_undo(full, owe)
+            return full
+        full = KeptDict(prev_full) if touched or type(prev_full) is not KeptDict else prev_full
+        full.update(values)
+        removed = [item for item in touched if item not in values and item in full]
+        for item in removed:
+            del full[item]
+        if removed:
+            # Without the holes deletions leave: a dict with holes is copied key by key (every later
+            # update's copy), a dict without them as one block.
+            full = KeptDict(full)
+        return full
+
+    def _rebuilt_in_order(self, name: str, kind: str, prev_full: Dict[Any, Any], touched: Set[Any],
+                          values: Dict[Any, Any]) -> Dict[Any, Any]:
+        """The index in cgc's key order: first insertion, file after file (dict.update keeps a key where it is),
+        with the last file's value; a key of several files in a list or set index then gets its value."""
+        full = KeptDict()
+        for own in self._owns(ROLE_OF[name]):
+            share = own.get(name)
+            if share:
+                full.update(share)
+        if kind in ("concat", "union"):
+            rest = prev_full.copy()
+            for item in touched:
+                rest.pop(item, None)
+            full.update(rest)
+            full.update(values)
+        return full
 
     def ordered_keys(self, name: str) -> Dict[Any, None]:
         """cgc's key order of a kept index: first insertion, file after file in path order."""
