@@ -14,7 +14,7 @@
 //   confidence_label (EXTRACTED, INFERRED, AMBIGUOUS).
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { deserializeSCIP } from "@c4312/scip";
@@ -106,7 +106,7 @@ export function fetchArchive(corpus: Corpus): string {
       const got = join(staging, corpus.archive);
       if (!existsSync(got)) throw new Error(`${corpus.name} ${corpus.version}: ${corpus.archive} not downloaded`);
       checkHash(corpus, got);
-      execFileSync("mv", [got, file]);
+      renameSync(got, file);
     } finally {
       rmSync(staging, { recursive: true, force: true });
     }
@@ -168,8 +168,17 @@ export function unpackCorpus(corpus: Corpus): CorpusTree {
 /** A Python with an empty environment, so pyright resolves the corpus to itself and never to an installed copy. */
 function emptyPythonBin(): string {
   const venv = join(TRUTH_CACHE, "empty-venv");
-  const python = join(venv, "bin", "python");
-  if (!existsSync(python)) execFileSync(VENV_PYTHON, ["-m", "venv", "--without-pip", "--clear", venv]);
+  if (!existsSync(join(venv, "bin", "python"))) {
+    // Made aside and renamed into place, so a test and a bench starting together do not share a half-made one.
+    mkdirSync(TRUTH_CACHE, { recursive: true });
+    const staging = mkdtempSync(join(TRUTH_CACHE, ".empty-venv-"));
+    execFileSync(VENV_PYTHON, ["-m", "venv", "--without-pip", staging]);
+    try {
+      renameSync(staging, venv);
+    } catch {
+      rmSync(staging, { recursive: true, force: true });
+    }
+  }
   return join(venv, "bin");
 }
 
