@@ -74,6 +74,38 @@ def import_conflict(fd: Dict[str, Any]) -> Optional[str]:
     return None
 
 
+class _ItemBatches:
+    """What a file's item batches note for the batches add_file_to_graph writes after them."""
+
+    def __init__(self) -> None:
+        self.params: List[Dict[str, Any]] = []
+        self.class_functions: List[Dict[str, Any]] = []
+        self.enum_members: List[Dict[str, Any]] = []
+        self.nested_functions: List[Dict[str, Any]] = []
+
+    def note_function(self, item: Dict[str, Any], occ: Any) -> None:
+        """A Function item's parameters, its class (a method) and its outer function (a nested one)."""
+        for arg_name in item.get("args", []):
+            self.params.append({"func_name": item["name"], "line_number": item["line_number"],
+                                "occurrence_index": occ, "arg_name": arg_name})
+        if item.get("class_context"):
+            self.class_functions.append({
+                "class_name": item["class_context"],
+                "class_line": item.get("class_context_line", -1) if item.get("class_context_line") is not None else -1,
+                "func_name": item["name"], "func_line": item["line_number"]})
+        if item.get("context_type") in FUNCTION_CONTEXT_TYPES:
+            outer_ctx: Any = item.get("context")  # a name, or (name, kind, line) where cgc gives its line
+            is_seq = isinstance(outer_ctx, (tuple, list)) and outer_ctx
+            outer_name = outer_ctx[0] if is_seq else outer_ctx
+            if is_seq and len(outer_ctx) > 2 and isinstance(outer_ctx[2], int):
+                outer_line = outer_ctx[2]
+            else:
+                raw_line = item.get("context_line", -1)
+                outer_line = raw_line if isinstance(raw_line, int) else -1
+            self.nested_functions.append({"outer": outer_name, "outer_line": outer_line,
+                                          "inner_name": item["name"], "inner_line": item["line_number"]})
+
+
 class Writer:
     def __init__(self, g: GraphRows, normalize: Callable[[Any], str]):
         self.g = g
@@ -123,8 +155,35 @@ class Writer:
             self.g.merge_edge("CONTAINS", parent, fid)
 
     def add_file(self, fd: Dict[str, Any], repo_str: str) -> None:
-        g = self.g
+        """add_file_to_graph: the File node and its folders, its items by label, then the batches cgc writes after
+        them (parameters, enum members, methods, nested functions), its imports and module inclusions."""
         fps = self.normalize(fd["path"])
+        fid = self._file_node(fd, fps, repo_str)
+        batches = _ItemBatches()
+        for key, label in ITEM_MAPPINGS:
+            item_list = fd.get(key, [])
+            if item_list:
+                self._add_items(label, item_list, fd.get("is_dependency", False), fps, fid, batches)
+        if batches.params:
+            self._add_parameters(batches.params, fps)
+        if batches.enum_members:
+            self._link_enum_members(batches.enum_members, fps)
+        if batches.class_functions:
+            self._link_class_functions(batches.class_functions, fps)
+        if batches.nested_functions:
+            self._link_nested_functions(batches.nested_functions, fps)
+        js_imports, other_imports = import_rows(fd)
+        if js_imports:
+            self._add_js_imports(js_imports, fid)
+        if other_imports:
+            self._add_other_imports(other_imports, fid)
+        inclusions = fd.get("module_inclusions", [])
+        if inclusions:
+            self._add_inclusions(inclusions, fps)
+
+    def _file_node(self, fd: Dict[str, Any], fps: str, repo_str: str) -> NodeId:
+        """The File node, and the Directory chain that CONTAINS it."""
+        g = self.g
         is_dependency = fd.get("is_dependency", False)
         lang = fd.get("lang")
         try:
@@ -139,150 +198,136 @@ class Writer:
         parent = self._directories(fps, repo_str)
         if g.node(parent) is not None:
             g.merge_edge("CONTAINS", parent, fid)
+        return fid
 
-        params_batch: List[Dict[str, Any]] = []
-        class_fn_batch: List[Dict[str, Any]] = []
-        enum_member_batch: List[Dict[str, Any]] = []
-        nested_fn_batch: List[Dict[str, Any]] = []
-        for key, label in ITEM_MAPPINGS:
-            item_list = fd.get(key, [])
-            if not item_list:
-                continue
-            keyed = label not in NAME_ONLY_MERGE_LABELS
-            if label in COALESCE_SAME_KEY_LABELS:
-                item_list = coalesce_same_key_items(item_list)
-            occurrences = assign_occurrence_indices(item_list)
-            batch: List[Dict[str, Any]] = []
-            for occ, item in zip(occurrences, item_list):
-                row = dict(item)
-                row["path"] = fps
-                if keyed:
-                    row["occurrence_index"] = occ
-                if label != "Module":
-                    row.setdefault("is_dependency", is_dependency)
-                if label == "Function" and "cyclomatic_complexity" not in row:
-                    row["cyclomatic_complexity"] = 1
-                batch.append(coerce_props(row))
-                if label == "EnumMember":
-                    enum_member_batch.append({"class_name": item.get("enum_name"),
-                                              "class_line": item.get("enum_line_number", -1),
-                                              "member_name": item["name"]})
-                if label == "Function":
-                    for arg_name in item.get("args", []):
-                        params_batch.append({"func_name": item["name"], "line_number": item["line_number"],
-                                             "occurrence_index": occ, "arg_name": arg_name})
-                    if item.get("class_context"):
-                        class_fn_batch.append({
-                            "class_name": item["class_context"],
-                            "class_line": item.get("class_context_line", -1) if item.get("class_context_line") is not None else -1,
-                            "func_name": item["name"], "func_line": item["line_number"]})
-                    if item.get("context_type") in FUNCTION_CONTEXT_TYPES:
-                        outer_ctx = item.get("context")
-                        is_seq = isinstance(outer_ctx, (tuple, list)) and outer_ctx
-                        outer_name = outer_ctx[0] if is_seq else outer_ctx
-                        if is_seq and len(outer_ctx) > 2 and isinstance(outer_ctx[2], int):
-                            outer_line = outer_ctx[2]
-                        else:
-                            raw_line = item.get("context_line", -1)
-                            outer_line = raw_line if isinstance(raw_line, int) else -1
-                        nested_fn_batch.append({"outer": outer_name, "outer_line": outer_line,
-                                                "inner_name": item["name"], "inner_line": item["line_number"]})
-            if batch:
-                batch = normalize_batch_types(batch)
-            rows = self.sanitize(batch)
-            self._merge_items(label, keyed, rows, fps, fid)
+    def _add_items(self, label: str, item_list: List[Dict[str, Any]], is_dependency: Any, fps: str, fid: NodeId,
+                   batches: "_ItemBatches") -> None:
+        """One label's item batch (its nodes and the File's CONTAINS), noting what the later batches link."""
+        keyed = label not in NAME_ONLY_MERGE_LABELS
+        if label in COALESCE_SAME_KEY_LABELS:
+            item_list = coalesce_same_key_items(item_list)
+        occurrences = assign_occurrence_indices(item_list)
+        batch: List[Dict[str, Any]] = []
+        for occ, item in zip(occurrences, item_list):
+            row = dict(item)
+            row["path"] = fps
+            if keyed:
+                row["occurrence_index"] = occ
+            if label != "Module":
+                row.setdefault("is_dependency", is_dependency)
+            if label == "Function" and "cyclomatic_complexity" not in row:
+                row["cyclomatic_complexity"] = 1
+            batch.append(coerce_props(row))
+            if label == "EnumMember":
+                batches.enum_members.append({"class_name": item.get("enum_name"),
+                                             "class_line": item.get("enum_line_number", -1),
+                                             "member_name": item["name"]})
+            if label == "Function":
+                batches.note_function(item, occ)
+        if batch:
+            batch = normalize_batch_types(batch)
+        rows = self.sanitize(batch)
+        self._merge_items(label, keyed, rows, fps, fid)
 
-        if params_batch:
-            seen: Set[Tuple[Any, ...]] = set()
-            unique = []
-            for p in params_batch:
-                k = (p["func_name"], p["line_number"], p["occurrence_index"], p["arg_name"])
-                if k not in seen:
-                    seen.add(k)
-                    unique.append(p)
-            for row in self.sanitize(unique):  # per-row fallback (node MERGE with a relationship)
-                for fn in g.match("Function", name=row["func_name"], path=fps, line_number=row["line_number"],
-                                  occurrence_index=row["occurrence_index"]):
-                    uid_vals = [row["arg_name"], fps, row["line_number"]]
-                    if any(v is None for v in uid_vals):
-                        raise NotReplicable("a Parameter without its uid parts (cgc drops the row after a retry)")
-                    if not isinstance(row["arg_name"], str):
-                        raise NotReplicable(f"a Parameter name that is not a string: {row['arg_name']!r}")
-                    if self.p.uid_parts:
-                        pid, _ = g.merge_node("Parameter", "".join(str(v) for v in uid_vals))
-                    else:
-                        pid, _ = g.merge_node("Parameter", tuple(uid_vals), dict(zip(PARAMETER_KEY, uid_vals)))
-                    g.set(pid, "name", row["arg_name"])
-                    g.set(pid, "path", fps)
-                    g.set(pid, "function_line_number", row["line_number"])
-                    g.merge_edge("HAS_PARAMETER", fn, pid)
+    def _add_parameters(self, params_batch: List[Dict[str, Any]], fps: str) -> None:
+        """The functions' Parameter nodes and HAS_PARAMETER edges (duplicate rows once)."""
+        g = self.g
+        seen: Set[Tuple[Any, ...]] = set()
+        unique = []
+        for p in params_batch:
+            k = (p["func_name"], p["line_number"], p["occurrence_index"], p["arg_name"])
+            if k not in seen:
+                seen.add(k)
+                unique.append(p)
+        for row in self.sanitize(unique):  # per-row fallback (node MERGE with a relationship)
+            for fn in g.match("Function", name=row["func_name"], path=fps, line_number=row["line_number"],
+                              occurrence_index=row["occurrence_index"]):
+                uid_vals = [row["arg_name"], fps, row["line_number"]]
+                if any(v is None for v in uid_vals):
+                    raise NotReplicable("a Parameter without its uid parts (cgc drops the row after a retry)")
+                if not isinstance(row["arg_name"], str):
+                    raise NotReplicable(f"a Parameter name that is not a string: {row['arg_name']!r}")
+                if self.p.uid_parts:
+                    pid, _ = g.merge_node("Parameter", "".join(str(v) for v in uid_vals))
+                else:
+                    pid, _ = g.merge_node("Parameter", tuple(uid_vals), dict(zip(PARAMETER_KEY, uid_vals)))
+                g.set(pid, "name", row["arg_name"])
+                g.set(pid, "path", fps)
+                g.set(pid, "function_line_number", row["line_number"])
+                g.merge_edge("HAS_PARAMETER", fn, pid)
 
-        if enum_member_batch:
-            rows = self.sanitize(enum_member_batch)
-            for label in ("Class", "Enum"):
-                def members() -> None:
-                    for row in rows:
-                        self._edges("CONTAINS", [c for c in g.match(label, name=row["class_name"], path=fps)
-                                                 if _line_ok(row["class_line"], g.node(c))],
-                                    g.match("EnumMember", name=row["member_name"], path=fps), batch_check=(label, "EnumMember"))
-                self._guarded(members)
-
-        if class_fn_batch:
-            rows = self.sanitize(class_fn_batch)
-            for label in ("Class", "Module", "Interface", "Struct", "Record", "Trait", "Object", "Mixin"):
-                def methods() -> None:
-                    for row in rows:
-                        self._edges("CONTAINS", [c for c in g.match(label, name=row["class_name"], path=fps)
-                                                 if _line_ok(row["class_line"], g.node(c))],
-                                    g.match("Function", name=row["func_name"], path=fps, line_number=row["func_line"]),
-                                    batch_check=(label, "Function"))
-                self._guarded(methods)
-
-        if nested_fn_batch:
-            for row in self.sanitize(nested_fn_batch):
-                outers = [o for o in g.match("Function", name=row["outer"], path=fps) if _line_ok(row["outer_line"], g.node(o))]
-                if outers:
-                    self._edges("CONTAINS", outers, g.match("Function", name=row["inner_name"], path=fps, line_number=row["inner_line"]))
-
-        js_imports, other_imports = import_rows(fd)
-        if js_imports:
-            rows = self.sanitize(js_imports)
-            if self.p.batch_reads_before:
-                refuse_conflicting_rows(rows, *JS_IMPORT_EDGE)
-            for row in rows:  # per-row fallback (KùzuDB); one statement elsewhere
-                mid, _ = g.merge_node("Module", row["module_name"])
-                e = g.merge_edge("IMPORTS", fid, mid, (("line_number", row["line_number"]),))
-                g.set_edge("IMPORTS", e, "imported_name", row["imported_name"])
-                g.set_edge("IMPORTS", e, "alias", row["alias"])
-                g.set_edge("IMPORTS", e, "lang", row["lang"])
-        if other_imports:
-            rows = self.sanitize(sort_import_rows_for_metadata(other_imports))
-            before: Dict[Any, Tuple[Any, Any]] = {}
-            if self.p.batch_reads_before:  # every row's coalesce reads the value before the statement
+    def _link_enum_members(self, enum_member_batch: List[Dict[str, Any]], fps: str) -> None:
+        g = self.g
+        rows = self.sanitize(enum_member_batch)
+        for label in ("Class", "Enum"):
+            def members() -> None:
                 for row in rows:
-                    m = g.node(("Module", row["name"]))
-                    before.setdefault(row["name"], (m.get("lang"), m.get("full_import_name")) if m else (None, None))
-            edge_rows = rows
-            if self.p.batch_reads_before:
-                refuse_conflicting_rows(rows, *OTHER_IMPORT_EDGE)
-            for row in rows:  # per-row fallback (KùzuDB); one statement elsewhere
-                mid, m = g.merge_node("Module", row["name"])
-                lang_was, full_was = before[row["name"]] if self.p.batch_reads_before else (m.get("lang"), m.get("full_import_name"))
-                g.set(mid, "lang", lang_was if lang_was is not None else row["lang"])
-                g.set(mid, "full_import_name", full_was if full_was is not None else row["full_import_name"])
-            for row in edge_rows:
-                mid = ("Module", row["name"])
-                e = g.merge_edge("IMPORTS", fid, mid, (("line_number", row["line_number"]), ("imported_name", row["imported_name"])))
-                g.set_edge("IMPORTS", e, "alias", row["alias"] if row["alias"] is not None else "")
-                g.set_edge("IMPORTS", e, "full_import_name", row["full_import_name"])
-                g.set_edge("IMPORTS", e, "lang", row["lang"])
-        inclusions = fd.get("module_inclusions", [])
-        if inclusions:
-            for row in self.sanitize([{"class_name": i["class"], "module_name": i["module"]} for i in inclusions]):
-                classes = g.match("Class", name=row["class_name"], path=fps)
-                for c in classes:
-                    mid, _ = g.merge_node("Module", row["module_name"])
-                    g.merge_edge("INCLUDES", c, mid)
+                    self._edges("CONTAINS", [c for c in g.match(label, name=row["class_name"], path=fps)
+                                             if _line_ok(row["class_line"], g.node(c))],
+                                g.match("EnumMember", name=row["member_name"], path=fps), batch_check=(label, "EnumMember"))
+            self._guarded(members)
+
+    def _link_class_functions(self, class_fn_batch: List[Dict[str, Any]], fps: str) -> None:
+        g = self.g
+        rows = self.sanitize(class_fn_batch)
+        for label in ("Class", "Module", "Interface", "Struct", "Record", "Trait", "Object", "Mixin"):
+            def methods() -> None:
+                for row in rows:
+                    self._edges("CONTAINS", [c for c in g.match(label, name=row["class_name"], path=fps)
+                                             if _line_ok(row["class_line"], g.node(c))],
+                                g.match("Function", name=row["func_name"], path=fps, line_number=row["func_line"]),
+                                batch_check=(label, "Function"))
+            self._guarded(methods)
+
+    def _link_nested_functions(self, nested_fn_batch: List[Dict[str, Any]], fps: str) -> None:
+        g = self.g
+        for row in self.sanitize(nested_fn_batch):
+            outers = [o for o in g.match("Function", name=row["outer"], path=fps) if _line_ok(row["outer_line"], g.node(o))]
+            if outers:
+                self._edges("CONTAINS", outers, g.match("Function", name=row["inner_name"], path=fps, line_number=row["inner_line"]))
+
+    def _add_js_imports(self, js_imports: List[Dict[str, Any]], fid: NodeId) -> None:
+        g = self.g
+        rows = self.sanitize(js_imports)
+        if self.p.batch_reads_before:
+            refuse_conflicting_rows(rows, *JS_IMPORT_EDGE)
+        for row in rows:  # per-row fallback (KùzuDB); one statement elsewhere
+            mid, _ = g.merge_node("Module", row["module_name"])
+            e = g.merge_edge("IMPORTS", fid, mid, (("line_number", row["line_number"]),))
+            g.set_edge("IMPORTS", e, "imported_name", row["imported_name"])
+            g.set_edge("IMPORTS", e, "alias", row["alias"])
+            g.set_edge("IMPORTS", e, "lang", row["lang"])
+
+    def _add_other_imports(self, other_imports: List[Dict[str, Any]], fid: NodeId) -> None:
+        g = self.g
+        rows = self.sanitize(sort_import_rows_for_metadata(other_imports))
+        before: Dict[Any, Tuple[Any, Any]] = {}
+        if self.p.batch_reads_before:  # every row's coalesce reads the value before the statement
+            for row in rows:
+                m = g.node(("Module", row["name"]))
+                before.setdefault(row["name"], (m.get("lang"), m.get("full_import_name")) if m else (None, None))
+        edge_rows = rows
+        if self.p.batch_reads_before:
+            refuse_conflicting_rows(rows, *OTHER_IMPORT_EDGE)
+        for row in rows:  # per-row fallback (KùzuDB); one statement elsewhere
+            mid, m = g.merge_node("Module", row["name"])
+            lang_was, full_was = before[row["name"]] if self.p.batch_reads_before else (m.get("lang"), m.get("full_import_name"))
+            g.set(mid, "lang", lang_was if lang_was is not None else row["lang"])
+            g.set(mid, "full_import_name", full_was if full_was is not None else row["full_import_name"])
+        for row in edge_rows:
+            mid = ("Module", row["name"])
+            e = g.merge_edge("IMPORTS", fid, mid, (("line_number", row["line_number"]), ("imported_name", row["imported_name"])))
+            g.set_edge("IMPORTS", e, "alias", row["alias"] if row["alias"] is not None else "")
+            g.set_edge("IMPORTS", e, "full_import_name", row["full_import_name"])
+            g.set_edge("IMPORTS", e, "lang", row["lang"])
+
+    def _add_inclusions(self, inclusions: List[Dict[str, Any]], fps: str) -> None:
+        g = self.g
+        for row in self.sanitize([{"class_name": i["class"], "module_name": i["module"]} for i in inclusions]):
+            classes = g.match("Class", name=row["class_name"], path=fps)
+            for c in classes:
+                mid, _ = g.merge_node("Module", row["module_name"])
+                g.merge_edge("INCLUDES", c, mid)
 
     def _merge_items(self, label: str, keyed: bool, rows: List[Dict[str, Any]], fps: str, fid: NodeId) -> None:
         """`UNWIND $batch AS row MERGE (n:Label {key}) SET n += row`, then the File->item CONTAINS batch."""
