@@ -36,7 +36,8 @@ export async function run(options: BenchOptions): Promise<BenchReport> {
       "enclosing function. Left out on both sides: module-level calls (cgc's `<module>` nodes) and calls of " +
       "classes (`Foo(`, `new Foo(`, which cgc links to Class nodes). Graph pairs: CALLS and HEURISTIC_CALLS edges " +
       "between Function nodes.",
-    "- False none: callees with at least one true caller for which the graph lists no caller at all.",
+    "- False none: callees with at least one true caller for which the graph lists no calling function at all " +
+      "(a `<module>` caller does not count, as on the reference side).",
     "",
     truthTables(runs),
   ].join("\n");

@@ -3,8 +3,9 @@
 // (test/helpers/truth.ts; the full table over more corpora is bench/truth.ts's section of bench/RESULTS.md).
 // The floors sit just under what cgc 0.6.13 scored here on the embedded default backend, measured by
 // `npm run bench -- --only truth --record` (the run recorded in bench/RESULTS.md), so a regression of cgc's
-// resolution, or of this harness, fails CI. The figures are deterministic for fixed inputs; the margin is
-// one or two pairs.
+// resolution, or of this harness, fails CI. Both corpora here scored the same in three runs (two bench runs,
+// this test); click moved one INFERRED pair between two bench runs, so each floor leaves at least two pairs
+// (or callees) of margin.
 import { describe, expect, it } from "vitest";
 import { CORPORA, namedPairs, rate, type TruthRun, truthRun } from "../helpers/truth.ts";
 
@@ -30,9 +31,9 @@ describe("cgc's call graph against a type-aware reference", () => {
     expect(namedPairs(run, "reference")).toContain(both);
     expect(namedPairs(run, "graph")).toContain(both);
     // Measured: precision 54/63, recall 54/69, false none 4/30.
-    expect(rate(run.metrics.precision)).toBeGreaterThanOrEqual(0.83);
+    expect(rate(run.metrics.precision)).toBeGreaterThanOrEqual(0.82);
     expect(rate(run.metrics.recall)).toBeGreaterThanOrEqual(0.75);
-    expect(rate(run.metrics.falseNone)).toBeLessThanOrEqual(0.17);
+    expect(rate(run.metrics.falseNone)).toBeLessThanOrEqual(0.2);
   }, 240_000);
 
   it("TypeScript (@tanstack/query-core 5.66.0): precision, recall and false none at their floors", async () => {
