@@ -216,6 +216,8 @@ export interface GraphEdge {
   callee: string;
   type: "CALLS" | "HEURISTIC_CALLS";
   label: string;
+  /** cgc's resolution_tier (the step of its resolver that linked the call). */
+  tier: string;
 }
 
 export interface Graph {
@@ -262,7 +264,7 @@ export async function indexGraph(tree: CorpusTree): Promise<Graph> {
       const rows = await query(
         `MATCH (a:Function)-[r:${type}]->(b:Function) WHERE a.name <> '${MODULE_FUNCTION}' ` +
           "RETURN a.path AS ap, a.line_number AS al, " +
-          "b.path AS bp, b.line_number AS bl, r.confidence_label AS label",
+          "b.path AS bp, b.line_number AS bl, r.confidence_label AS label, r.resolution_tier AS tier",
         tree.root,
         home.env,
       );
@@ -272,6 +274,7 @@ export async function indexGraph(tree: CorpusTree): Promise<Graph> {
           callee: fnKey(rel(row.bp), Number(row.bl)),
           type,
           label: row.label === null || row.label === undefined ? "(none)" : String(row.label),
+          tier: row.tier === null || row.tier === undefined ? "–" : String(row.tier),
         });
       }
     }
@@ -476,6 +479,8 @@ export interface TruthMetrics {
   falseNone: Ratio;
   /** Precision of the graph's pairs per edge type and confidence label (a pair counts under each it carries). */
   byLabel: Array<{ label: string } & Ratio>;
+  /** The same per edge type, label and cgc's resolution_tier. */
+  byTier: Array<{ label: string } & Ratio>;
   /** Recall of the reference's call sites per shape; `nested in args` overlaps the others. */
   byShape: Array<{ shape: Shape } & Ratio>;
   moduleLevel: number;
@@ -489,16 +494,19 @@ export function measure(reference: Reference, graph: Graph): TruthMetrics {
   const truth = new Set(reference.sites.map((site) => pair(site.caller, site.callee)));
   const found = new Set(graph.edges.map((edge) => pair(edge.caller, edge.callee)));
   const truePairs = [...found].filter((p) => truth.has(p)).length;
-  const labels = new Map<string, Set<string>>();
-  for (const edge of graph.edges) {
-    const label = `${edge.type} ${edge.label}`;
-    const set = labels.get(label) ?? new Set<string>();
-    set.add(pair(edge.caller, edge.callee));
-    labels.set(label, set);
-  }
-  const byLabel = [...labels.entries()]
-    .sort(([a], [b]) => a.localeCompare(b))
-    .map(([label, set]) => ({ label, hit: [...set].filter((p) => truth.has(p)).length, of: set.size }));
+  const precisionBy = (name: (edge: GraphEdge) => string) => {
+    const groups = new Map<string, Set<string>>();
+    for (const edge of graph.edges) {
+      const set = groups.get(name(edge)) ?? new Set<string>();
+      set.add(pair(edge.caller, edge.callee));
+      groups.set(name(edge), set);
+    }
+    return [...groups.entries()]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([label, set]) => ({ label, hit: [...set].filter((p) => truth.has(p)).length, of: set.size }));
+  };
+  const byLabel = precisionBy((edge) => `${edge.type} ${edge.label}`);
+  const byTier = precisionBy((edge) => `${edge.type} ${edge.label}, tier ${edge.tier}`);
   const byShape = SHAPES.map((shape) => {
     const sites = reference.sites.filter((site) => (shape === "nested in args" ? site.nested : site.shape === shape));
     return { shape, hit: sites.filter((site) => found.has(pair(site.caller, site.callee))).length, of: sites.length };
@@ -513,6 +521,7 @@ export function measure(reference: Reference, graph: Graph): TruthMetrics {
     recall: { hit: truePairs, of: truth.size },
     falseNone: { hit: none, of: callees.size },
     byLabel,
+    byTier,
     byShape,
     moduleLevel: reference.moduleLevel,
     sites: reference.sites.length,
@@ -588,6 +597,11 @@ export function truthTables(runs: TruthRun[]): string {
   out.push(...head(["Corpus", "Edge", "Precision"]));
   for (const run of runs) {
     for (const label of run.metrics.byLabel) out.push(row([run.corpus.name, label.label, percent(label)]));
+  }
+  out.push("", "The same per cgc's resolution_tier (the resolver step that linked the call):", "");
+  out.push(...head(["Corpus", "Edge, tier", "Precision"]));
+  for (const run of runs) {
+    for (const tier of run.metrics.byTier) out.push(row([run.corpus.name, tier.label, percent(tier)]));
   }
   out.push("", "Recall per call shape of the reference call site (call sites; nested in args overlaps the rest):", "");
   out.push(...head(["Corpus", "Shape", "Recall"]));
