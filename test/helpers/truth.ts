@@ -17,7 +17,9 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
-import { deserializeSCIP } from "@c4312/scip";
+import { fromBinary } from "@bufbuild/protobuf";
+// The generated module itself: the package's root also ships an index.ts, which TypeScript would type-check.
+import { IndexSchema } from "@c4312/scip/scip_pb.js";
 import { parseQueryJson, type QueryRow } from "../../src/cgc/parse.ts";
 import { cgcExec, makeCgcHome, PROJECT_ROOT } from "./cgc-env.ts";
 
@@ -321,8 +323,10 @@ interface Span {
 }
 
 /** Reads the SCIP index and keeps the calls between the graph's Function nodes (see the file's header). */
+const readScip = (file: string) => fromBinary(IndexSchema, readFileSync(file));
+
 export function referenceCalls(scipFile: string, root: string, graph: Graph): Reference {
-  const index = deserializeSCIP(readFileSync(scipFile));
+  const index = readScip(scipFile);
   const functionAt = new Map(graph.functions.map((f) => [fnKey(f.path, f.line), f]));
   const symbolKey = (doc: string, symbol: string) => (symbol.startsWith("local ") ? `${doc}#${symbol}` : symbol);
   // Definitions: symbol → the Function node at its definition line; per file, the spans of those functions.
@@ -547,7 +551,7 @@ export async function truthRun(corpus: Corpus): Promise<TruthRun> {
     const referenceMs = performance.now() - started;
     try {
       const reference = referenceCalls(scip, tree.root, graph);
-      const files = deserializeSCIP(readFileSync(scip)).documents.length;
+      const files = readScip(scip).documents.length;
       return { corpus, files, reference, graph, metrics: measure(reference, graph), referenceMs };
     } finally {
       rmSync(join(scip, ".."), { recursive: true, force: true });
