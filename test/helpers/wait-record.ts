@@ -1,16 +1,16 @@
 // Each wait's margin, for finding the bounds that sit close to what they wait for. With
 // PI_CGC_WAIT_RECORD=<file> set, every wait of the suites (poll, waitFor, pi over RPC) appends one JSON
-// line to the file: where it waits (the first test file on the stack), its bound and how long it took.
+// line to the file: where it waits (the first frame of the suites' own code), its bound and how long it took.
 // scripts/wait-margins.mjs reads the file and lists the waits that used the largest part of their bound.
 import { appendFileSync } from "node:fs";
 
 const RECORD = process.env.PI_CGC_WAIT_RECORD;
 
-/** The first frame of a test file (not a helper) on the caller's stack: `test/…/x.test.ts:123`. */
+/** The first frame of the suites' own code (not a helper) on the caller's stack: `test/…/x.test.ts:123`. */
 function site(): string {
   const frames = (new Error().stack ?? "").split("\n");
-  const test = frames.find((line) => /\.test\.ts:\d+/.test(line)) ?? frames[3] ?? "";
-  return /(test\/[^\s():]+:\d+)/.exec(test)?.[1] ?? test.trim();
+  const own = frames.find((line) => /\btest\/(?!helpers\/)[^\s():]+\.ts:\d+/.test(line)) ?? frames[3] ?? "";
+  return /(test\/[^\s():]+:\d+)/.exec(own)?.[1] ?? own.trim();
 }
 
 /**
