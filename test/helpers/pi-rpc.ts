@@ -95,7 +95,7 @@ export function startPiRpc(options: PiRpcOptions): PiRpc {
     stderr += chunk;
   });
 
-  const waitFor = (predicate: (frame: Frame) => boolean, timeoutMs = 30_000) =>
+  const waitFor = (predicate: (frame: Frame) => boolean, timeoutMs = 120_000) =>
     new Promise<Frame>((resolve, reject) => {
       const ended = startWait(timeoutMs);
       let checked = 0;

@@ -241,7 +241,7 @@ describe.each(BACKEND_NAMES)("readiness on %s", (name) => {
       /** `/cgc sync` in one pi, resolved with what it said of the outcome. */
       const sync = async (p: PiRpc): Promise<string> => {
         const from = p.frames.length;
-        await p.request({ type: "prompt", message: "/cgc sync" });
+        await p.request({ type: "prompt", message: "/cgc sync" }, 240_000); // answered once the sync ran
         const said = () =>
           p.frames
             .slice(from)

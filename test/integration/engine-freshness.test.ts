@@ -49,7 +49,7 @@ async function readySession(repo: TinyRepo, executable = cgcBinary()) {
   const h = await startPi({ cwd: repo.path, ui });
   harnesses.push(h);
   const chip = () => ui.statuses.get("cgc");
-  await waitFor(() => chip() === "cgc ready · fresh", "a fresh, ready graph");
+  await waitFor(() => chip() === "cgc ready · fresh", "a fresh, ready graph", 300_000);
   const status = () => cgcStatus(h);
   return { h, ui, chip, status, notices: () => ui.notices.map((notice) => notice.message) };
 }

@@ -151,7 +151,7 @@ describe("pi itself SIGKILLed", () => {
       console.log(`SIGKILL of pi with ${kind}: last cgc child gone after ${outlived} ms`);
       expect(outlived).toBeLessThanOrEqual(SIGKILL_BOUND_MS);
       // The guardian ends with its work.
-      await waitFor(() => processesOf(home.home, /pi-child-guardian/).length === 0, "the guardian gone", 10_000);
+      await waitFor(() => processesOf(home.home, /pi-child-guardian/).length === 0, "the guardian gone", 60_000);
     } finally {
       await pi.stop();
     }
@@ -334,7 +334,7 @@ describe("cgc hanging in each kind of call (fake cgc-hang: a silent hang in one 
     });
     const repo = await repos.indexed(home.env);
     const { ui, chip } = await startSession(repo.path);
-    await waitFor(() => notices(ui).some((text) => /^cgc watch exited/.test(text)), "the watcher's end", 30_000);
+    await waitFor(() => notices(ui).some((text) => /^cgc watch exited/.test(text)), "the watcher's end", 120_000);
     expect(notices(ui)).toContainEqual(
       expect.stringMatching(/^cgc watch exited before it reported watching for changes \(TIMEOUT\)/),
     );
@@ -394,7 +394,7 @@ describe("the embedded lock held by another real process", () => {
       expect(busy?.text).toMatch(/^BUSY: .*\nRemedy: another cgc process holds the graph database/s);
 
       await agentAddsFunction(h, "while_locked");
-      await waitFor(() => notices(ui).some((text) => /^cgc (sync|update) skipped/.test(text)), "skipped-busy", 60_000);
+      await waitFor(() => notices(ui).some((text) => /^cgc (sync|update) skipped/.test(text)), "skipped-busy", 300_000);
       await waitFor(() => chip() === "cgc busy", "the re-derived busy verdict", 60_000);
       expect(ui.statusHistory.slice(from)).not.toContain("cgc ready · fresh");
       expect(ui.statusHistory).not.toContain("cgc corrupt");
