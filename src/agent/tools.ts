@@ -15,6 +15,7 @@ import { Type } from "typebox";
 import type { CgcSession } from "../lifecycle/session.ts";
 import { isReady } from "../state/model.ts";
 import { count } from "../state/words.ts";
+import { isConfirmedCall, possibleCallRank, possibleCallWhy } from "./call-confidence.ts";
 import { GRAPH_TOOL_NAMES, type Intent } from "./catalog.ts";
 import { checkReadOnlyCypher } from "./cypher.ts";
 import type { McpLease } from "./mcp.ts";
@@ -224,6 +225,9 @@ async function requireSymbol(
   }
 }
 
+/** How many possible callers (or callees) a relations answer lists before "N more". */
+const POSSIBLE_SHOWN = 10;
+
 async function directCalls(
   deps: GraphDeps,
   session: GraphSession,
@@ -233,13 +237,16 @@ async function directCalls(
   signal: AbortSignal | undefined,
 ): Promise<string> {
   const callers = params.relation === "callers";
-  const query = callers
-    ? "MATCH (f:Function)<-[r:CALLS]-(o:Function) WHERE f.name = $name AND f.path STARTS WITH $root AND ($file = '' OR f.path = $file) " +
-      "RETURN o.name AS name, o.path AS path, o.line_number AS defined, r.line_number AS call_line, f.path AS target_path, f.line_number AS target_line " +
-      "ORDER BY path, call_line"
-    : "MATCH (f:Function)-[r:CALLS]->(o:Function) WHERE f.name = $name AND f.path STARTS WITH $root AND ($file = '' OR f.path = $file) " +
-      "RETURN o.name AS name, o.path AS path, o.line_number AS defined, r.line_number AS call_line, f.path AS target_path, f.line_number AS target_line " +
-      "ORDER BY call_line, name";
+  // Both of cgc's call edges; src/agent/call-confidence.ts splits them into confirmed and possible.
+  const edge = callers
+    ? "(f:Function)<-[r:CALLS|HEURISTIC_CALLS]-(o:Function)"
+    : "(f:Function)-[r:CALLS|HEURISTIC_CALLS]->(o:Function)";
+  const query =
+    `MATCH ${edge} WHERE f.name = $name AND f.path STARTS WITH $root AND ($file = '' OR f.path = $file) ` +
+    "RETURN o.name AS name, o.path AS path, o.line_number AS defined, r.line_number AS call_line, " +
+    "f.path AS target_path, f.line_number AS target_line, type(r) AS type, r.confidence_label AS label, " +
+    "r.resolution_tier AS tier " +
+    (callers ? "ORDER BY path, call_line" : "ORDER BY call_line, name");
   const rows = await cypherRows(
     deps,
     session,
@@ -251,24 +258,60 @@ async function directCalls(
     await requireSymbol(deps, session, params.target, file, signal);
     return `No ${callers ? "callers of" : "calls from"} ${params.target} in the graph.`;
   }
+  const lineOf = (row: Row) =>
+    callers
+      ? `- ${text(row.name)}  ${location(ctx.cwd, row.path, row.call_line)}  (calls ${params.target}; ${text(row.name)} defined at line ${row.defined})`
+      : `- ${text(row.name)}  ${location(ctx.cwd, row.path, row.defined)}  (called at ${location(ctx.cwd, row.target_path, row.call_line)})`;
+  const functionOf = (row: Row) => `${text(row.name)}\0${text(row.path)}\0${text(row.defined)}`;
+  const confirmedRows = rows.filter((row) => isConfirmedCall(text(row.type), row.label, row.tier));
   const seen = new Set<string>();
   const lines: string[] = [];
   // One line per call site; the heading counts functions and call sites apart (one caller may call twice).
   const functions = new Set<string>();
-  for (const row of rows) {
-    functions.add(`${text(row.name)}\0${text(row.path)}\0${text(row.defined)}`);
-    const line = callers
-      ? `- ${text(row.name)}  ${location(ctx.cwd, row.path, row.call_line)}  (calls ${params.target}; ${text(row.name)} defined at line ${row.defined})`
-      : `- ${text(row.name)}  ${location(ctx.cwd, row.path, row.defined)}  (called at ${location(ctx.cwd, row.target_path, row.call_line)})`;
+  for (const row of confirmedRows) {
+    functions.add(functionOf(row));
+    const line = lineOf(row);
     if (seen.has(line)) continue;
     seen.add(line);
     lines.push(line);
+  }
+  // The rest: cgc's guesses, ranked INFERRED before AMBIGUOUS, then by path and line, each marked with why.
+  const possibleRows = rows
+    .filter((row) => !isConfirmedCall(text(row.type), row.label, row.tier))
+    .sort(
+      (a, b) =>
+        possibleCallRank(a.label) - possibleCallRank(b.label) ||
+        text(a.path).localeCompare(text(b.path)) ||
+        Number(a.call_line) - Number(b.call_line),
+    );
+  const possibleLines: string[] = [];
+  const possibleFunctions = new Set<string>();
+  for (const row of possibleRows) {
+    const line = lineOf(row);
+    if (seen.has(line)) continue;
+    seen.add(line);
+    possibleFunctions.add(functionOf(row));
+    possibleLines.push(`${line}  [possible: ${possibleCallWhy(text(row.type), row.label, row.tier)}]`);
+  }
+  const shown = possibleLines.slice(0, POSSIBLE_SHOWN);
+  if (possibleLines.length > shown.length) shown.push(`… ${possibleLines.length - shown.length} more possible`);
+  const what = callers ? "possible caller" : "possible callee";
+  const notConfirmed =
+    "not confirmed: cgc linked these by name or by inference, not by an import or a definition; each says why";
+  if (lines.length === 0) {
+    const where = callers ? "path:line is the call site" : "path:line is the definition";
+    return [
+      `No confirmed ${callers ? "callers of" : "calls from"} ${params.target}; ${possibleFunctions.size} possible (${notConfirmed}; ${where}):`,
+      ...shown,
+    ].join("\n");
   }
   const sites = lines.length === functions.size ? "" : ` at ${lines.length} call sites`;
   const heading = callers
     ? `${count(functions.size, "caller")} of ${params.target}${sites} (path:line is the call site):`
     : `${params.target} calls ${count(functions.size, "function")}${sites} (path:line is the definition):`;
-  return [heading, ...lines].join("\n");
+  const possible =
+    shown.length === 0 ? [] : ["", `${count(possibleFunctions.size, what)} (${notConfirmed}):`, ...shown];
+  return [heading, ...lines, ...possible].join("\n");
 }
 
 async function transitiveCalls(

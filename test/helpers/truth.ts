@@ -20,6 +20,7 @@ import { join, relative } from "node:path";
 import { fromBinary } from "@bufbuild/protobuf";
 // The generated module itself: the package's root also ships an index.ts, which TypeScript would type-check.
 import { IndexSchema } from "@c4312/scip/scip_pb.js";
+import { isConfirmedCall } from "../../src/agent/call-confidence.ts";
 import { parseQueryJson, type QueryRow } from "../../src/cgc/parse.ts";
 import { cgcExec, makeCgcHome, PROJECT_ROOT } from "./cgc-env.ts";
 
@@ -485,6 +486,12 @@ export interface TruthMetrics {
   byLabel: Array<{ label: string } & Ratio>;
   /** The same per edge type, label and cgc's resolution_tier. */
   byTier: Array<{ label: string } & Ratio>;
+  /**
+   * cgc_relations' two lists (src/agent/call-confidence.ts): precision of the pairs listed plainly as callers
+   * (a pair with at least one confirmed edge) and of those listed only as possible callers.
+   */
+  plain: Ratio;
+  possible: Ratio;
   /** Recall of the reference's call sites per shape; `nested in args` overlaps the others. */
   byShape: Array<{ shape: Shape } & Ratio>;
   moduleLevel: number;
@@ -511,6 +518,14 @@ export function measure(reference: Reference, graph: Graph): TruthMetrics {
   };
   const byLabel = precisionBy((edge) => `${edge.type} ${edge.label}`);
   const byTier = precisionBy((edge) => `${edge.type} ${edge.label}, tier ${edge.tier}`);
+  const confirmed = new Set(
+    graph.edges
+      .filter((edge) => isConfirmedCall(edge.type, edge.label, edge.tier))
+      .map((e) => pair(e.caller, e.callee)),
+  );
+  const possibleOnly = [...found].filter((p) => !confirmed.has(p));
+  const plain = { hit: [...confirmed].filter((p) => truth.has(p)).length, of: confirmed.size };
+  const possible = { hit: possibleOnly.filter((p) => truth.has(p)).length, of: possibleOnly.length };
   const byShape = SHAPES.map((shape) => {
     const sites = reference.sites.filter((site) => (shape === "nested in args" ? site.nested : site.shape === shape));
     return { shape, hit: sites.filter((site) => found.has(pair(site.caller, site.callee))).length, of: sites.length };
@@ -526,6 +541,8 @@ export function measure(reference: Reference, graph: Graph): TruthMetrics {
     falseNone: { hit: none, of: callees.size },
     byLabel,
     byTier,
+    plain,
+    possible,
     byShape,
     moduleLevel: reference.moduleLevel,
     sites: reference.sites.length,
@@ -606,6 +623,34 @@ export function truthTables(runs: TruthRun[]): string {
   out.push(...head(["Corpus", "Edge, tier", "Precision"]));
   for (const run of runs) {
     for (const tier of run.metrics.byTier) out.push(row([run.corpus.name, tier.label, percent(tier)]));
+  }
+  out.push("", "The same per edge type, label and tier, pooled over the corpora above:", "");
+  out.push(...head(["Edge, tier", "Precision", "Listed by cgc_relations as"]));
+  const pooled = new Map<string, Ratio & { confirmed: boolean }>();
+  for (const run of runs) {
+    for (const tier of run.metrics.byTier) {
+      const [type = "", label = "", number = ""] = tier.label.replace(", tier", "").split(" ");
+      const sum = pooled.get(tier.label) ?? { hit: 0, of: 0, confirmed: isConfirmedCall(type, label, number) };
+      sum.hit += tier.hit;
+      sum.of += tier.of;
+      pooled.set(tier.label, sum);
+    }
+  }
+  for (const [label, sum] of [...pooled.entries()].sort(([a], [b]) => a.localeCompare(b))) {
+    out.push(row([label, percent(sum), sum.confirmed ? "callers" : "possible callers"]));
+  }
+  out.push(
+    "",
+    "cgc_relations' two lists (src/agent/call-confidence.ts: callers are CALLS EXTRACTED edges of the tiers " +
+      "pooled at 95% or more above; the rest are possible callers, marked). Recall and false none count both lists:",
+    "",
+  );
+  out.push(
+    ...head(["Corpus", "Callers: precision", "Possible callers: precision", "Recall of both", "False none of both"]),
+  );
+  for (const run of runs) {
+    const m = run.metrics;
+    out.push(row([run.corpus.name, percent(m.plain), percent(m.possible), percent(m.recall), percent(m.falseNone)]));
   }
   out.push("", "Recall per call shape of the reference call site (call sites; nested in args overlaps the rest):", "");
   out.push(...head(["Corpus", "Shape", "Recall"]));

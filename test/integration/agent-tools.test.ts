@@ -66,8 +66,13 @@ describe("graph tools", () => {
     for (const result of [callees, transitive, chain, importers, hierarchy, overrides, find, dead, complex, stats]) {
       expect(result?.isError, result?.text).toBe(false);
     }
-    expect(callees?.text).toContain("main calls 4 functions");
+    // cgc links main's call of describe (same file, by name) at resolution_tier 2: a possible callee, marked.
+    expect(callees?.text).toContain("main calls 3 functions");
     expect(callees?.text).toContain("- normalize  pkg/text.py:1  (called at app.py:8)");
+    expect(callees?.text).toContain(
+      "1 possible callee (not confirmed: cgc linked these by name or by inference, not by an import or a definition; each says why):\n" +
+        "- describe  app.py:13  (called at app.py:10)  [possible: resolved by a cgc step (tier 2) measured under 95% right]",
+    );
     expect(line("pkg/text.py", 1)).toBe("def normalize(value):");
     expect(transitive?.text).toMatch(/- main {2}app\.py:7 {2}\(1 hop\)/);
     expect(chain?.text).toContain("main (app.py:7) → normalize (pkg/text.py:1)");
@@ -101,6 +106,70 @@ describe("graph tools", () => {
       expect(callers?.text.match(/^- twice /gm)).toHaveLength(2);
     } finally {
       twice.cleanup();
+    }
+  });
+
+  it("list confirmed callers plainly and cgc's guesses apart, marked; dead code skips a function only guessed called", async () => {
+    // Alpha.go calls self.process() (cgc: CALLS EXTRACTED, tier 1) and both() calls helper() through an import
+    // (tier 6): confirmed. both() calls obj.process() and obj.emit(), names that Alpha and Beta both define:
+    // cgc links each to Alpha's by name (HEURISTIC_CALLS AMBIGUOUS), a possible call only.
+    const guessed = tinyRepo();
+    try {
+      const files: Record<string, string> = {
+        "pkg/a.py":
+          "class Alpha:\n    def process(self):\n        return 1\n\n    def go(self):\n        return self.process()\n\n" +
+          "    def emit(self):\n        return 2\n\n\ndef helper():\n    return 2\n",
+        "pkg/b.py": "class Beta:\n    def process(self):\n        return 3\n\n    def emit(self):\n        return 4\n",
+        "pkg/use.py":
+          "from pkg.a import helper\n\n\ndef both(obj):\n    helper()\n    obj.emit()\n    return obj.process()\n\n\n" +
+          "def lonely():\n    return 0\n",
+      };
+      for (const [file, source] of Object.entries(files)) writeFileSync(join(guessed.path, file), source);
+      expect((await cgcExec(["index", guessed.path], { cwd: guessed.path, env: home.env })).code).toBe(0);
+      const h = await startPi({ cwd: guessed.path, ui: recordingUi() });
+      harnesses.push(h);
+      await waitFor(() => h.session.getActiveToolNames().includes("cgc_relations"), "the graph tools");
+      const [callers, callees, onlyGuessed, dead] = await call(h, [
+        ["cgc_relations", { relation: "callers", target: "process", file: "pkg/a.py" }],
+        ["cgc_relations", { relation: "callees", target: "both" }],
+        ["cgc_relations", { relation: "callers", target: "emit", file: "pkg/a.py" }],
+        ["cgc_dead_code", {}],
+      ]);
+      const notConfirmed =
+        "(not confirmed: cgc linked these by name or by inference, not by an import or a definition; each says why";
+      const ambiguous = "[possible: several functions have this name; cgc picked by name]";
+      expect(callers?.text).toBe(
+        [
+          "1 caller of process (path:line is the call site):",
+          "- go  pkg/a.py:6  (calls process; go defined at line 5)",
+          "",
+          `1 possible caller ${notConfirmed}):`,
+          `- both  pkg/use.py:7  (calls process; both defined at line 4)  ${ambiguous}`,
+        ].join("\n"),
+      );
+      expect(callees?.text).toBe(
+        [
+          "both calls 1 function (path:line is the definition):",
+          "- helper  pkg/a.py:12  (called at pkg/use.py:5)",
+          "",
+          `2 possible callees ${notConfirmed}):`,
+          `- emit  pkg/a.py:8  (called at pkg/use.py:6)  ${ambiguous}`,
+          `- process  pkg/a.py:2  (called at pkg/use.py:7)  ${ambiguous}`,
+        ].join("\n"),
+      );
+      expect(onlyGuessed?.text).toBe(
+        [
+          `No confirmed callers of emit; 1 possible ${notConfirmed}; path:line is the call site):`,
+          `- both  pkg/use.py:6  (calls emit; both defined at line 4)  ${ambiguous}`,
+        ].join("\n"),
+      );
+      // Alpha.emit's only caller is a possible one: not dead. Beta.emit, which nothing links, is listed.
+      expect(dead?.text).toContain("- Beta.emit  pkg/b.py:5");
+      expect(dead?.text).toContain("- lonely  pkg/use.py:10");
+      expect(dead?.text).not.toContain("pkg/a.py:8");
+      expect(dead?.text).not.toContain("pkg/a.py:2");
+    } finally {
+      guessed.cleanup();
     }
   });
 

@@ -2,7 +2,7 @@ import {
   answer,
   cypherRows,
   graphTools
-} from "./chunk-YJ5EVNM6.js";
+} from "./chunk-QPF4PMTC.js";
 import "./chunk-QWBAJ4R4.js";
 import "./chunk-U43P4R4X.js";
 import "./chunk-EM356YHV.js";

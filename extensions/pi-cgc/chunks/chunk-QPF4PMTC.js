@@ -22,6 +22,24 @@ import {
 } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
 
+// src/agent/call-confidence.ts
+var CONFIRMED_TIERS = /* @__PURE__ */ new Set([1, 6]);
+function isConfirmedCall(type, label, tier) {
+  return type === "CALLS" && label === "EXTRACTED" && CONFIRMED_TIERS.has(Number(tier));
+}
+function possibleCallWhy(type, label, tier) {
+  if (label === "AMBIGUOUS") return "several functions have this name; cgc picked by name";
+  if (label === "INFERRED") return "resolved by cgc's inference, not by an import or definition";
+  if (type === "HEURISTIC_CALLS") return "linked by cgc's name heuristic";
+  return `resolved by a cgc step (tier ${String(tier ?? "?")}) measured under 95% right`;
+}
+function possibleCallRank(label) {
+  if (label === "EXTRACTED") return 0;
+  if (label === "INFERRED") return 1;
+  if (label === "AMBIGUOUS") return 2;
+  return 3;
+}
+
 // src/agent/cypher.ts
 var READ_PROCEDURES = {
   // KùzuDB 0.11: the catalog's table functions.
@@ -318,9 +336,11 @@ async function requireSymbol(deps, session, name, file, signal) {
     );
   }
 }
+var POSSIBLE_SHOWN = 10;
 async function directCalls(deps, session, ctx, params, file, signal) {
   const callers = params.relation === "callers";
-  const query = callers ? "MATCH (f:Function)<-[r:CALLS]-(o:Function) WHERE f.name = $name AND f.path STARTS WITH $root AND ($file = '' OR f.path = $file) RETURN o.name AS name, o.path AS path, o.line_number AS defined, r.line_number AS call_line, f.path AS target_path, f.line_number AS target_line ORDER BY path, call_line" : "MATCH (f:Function)-[r:CALLS]->(o:Function) WHERE f.name = $name AND f.path STARTS WITH $root AND ($file = '' OR f.path = $file) RETURN o.name AS name, o.path AS path, o.line_number AS defined, r.line_number AS call_line, f.path AS target_path, f.line_number AS target_line ORDER BY call_line, name";
+  const edge = callers ? "(f:Function)<-[r:CALLS|HEURISTIC_CALLS]-(o:Function)" : "(f:Function)-[r:CALLS|HEURISTIC_CALLS]->(o:Function)";
+  const query = `MATCH ${edge} WHERE f.name = $name AND f.path STARTS WITH $root AND ($file = '' OR f.path = $file) RETURN o.name AS name, o.path AS path, o.line_number AS defined, r.line_number AS call_line, f.path AS target_path, f.line_number AS target_line, type(r) AS type, r.confidence_label AS label, r.resolution_tier AS tier ` + (callers ? "ORDER BY path, call_line" : "ORDER BY call_line, name");
   const rows = await cypherRows(
     deps,
     session,
@@ -332,19 +352,46 @@ async function directCalls(deps, session, ctx, params, file, signal) {
     await requireSymbol(deps, session, params.target, file, signal);
     return `No ${callers ? "callers of" : "calls from"} ${params.target} in the graph.`;
   }
+  const lineOf = (row) => callers ? `- ${text(row.name)}  ${location(ctx.cwd, row.path, row.call_line)}  (calls ${params.target}; ${text(row.name)} defined at line ${row.defined})` : `- ${text(row.name)}  ${location(ctx.cwd, row.path, row.defined)}  (called at ${location(ctx.cwd, row.target_path, row.call_line)})`;
+  const functionOf = (row) => `${text(row.name)}\0${text(row.path)}\0${text(row.defined)}`;
+  const confirmedRows = rows.filter((row) => isConfirmedCall(text(row.type), row.label, row.tier));
   const seen = /* @__PURE__ */ new Set();
   const lines = [];
   const functions = /* @__PURE__ */ new Set();
-  for (const row of rows) {
-    functions.add(`${text(row.name)}\0${text(row.path)}\0${text(row.defined)}`);
-    const line = callers ? `- ${text(row.name)}  ${location(ctx.cwd, row.path, row.call_line)}  (calls ${params.target}; ${text(row.name)} defined at line ${row.defined})` : `- ${text(row.name)}  ${location(ctx.cwd, row.path, row.defined)}  (called at ${location(ctx.cwd, row.target_path, row.call_line)})`;
+  for (const row of confirmedRows) {
+    functions.add(functionOf(row));
+    const line = lineOf(row);
     if (seen.has(line)) continue;
     seen.add(line);
     lines.push(line);
   }
+  const possibleRows = rows.filter((row) => !isConfirmedCall(text(row.type), row.label, row.tier)).sort(
+    (a, b) => possibleCallRank(a.label) - possibleCallRank(b.label) || text(a.path).localeCompare(text(b.path)) || Number(a.call_line) - Number(b.call_line)
+  );
+  const possibleLines = [];
+  const possibleFunctions = /* @__PURE__ */ new Set();
+  for (const row of possibleRows) {
+    const line = lineOf(row);
+    if (seen.has(line)) continue;
+    seen.add(line);
+    possibleFunctions.add(functionOf(row));
+    possibleLines.push(`${line}  [possible: ${possibleCallWhy(text(row.type), row.label, row.tier)}]`);
+  }
+  const shown = possibleLines.slice(0, POSSIBLE_SHOWN);
+  if (possibleLines.length > shown.length) shown.push(`\u2026 ${possibleLines.length - shown.length} more possible`);
+  const what = callers ? "possible caller" : "possible callee";
+  const notConfirmed = "not confirmed: cgc linked these by name or by inference, not by an import or a definition; each says why";
+  if (lines.length === 0) {
+    const where = callers ? "path:line is the call site" : "path:line is the definition";
+    return [
+      `No confirmed ${callers ? "callers of" : "calls from"} ${params.target}; ${possibleFunctions.size} possible (${notConfirmed}; ${where}):`,
+      ...shown
+    ].join("\n");
+  }
   const sites = lines.length === functions.size ? "" : ` at ${lines.length} call sites`;
   const heading = callers ? `${count(functions.size, "caller")} of ${params.target}${sites} (path:line is the call site):` : `${params.target} calls ${count(functions.size, "function")}${sites} (path:line is the definition):`;
-  return [heading, ...lines].join("\n");
+  const possible = shown.length === 0 ? [] : ["", `${count(possibleFunctions.size, what)} (${notConfirmed}):`, ...shown];
+  return [heading, ...lines, ...possible].join("\n");
 }
 async function transitiveCalls(deps, session, ctx, params, file, signal) {
   const depth = params.depth ?? 3;

@@ -11,7 +11,7 @@ import {
 import {
   answer,
   cypherRows
-} from "./chunk-YJ5EVNM6.js";
+} from "./chunk-QPF4PMTC.js";
 import {
   IMPACT_TOOL_NAME,
   ToolFailure,
