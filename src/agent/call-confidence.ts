@@ -6,7 +6,7 @@
 // scip-python / scip-typescript on itsdangerous, click, jinja2 and @tanstack/query-core, pooled): only two
 // classes reach 95% precision, CALLS EXTRACTED at resolution_tier 1 (98.5%, 596/605) and at tier 6 (95.2%,
 // 177/186; jinja2 alone 86.1%). Every other class is under it: CALLS EXTRACTED tier 2 (79.8%), tier 5
-// (70.3%), tier 3 (0/4), CALLS INFERRED tier 4 (87.9%) and tier 7 (60.0%), HEURISTIC_CALLS AMBIGUOUS
+// (70.3%), tier 3 (0/4), CALLS INFERRED tier 4 (89.7%) and tier 7 (60.0%), HEURISTIC_CALLS AMBIGUOUS
 // tier 8 (45.4%).
 
 export type CallEdgeType = "CALLS" | "HEURISTIC_CALLS";

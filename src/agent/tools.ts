@@ -449,7 +449,7 @@ function relationsTool(deps: GraphDeps) {
     name: GRAPH_TOOL_NAMES.relations,
     label: "cgc relations",
     description:
-      "How code relates, from this workspace's code graph: callers or callees of a function (direct or transitive), call chains between two functions, files importing a module, a class's hierarchy, implementations (overrides) of a method. Use it for impact analysis before changing a function. Returns names with path:line.",
+      "How code relates, from this workspace's code graph: callers or callees of a function (direct or transitive), call chains between two functions, files importing a module, a class's hierarchy, implementations (overrides) of a method. Use it for impact analysis before changing a function. Returns names with path:line; direct callers and callees the graph resolved with confidence first, then possible ones (cgc's guesses, each marked with why: read them too before changing a signature).",
     parameters: Type.Object({
       relation: StringEnum(RELATIONS, {
         description:

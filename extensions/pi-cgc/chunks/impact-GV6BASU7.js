@@ -11,7 +11,7 @@ import {
 import {
   answer,
   cypherRows
-} from "./chunk-QPF4PMTC.js";
+} from "./chunk-G4Z2RJCN.js";
 import {
   IMPACT_TOOL_NAME,
   ToolFailure,
