@@ -143,7 +143,7 @@ function installImpactNotes(pi, current, deps) {
   };
   const textBefore = async (session, path) => before.get(path) ?? await headText(session.root, path) ?? "";
   const newChanges = async (session, path) => {
-    const { fileChanges, noteWorthy } = await import("./chunks/impact-GV6BASU7.js");
+    const { fileChanges, noteWorthy } = await import("./chunks/impact-HN3MOJV6.js");
     return fileChanges(path, await textBefore(session, path), readText(path) ?? "").filter(
       (change) => noteWorthy(change) && !noted.has(`${path}#${keyOf(change.before ?? change)}`)
     );
@@ -159,7 +159,7 @@ function installImpactNotes(pi, current, deps) {
     const stale = new Set(state.changedPaths);
     const ready = [...pending].filter((path) => !stale.has(path));
     if (ready.length === 0) return;
-    const { dependentsOf } = await import("./chunks/impact-GV6BASU7.js");
+    const { dependentsOf } = await import("./chunks/impact-HN3MOJV6.js");
     const lines = [];
     for (const path of ready) {
       pending.delete(path);
@@ -333,10 +333,10 @@ function installAgentSurface(pi, current, settle, edited = () => /* @__PURE__ */
   const deps = { current, lease: leaseFor, settle };
   const loadTools = () => {
     loading ??= Promise.all([
-      import("./chunks/tools-M7CY3DKF.js"),
+      import("./chunks/tools-X2D6HDGE.js"),
       import("./chunks/gap-tools-VRW7XOAB.js"),
       import("./chunks/mcp-J52Z56KA.js"),
-      import("./chunks/impact-GV6BASU7.js")
+      import("./chunks/impact-HN3MOJV6.js")
     ]).then(
       ([graph, gaps, mcp, impact]) => {
         tools = {

@@ -245,7 +245,7 @@ async function directCalls(
     `MATCH ${edge} WHERE f.name = $name AND f.path STARTS WITH $root AND ($file = '' OR f.path = $file) ` +
     "RETURN o.name AS name, o.path AS path, o.line_number AS defined, r.line_number AS call_line, " +
     "f.path AS target_path, f.line_number AS target_line, type(r) AS type, r.confidence_label AS label, " +
-    "r.resolution_tier AS tier " +
+    "r.resolution_tier AS tier, r.full_call_name AS call " +
     (callers ? "ORDER BY path, call_line" : "ORDER BY call_line, name");
   const rows = await cypherRows(
     deps,
@@ -263,7 +263,8 @@ async function directCalls(
       ? `- ${text(row.name)}  ${location(ctx.cwd, row.path, row.call_line)}  (calls ${params.target}; ${text(row.name)} defined at line ${row.defined})`
       : `- ${text(row.name)}  ${location(ctx.cwd, row.path, row.defined)}  (called at ${location(ctx.cwd, row.target_path, row.call_line)})`;
   const functionOf = (row: Row) => `${text(row.name)}\0${text(row.path)}\0${text(row.defined)}`;
-  const confirmedRows = rows.filter((row) => isConfirmedCall(text(row.type), row.label, row.tier));
+  const edgeOf = (row: Row) => ({ type: text(row.type), label: row.label, tier: row.tier, call: row.call });
+  const confirmedRows = rows.filter((row) => isConfirmedCall(edgeOf(row)));
   const seen = new Set<string>();
   const lines: string[] = [];
   // One line per call site; the heading counts functions and call sites apart (one caller may call twice).
@@ -277,7 +278,7 @@ async function directCalls(
   }
   // The rest: cgc's guesses, ranked INFERRED before AMBIGUOUS, then by path and line, each marked with why.
   const possibleRows = rows
-    .filter((row) => !isConfirmedCall(text(row.type), row.label, row.tier))
+    .filter((row) => !isConfirmedCall(edgeOf(row)))
     .sort(
       (a, b) =>
         possibleCallRank(a.label) - possibleCallRank(b.label) ||
@@ -291,7 +292,7 @@ async function directCalls(
     if (seen.has(line)) continue;
     seen.add(line);
     possibleFunctions.add(functionOf(row));
-    possibleLines.push(`${line}  [possible: ${possibleCallWhy(text(row.type), row.label, row.tier)}]`);
+    possibleLines.push(`${line}  [possible: ${possibleCallWhy(edgeOf(row))}]`);
   }
   const shown = possibleLines.slice(0, POSSIBLE_SHOWN);
   if (possibleLines.length > shown.length) shown.push(`… ${possibleLines.length - shown.length} more possible`);

@@ -221,6 +221,8 @@ export interface GraphEdge {
   label: string;
   /** cgc's resolution_tier (the step of its resolver that linked the call). */
   tier: string;
+  /** The call as cgc read it (`full_call_name`: `helper`, `self.helper`, `obj.attr.helper`). */
+  call: string;
 }
 
 export interface Graph {
@@ -235,6 +237,13 @@ export interface Graph {
 export const MODULE_FUNCTION = "<module>";
 
 export const fnKey = (path: string, line: number): string => `${path}:${line}`;
+
+/** The form of a call as cgc read it (full_call_name): a plain name, a receiver of the class's own, or another chain. */
+export function callForm(call: string): string {
+  if (call === "") return "call not recorded";
+  if (!call.includes(".")) return "plain name";
+  return /^(self|this|cls)\.[^.]+$/.test(call) ? "self./this." : "attribute chain";
+}
 
 async function query(cypher: string, cwd: string, env: Record<string, string>): Promise<QueryRow[]> {
   const run = await cgcExec(["query", cypher], { cwd, env, timeoutMs: 120_000 });
@@ -267,7 +276,8 @@ export async function indexGraph(tree: CorpusTree): Promise<Graph> {
       const rows = await query(
         `MATCH (a:Function)-[r:${type}]->(b:Function) WHERE a.name <> '${MODULE_FUNCTION}' ` +
           "RETURN a.path AS ap, a.line_number AS al, " +
-          "b.path AS bp, b.line_number AS bl, r.confidence_label AS label, r.resolution_tier AS tier",
+          "b.path AS bp, b.line_number AS bl, r.confidence_label AS label, r.resolution_tier AS tier, " +
+          "r.full_call_name AS call",
         tree.root,
         home.env,
       );
@@ -278,6 +288,7 @@ export async function indexGraph(tree: CorpusTree): Promise<Graph> {
           type,
           label: row.label === null || row.label === undefined ? "(none)" : String(row.label),
           tier: row.tier === null || row.tier === undefined ? "–" : String(row.tier),
+          call: row.call === null || row.call === undefined ? "" : String(row.call),
         });
       }
     }
@@ -485,7 +496,8 @@ export interface TruthMetrics {
   /** Precision of the graph's pairs per edge type and confidence label (a pair counts under each it carries). */
   byLabel: Array<{ label: string } & Ratio>;
   /** The same per edge type, label and cgc's resolution_tier. */
-  byTier: Array<{ label: string } & Ratio>;
+  /** Per edge type, label, tier and call form (callForm), with whether cgc_relations lists it as callers. */
+  byTier: Array<{ label: string; confirmed: boolean } & Ratio>;
   /**
    * cgc_relations' two lists (src/agent/call-confidence.ts): precision of the pairs listed plainly as callers
    * (a pair with at least one confirmed edge) and of those listed only as possible callers.
@@ -505,24 +517,27 @@ export function measure(reference: Reference, graph: Graph): TruthMetrics {
   const truth = new Set(reference.sites.map((site) => pair(site.caller, site.callee)));
   const found = new Set(graph.edges.map((edge) => pair(edge.caller, edge.callee)));
   const truePairs = [...found].filter((p) => truth.has(p)).length;
+  // Each group's pairs, and whether cgc_relations lists the group as callers (every edge of a group of
+  // byTier shares what the rule reads: type, label, tier and whether the call is a plain name).
   const precisionBy = (name: (edge: GraphEdge) => string) => {
-    const groups = new Map<string, Set<string>>();
+    const groups = new Map<string, { pairs: Set<string>; confirmed: boolean }>();
     for (const edge of graph.edges) {
-      const set = groups.get(name(edge)) ?? new Set<string>();
-      set.add(pair(edge.caller, edge.callee));
-      groups.set(name(edge), set);
+      const group = groups.get(name(edge)) ?? { pairs: new Set<string>(), confirmed: isConfirmedCall(edge) };
+      group.pairs.add(pair(edge.caller, edge.callee));
+      groups.set(name(edge), group);
     }
     return [...groups.entries()]
       .sort(([a], [b]) => a.localeCompare(b))
-      .map(([label, set]) => ({ label, hit: [...set].filter((p) => truth.has(p)).length, of: set.size }));
+      .map(([label, { pairs, confirmed }]) => ({
+        label,
+        hit: [...pairs].filter((p) => truth.has(p)).length,
+        of: pairs.size,
+        confirmed,
+      }));
   };
   const byLabel = precisionBy((edge) => `${edge.type} ${edge.label}`);
-  const byTier = precisionBy((edge) => `${edge.type} ${edge.label}, tier ${edge.tier}`);
-  const confirmed = new Set(
-    graph.edges
-      .filter((edge) => isConfirmedCall(edge.type, edge.label, edge.tier))
-      .map((e) => pair(e.caller, e.callee)),
-  );
+  const byTier = precisionBy((edge) => `${edge.type} ${edge.label}, tier ${edge.tier}, ${callForm(edge.call)}`);
+  const confirmed = new Set(graph.edges.filter((edge) => isConfirmedCall(edge)).map((e) => pair(e.caller, e.callee)));
   const possibleOnly = [...found].filter((p) => !confirmed.has(p));
   const plain = { hit: [...confirmed].filter((p) => truth.has(p)).length, of: confirmed.size };
   const possible = { hit: possibleOnly.filter((p) => truth.has(p)).length, of: possibleOnly.length };
@@ -619,7 +634,12 @@ export function truthTables(runs: TruthRun[]): string {
   for (const run of runs) {
     for (const label of run.metrics.byLabel) out.push(row([run.corpus.name, label.label, percent(label)]));
   }
-  out.push("", "The same per cgc's resolution_tier (the resolver step that linked the call):", "");
+  out.push(
+    "",
+    "The same per cgc's resolution_tier (the resolver step that linked the call) and the call's form (a plain " +
+      "name, `self.`/`this.`/`cls.` and one name, or any other attribute chain):",
+    "",
+  );
   out.push(...head(["Corpus", "Edge, tier", "Precision"]));
   for (const run of runs) {
     for (const tier of run.metrics.byTier) out.push(row([run.corpus.name, tier.label, percent(tier)]));
@@ -629,8 +649,7 @@ export function truthTables(runs: TruthRun[]): string {
   const pooled = new Map<string, Ratio & { confirmed: boolean }>();
   for (const run of runs) {
     for (const tier of run.metrics.byTier) {
-      const [type = "", label = "", number = ""] = tier.label.replace(", tier", "").split(" ");
-      const sum = pooled.get(tier.label) ?? { hit: 0, of: 0, confirmed: isConfirmedCall(type, label, number) };
+      const sum = pooled.get(tier.label) ?? { hit: 0, of: 0, confirmed: tier.confirmed };
       sum.hit += tier.hit;
       sum.of += tier.of;
       pooled.set(tier.label, sum);
@@ -641,8 +660,9 @@ export function truthTables(runs: TruthRun[]): string {
   }
   out.push(
     "",
-    "cgc_relations' two lists (src/agent/call-confidence.ts: callers are CALLS EXTRACTED edges of the tiers " +
-      "pooled at 95% or more above; the rest are possible callers, marked). Recall and false none count both lists:",
+    "cgc_relations' two lists (src/agent/call-confidence.ts: callers are the CALLS EXTRACTED classes pooled at " +
+      "95% or more: tiers 1 and 6, and tier 2 of a plain name; the rest are possible callers, marked). Recall and " +
+      "false none count both lists:",
     "",
   );
   out.push(

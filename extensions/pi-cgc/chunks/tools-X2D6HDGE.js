@@ -2,7 +2,7 @@ import {
   answer,
   cypherRows,
   graphTools
-} from "./chunk-G4Z2RJCN.js";
+} from "./chunk-WWU7BF6M.js";
 import "./chunk-QWBAJ4R4.js";
 import "./chunk-U43P4R4X.js";
 import "./chunk-EM356YHV.js";

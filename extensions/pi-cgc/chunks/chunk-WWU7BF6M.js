@@ -23,15 +23,31 @@ import {
 import { Type } from "typebox";
 
 // src/agent/call-confidence.ts
-var CONFIRMED_TIERS = /* @__PURE__ */ new Set([1, 6]);
-function isConfirmedCall(type, label, tier) {
-  return type === "CALLS" && label === "EXTRACTED" && CONFIRMED_TIERS.has(Number(tier));
+var plainName = (call) => typeof call === "string" && call !== "" && !call.includes(".");
+function isConfirmedCall(edge) {
+  if (edge.type !== "CALLS" || edge.label !== "EXTRACTED") return false;
+  const tier = Number(edge.tier);
+  return tier === 1 || tier === 6 || tier === 2 && plainName(edge.call);
 }
-function possibleCallWhy(type, label, tier) {
-  if (label === "AMBIGUOUS") return "several functions have this name; cgc picked by name";
-  if (label === "INFERRED") return "resolved by cgc's inference, not by an import or definition";
-  if (type === "HEURISTIC_CALLS") return "linked by cgc's name heuristic";
-  return `resolved by a cgc step (tier ${String(tier ?? "?")}) measured under 95% right`;
+function possibleCallWhy(edge) {
+  switch (Number(edge.tier)) {
+    case 2:
+      return "a call through an object; cgc matched the method's name in the same file, not the object's type";
+    case 3:
+    case 4:
+      return "cgc inferred the object's type";
+    case 5:
+      return "cgc matched a short name in the package, not an import";
+    case 7:
+      return "cgc matched part of a module path";
+    case 8:
+      return "several functions have this name; cgc picked one by name";
+    case 9:
+      return "an unresolved call on an object, linked to a function of the same file";
+  }
+  if (edge.label === "AMBIGUOUS") return "several functions have this name; cgc picked one by name";
+  if (edge.label === "INFERRED") return "resolved by cgc's inference, not by an import or a definition";
+  return `linked by a step of cgc's resolver (tier ${String(edge.tier ?? "?")}) measured under 95% right`;
 }
 function possibleCallRank(label) {
   if (label === "EXTRACTED") return 0;
@@ -340,7 +356,7 @@ var POSSIBLE_SHOWN = 10;
 async function directCalls(deps, session, ctx, params, file, signal) {
   const callers = params.relation === "callers";
   const edge = callers ? "(f:Function)<-[r:CALLS|HEURISTIC_CALLS]-(o:Function)" : "(f:Function)-[r:CALLS|HEURISTIC_CALLS]->(o:Function)";
-  const query = `MATCH ${edge} WHERE f.name = $name AND f.path STARTS WITH $root AND ($file = '' OR f.path = $file) RETURN o.name AS name, o.path AS path, o.line_number AS defined, r.line_number AS call_line, f.path AS target_path, f.line_number AS target_line, type(r) AS type, r.confidence_label AS label, r.resolution_tier AS tier ` + (callers ? "ORDER BY path, call_line" : "ORDER BY call_line, name");
+  const query = `MATCH ${edge} WHERE f.name = $name AND f.path STARTS WITH $root AND ($file = '' OR f.path = $file) RETURN o.name AS name, o.path AS path, o.line_number AS defined, r.line_number AS call_line, f.path AS target_path, f.line_number AS target_line, type(r) AS type, r.confidence_label AS label, r.resolution_tier AS tier, r.full_call_name AS call ` + (callers ? "ORDER BY path, call_line" : "ORDER BY call_line, name");
   const rows = await cypherRows(
     deps,
     session,
@@ -354,7 +370,8 @@ async function directCalls(deps, session, ctx, params, file, signal) {
   }
   const lineOf = (row) => callers ? `- ${text(row.name)}  ${location(ctx.cwd, row.path, row.call_line)}  (calls ${params.target}; ${text(row.name)} defined at line ${row.defined})` : `- ${text(row.name)}  ${location(ctx.cwd, row.path, row.defined)}  (called at ${location(ctx.cwd, row.target_path, row.call_line)})`;
   const functionOf = (row) => `${text(row.name)}\0${text(row.path)}\0${text(row.defined)}`;
-  const confirmedRows = rows.filter((row) => isConfirmedCall(text(row.type), row.label, row.tier));
+  const edgeOf = (row) => ({ type: text(row.type), label: row.label, tier: row.tier, call: row.call });
+  const confirmedRows = rows.filter((row) => isConfirmedCall(edgeOf(row)));
   const seen = /* @__PURE__ */ new Set();
   const lines = [];
   const functions = /* @__PURE__ */ new Set();
@@ -365,7 +382,7 @@ async function directCalls(deps, session, ctx, params, file, signal) {
     seen.add(line);
     lines.push(line);
   }
-  const possibleRows = rows.filter((row) => !isConfirmedCall(text(row.type), row.label, row.tier)).sort(
+  const possibleRows = rows.filter((row) => !isConfirmedCall(edgeOf(row))).sort(
     (a, b) => possibleCallRank(a.label) - possibleCallRank(b.label) || text(a.path).localeCompare(text(b.path)) || Number(a.call_line) - Number(b.call_line)
   );
   const possibleLines = [];
@@ -375,7 +392,7 @@ async function directCalls(deps, session, ctx, params, file, signal) {
     if (seen.has(line)) continue;
     seen.add(line);
     possibleFunctions.add(functionOf(row));
-    possibleLines.push(`${line}  [possible: ${possibleCallWhy(text(row.type), row.label, row.tier)}]`);
+    possibleLines.push(`${line}  [possible: ${possibleCallWhy(edgeOf(row))}]`);
   }
   const shown = possibleLines.slice(0, POSSIBLE_SHOWN);
   if (possibleLines.length > shown.length) shown.push(`\u2026 ${possibleLines.length - shown.length} more possible`);

@@ -11,7 +11,7 @@ import {
 import {
   answer,
   cypherRows
-} from "./chunk-G4Z2RJCN.js";
+} from "./chunk-WWU7BF6M.js";
 import {
   IMPACT_TOOL_NAME,
   ToolFailure,
