@@ -34,7 +34,7 @@ class LongestFirst extends BaseSequencer {
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
-    testTimeout: 120_000,
+    testTimeout: 300_000,
     hookTimeout: 180_000,
     maxWorkers: 2,
     globalSetup: ["test/setup/build-dist.ts", "test/setup/scratch-dir.ts"],

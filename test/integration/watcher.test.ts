@@ -410,7 +410,7 @@ describe("freshness.watch with the real cgc", () => {
     try {
       await theirs.waitForLine("stdout", /Monitoring for file changes/);
       const { ui, chip } = await start(repo);
-      await waitFor(() => ui.notices.some((n) => n.message.startsWith("cgc watch skipped")), "skipped-busy", 60_000);
+      await waitFor(() => ui.notices.some((n) => n.message.startsWith("cgc watch skipped")), "skipped-busy", 300_000);
       expect(chip()).toBe("cgc busy");
       expect(ui.statusHistory).not.toContain("cgc ready · fresh");
       expect(ui.notices.filter((n) => /cgc watch (is following|exited)/.test(n.message))).toEqual([]);

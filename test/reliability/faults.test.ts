@@ -411,7 +411,7 @@ describe("the embedded lock held by another real process", () => {
     expect((await graphRecord(home.env, repo.path)).functions).toContain("while_locked");
     // cgc's own database open waits 7.5 s on a held lock in every call made here (the tool, each update
     // attempt, each probe): a minute on a quiet machine, more on a loaded one.
-  }, 240_000);
+  }, 600_000);
 });
 
 describe("a damaged database (the real Kùzu file, damaged in an isolated home)", () => {

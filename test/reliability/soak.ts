@@ -387,7 +387,7 @@ async function quiet(run: Run, afterAgentRun: boolean): Promise<void> {
   if (afterAgentRun && chip(run) === "cgc ready · possibly stale") {
     // Possibly stale at the end of a run: the automatic sync is due once the quiet timer fires.
     const armedUntil = Date.now() + 3_000;
-    await waitFor(() => Date.now() > armedUntil || BUSY_CHIP.test(chip(run) ?? ""), "a sync that may start", 5_000);
+    await waitFor(() => Date.now() > armedUntil || BUSY_CHIP.test(chip(run) ?? ""), "a sync that may start", 60_000);
   }
   let idleSince: number | undefined;
   await waitFor(
