@@ -70,7 +70,7 @@ describe("npm start -- <repo>, in a terminal", () => {
     const marker = `PI_CODING_AGENT_DIR=${agentDir}`;
     expect(processesWithEnv(marker).length).toBeGreaterThan(0);
     session?.kill();
-    const gone = await poll(() => processesWithEnv(marker).length === 0, 15_000, 100);
+    const gone = await poll(() => processesWithEnv(marker).length === 0, 60_000, 100);
     expect(gone, `still running: ${processesWithEnv(marker).join(", ")}`).toBe(true);
   });
 });

@@ -308,5 +308,5 @@ describe("one owner of the database", () => {
     await rebuild;
     expect(ui.notices.map((notice) => notice.message)).toContain(`Indexed ${tiny.path}.`);
     await waitFor(() => /^cgc ready/.test(ui.statuses.get("cgc") ?? ""), "ready again");
-  });
+  }, 900_000);
 });

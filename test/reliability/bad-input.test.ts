@@ -178,7 +178,7 @@ describe("tool parameters: missing, wrong or hostile", () => {
     symlinkSync(outside, join(repo.path, "link-out"));
     commitAll(repo.path, "a symlink leading out");
     const { h, ui, chip } = await startSession(repo.path);
-    await waitFor(() => chip() === "cgc ready · fresh", "a ready graph");
+    await waitFor(() => chip() === "cgc ready · fresh", "a ready graph", 300_000);
     const spawns = totalSpawns();
     const hostile: Array<[string, Record<string, unknown>, RegExp]> = [
       // Missing or wrong: pi's own schema validation, before the tool runs.
