@@ -39,6 +39,7 @@ from .link_rows import (
 from .memory import PageReclaim, collector_paused, release_free_memory
 from .narrowing import call_facts
 from .parse_pool import parse_all
+from .possible_calls import Views
 from .protocol import log, ms_since, plural
 from .recording import settled_imports
 from .resolution import resolve_tree
@@ -255,6 +256,8 @@ class Engine(CacheKeeping):
         # Paths the engine read after a rebuild that had read them before they changed (the caller names
         # them): what the graph holds of them is unknown, as for an engine that is not trusted.
         self.unknown: Set[str] = set()
+        # Each parsed file's view for the possible callers (see possible), kept while its content is the same.
+        self.views = Views(root.as_posix())
         # The files dict the last plan made and the discovery it made it from (see plan).
         self.discovered: Optional[Tuple[Dict[str, FileEntry], List[Path]]] = None
 
@@ -753,6 +756,13 @@ class Engine(CacheKeeping):
             writer.write_spring_data_repo_links(orm)
 
     # -- verify -------------------------------------------------------------------------------
+    def possible(self, targets: List[Dict[str, Any]]) -> Dict[str, Any]:
+        """Each target function's possible call sites, from the tree as the engine last read it."""
+        index = self.views.index(self.state.files)
+        sites = [[site.as_json() for site in index.sites(norm(str(t.get("path"))), str(t.get("name")), int(t.get("line") or 0))]
+                 for t in targets]
+        return {"ok": True, "sites": sites}
+
     def verify(self, paths: List[str]) -> Dict[str, Any]:
         try:
             self.db.open()

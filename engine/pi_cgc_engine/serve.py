@@ -23,6 +23,9 @@ Requests, one per line, each answered by one line with the same id:
       indexed_at before and after this write: a stampBefore the caller did not see last means another
       writer came between)
   {"id","op":"verify","paths":[…]} → {"ok":true,"reflected":[…],"unreflected":[…]}
+  {"id","op":"possible","targets":[{"path","name","line"}…]} → {"ok":true,"sites":[[{"path","line","caller",
+      "callerLine","why","rank"}…] per target]} (each target function's possible call sites from the engine's
+      parse of the tree as it last read it: engine/pi_cgc_engine/possible_calls.py; the graph is not read)
   {"id","op":"dump","out":"/abs/file"[,"dangling":true]} → {"ok":true,"lines":N}
   {"id","op":"rebuilt","unknown":[abs…]} → the caller rebuilt the graph fully: re-read the tree from the
       disk, clear DIVERGED, trust the state (what the graph holds) but for the unknown paths (changed since
@@ -49,6 +52,7 @@ from .dump import write_dump
 from .engine import Engine
 from .files import norm
 from .indexer import add_index_parser, index_command
+from .possible_calls import Views
 from .memory import RECLAIM_EVERY, SAVE_IDLE_S, SAVE_POLL_S, keep_heap, release_free_memory
 from .protocol import REFUSED_EXIT, Stop, emit, log, refuse, take_stdout
 
@@ -151,6 +155,8 @@ def handle(engine: Engine, line: bytes) -> Optional[str]:
             answer = engine.update(list(request.get("paths") or []))
             # Saved when idle, not before answering: pickling a large tree costs time the caller waits.
             engine.cache_dirty = engine.cache_dirty or bool(answer.get("ok"))
+        elif op == "possible":
+            answer = engine.possible(list(request.get("targets") or []))
         elif op == "verify":
             answer = engine.verify(list(request.get("paths") or []))
         elif op == "dump":
@@ -184,6 +190,18 @@ def handle(engine: Engine, line: bytes) -> Optional[str]:
     return None
 
 
+def possible_command(root: Path, context: Optional[str], version: str) -> int:
+    """The tree parsed as the engine parses it, and each function's possible call sites (the graph not read)."""
+    engine = Engine(root, None, context, version)
+    files, _ = engine.read_tree({}, None)
+    index = Views(root.as_posix()).index(files)
+    for view in index.files.values():
+        for (name, line) in view.functions:
+            for site in index.sites(view.path, name, line):
+                emit({"target": {"path": view.path, "name": name, "line": line}, **site.as_json()})
+    return 0
+
+
 def options_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pi-cgc-engine")
     # Before the command, so that `index`'s own arguments are cgc index's (pi-cgc puts this in front of them).
@@ -209,6 +227,9 @@ def options_parser() -> argparse.ArgumentParser:
     dump_p.add_argument("--out")
     dump_p.add_argument("--dangling", action="store_true", help="also pathless nodes with no edge (a graph of this repository alone)")
     dump_p.add_argument("--context")
+    possible_p = sub.add_parser("possible", help="every function's possible call sites, a JSON line each (the truth harness)")
+    possible_p.add_argument("--root", required=True)
+    possible_p.add_argument("--context")
     return parser
 
 
@@ -245,6 +266,8 @@ def main(argv: List[str]) -> int:
     if args.command == "index":
         return index_command(args, version)
     root = Path(args.root).resolve()
+    if args.command == "possible":
+        return possible_command(root, args.context, version)
     db = Database(root, args.context)
     try:
         db.open()

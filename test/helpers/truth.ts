@@ -21,6 +21,7 @@ import { fromBinary } from "@bufbuild/protobuf";
 // The generated module itself: the package's root also ships an index.ts, which TypeScript would type-check.
 import { IndexSchema } from "@c4312/scip/scip_pb.js";
 import { isConfirmedCall } from "../../src/agent/call-confidence.ts";
+import { ENGINE_SCRIPT } from "../../src/cgc/engine-script.ts";
 import { parseQueryJson, type QueryRow } from "../../src/cgc/parse.ts";
 import { cgcExec, makeCgcHome, PROJECT_ROOT } from "./cgc-env.ts";
 
@@ -223,6 +224,8 @@ export interface GraphEdge {
   tier: string;
   /** The call as cgc read it (`full_call_name`: `helper`, `self.helper`, `obj.attr.helper`). */
   call: string;
+  /** The call's line. */
+  line: number;
 }
 
 export interface Graph {
@@ -230,7 +233,21 @@ export interface Graph {
   edges: GraphEdge[];
   /** Keys of the Function nodes the graph gives at least one caller (a function, not module-level code). */
   called: Set<string>;
+  /** pi-cgc's possible callers (engine/pi_cgc_engine/possible_calls.py) of every function, by function. */
+  possible: PossiblePair[];
   indexMs: number;
+}
+
+/** A call site pi-cgc lists as a possible caller: the calling function, the function it may call, and why. */
+export interface PossiblePair {
+  caller: string;
+  callee: string;
+  /** The call's line. */
+  line: number;
+  /** The rule that found it (engine/pi_cgc_engine/possible_calls.py), and why in words. */
+  rule: string;
+  why: string;
+  rank: number;
 }
 
 /** cgc 0.6.13 gives each file's module-level code a Function node of this name; it is left out on both sides. */
@@ -277,7 +294,7 @@ export async function indexGraph(tree: CorpusTree): Promise<Graph> {
         `MATCH (a:Function)-[r:${type}]->(b:Function) WHERE a.name <> '${MODULE_FUNCTION}' ` +
           "RETURN a.path AS ap, a.line_number AS al, " +
           "b.path AS bp, b.line_number AS bl, r.confidence_label AS label, r.resolution_tier AS tier, " +
-          "r.full_call_name AS call",
+          "r.full_call_name AS call, r.line_number AS line",
         tree.root,
         home.env,
       );
@@ -289,14 +306,50 @@ export async function indexGraph(tree: CorpusTree): Promise<Graph> {
           label: row.label === null || row.label === undefined ? "(none)" : String(row.label),
           tier: row.tier === null || row.tier === undefined ? "–" : String(row.tier),
           call: row.call === null || row.call === undefined ? "" : String(row.call),
+          line: Number(row.line),
         });
       }
     }
     for (const edge of edges) called.add(edge.callee);
-    return { functions, edges, called, indexMs };
+    return { functions, edges, called, possible: possiblePairs(tree), indexMs };
   } finally {
     home.cleanup();
   }
+}
+
+/** The engine's possible call sites of every function of the tree (`pi-cgc-engine.py possible`), module level left out. */
+function possiblePairs(tree: CorpusTree): PossiblePair[] {
+  const out = execFileSync(VENV_PYTHON, [ENGINE_SCRIPT, "possible", "--root", tree.root], {
+    cwd: tree.root,
+    encoding: "utf8",
+    maxBuffer: 256 * 1024 * 1024,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const rel = (path: string) => relative(tree.root, path);
+  const pairs: PossiblePair[] = [];
+  for (const line of out.split("\n")) {
+    if (line.trim() === "") continue;
+    const site = JSON.parse(line) as {
+      target: { path: string; line: number };
+      path: string;
+      line: number;
+      caller: string;
+      callerLine: number;
+      rule: string;
+      why: string;
+      rank: number;
+    };
+    if (site.caller === MODULE_FUNCTION) continue;
+    pairs.push({
+      caller: fnKey(rel(site.path), site.callerLine),
+      callee: fnKey(rel(site.target.path), site.target.line),
+      line: site.line,
+      rule: site.rule,
+      why: site.why,
+      rank: site.rank,
+    });
+  }
+  return pairs;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -499,13 +552,18 @@ export interface TruthMetrics {
   /** Per edge type, label, tier and call form (callForm), with whether cgc_relations lists it as callers. */
   byTier: Array<{ label: string; confirmed: boolean } & Ratio>;
   /**
-   * cgc_relations' two lists (src/agent/call-confidence.ts): precision of the pairs listed plainly as callers
-   * (a pair with at least one confirmed edge) and of those listed only as possible callers.
+   * pi-cgc's answers: precision of the pairs listed plainly as callers (a pair with at least one confirmed edge:
+   * src/agent/call-confidence.ts) and of those listed only as possible callers (the graph's other edges and
+   * the engine's possible call sites); recall and false none of both lists together.
    */
   plain: Ratio;
   possible: Ratio;
-  /** Recall of the reference's call sites per shape; `nested in args` overlaps the others. */
-  byShape: Array<{ shape: Shape } & Ratio>;
+  answerRecall: Ratio;
+  answerFalseNone: Ratio;
+  /** Precision of the engine's possible call sites per rule, counting only pairs the graph does not hold. */
+  byRule: Array<{ rule: string } & Ratio>;
+  /** Recall of the reference's call sites per shape, by the graph alone and by both lists. */
+  byShape: Array<{ shape: Shape; answer: Ratio } & Ratio>;
   moduleLevel: number;
   sites: number;
 }
@@ -538,15 +596,31 @@ export function measure(reference: Reference, graph: Graph): TruthMetrics {
   const byLabel = precisionBy((edge) => `${edge.type} ${edge.label}`);
   const byTier = precisionBy((edge) => `${edge.type} ${edge.label}, tier ${edge.tier}, ${callForm(edge.call)}`);
   const confirmed = new Set(graph.edges.filter((edge) => isConfirmedCall(edge)).map((e) => pair(e.caller, e.callee)));
-  const possibleOnly = [...found].filter((p) => !confirmed.has(p));
-  const plain = { hit: [...confirmed].filter((p) => truth.has(p)).length, of: confirmed.size };
-  const possible = { hit: possibleOnly.filter((p) => truth.has(p)).length, of: possibleOnly.length };
+  const listed = new Set([...found, ...graph.possible.map((p) => pair(p.caller, p.callee))]);
+  const possibleOnly = [...listed].filter((p) => !confirmed.has(p));
+  const hits = (pairs: Iterable<string>): Ratio => {
+    const all = [...pairs];
+    return { hit: all.filter((p) => truth.has(p)).length, of: all.length };
+  };
+  const plain = hits(confirmed);
+  const possible = hits(possibleOnly);
+  const rules = new Map<string, Set<string>>();
+  for (const p of graph.possible) {
+    const key = pair(p.caller, p.callee);
+    if (found.has(key)) continue;
+    const rule = p.rule;
+    rules.set(rule, (rules.get(rule) ?? new Set()).add(key));
+  }
+  const byRule = [...rules.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([rule, pairs]) => ({ rule, ...hits(pairs) }));
   const byShape = SHAPES.map((shape) => {
     const sites = reference.sites.filter((site) => (shape === "nested in args" ? site.nested : site.shape === shape));
-    return { shape, hit: sites.filter((site) => found.has(pair(site.caller, site.callee))).length, of: sites.length };
+    const recalled = (set: Set<string>) => sites.filter((site) => set.has(pair(site.caller, site.callee))).length;
+    return { shape, hit: recalled(found), of: sites.length, answer: { hit: recalled(listed), of: sites.length } };
   }).filter((row) => row.of > 0);
   const callees = new Set(reference.sites.map((site) => site.callee));
   const none = [...callees].filter((callee) => !graph.called.has(callee)).length;
+  const possiblyCalled = new Set(graph.possible.map((p) => p.callee));
+  const answerNone = [...callees].filter((callee) => !graph.called.has(callee) && !possiblyCalled.has(callee)).length;
   return {
     referencePairs: truth.size,
     graphPairs: found.size,
@@ -558,6 +632,9 @@ export function measure(reference: Reference, graph: Graph): TruthMetrics {
     byTier,
     plain,
     possible,
+    answerRecall: { hit: [...truth].filter((p) => listed.has(p)).length, of: truth.size },
+    answerFalseNone: { hit: answerNone, of: callees.size },
+    byRule,
     byShape,
     moduleLevel: reference.moduleLevel,
     sites: reference.sites.length,
