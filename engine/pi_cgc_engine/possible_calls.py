@@ -12,7 +12,10 @@ The rules, for a target function `n` defined in file P (in class C, or at module
 - `self.n()` / `cls.n()` / `this.n()` / `super().n()` in C or in a class that inherits from C (rank 0);
 - `n()` in P itself, or in a file that imports `n` from P (a function only; rank 0);
 - `m.n()` where `m` is P's module imported by name (rank 0);
-- `x.n()` on any other object, in P or in a file that imports from P (rank 1: the object's type is unknown).
+- `x.n()` on any other object, in P or in a file that imports from P, or anywhere where at most two classes
+  have a method `n` (rank 1: the object's type is unknown);
+- the same where `n` overrides a base class's method (rank 2: listed only where the function has no other
+  caller, since such a call is most often the base's).
 """
 
 from __future__ import annotations
@@ -148,7 +151,8 @@ class FileView:
                 firsts.add((span[3], span[4]))
         self.classes: Dict[str, List[str]] = {}
         # cgc 0.6.13's Python parser leaves out a subscripted base (`class A(Base[T])`): read from the header.
-        lines = read_lines(self.path) if self.lang == "python" and classes else []
+        self.text: Optional[List[str]] = None
+        lines = self.lines() if self.lang == "python" and classes else []
         for cls in classes:
             bases = [str(b) for b in cls.get("bases") or ()]
             if lines:
@@ -206,6 +210,27 @@ class FileView:
         rest = dotted.lstrip(".")
         return ".".join([*base, rest] if rest else base)
 
+    def lines(self) -> List[str]:
+        """The file's lines, read once (the tree as the engine last read it is what is on disk)."""
+        if self.text is None:
+            self.text = read_lines(self.path)
+        return self.text
+
+    def annotation(self, name: str, line: int) -> Optional[str]:
+        """The class a parameter `name` of the function around `line` is annotated with (`node: nodes.Const` →
+        `Const`), from the function's header; None where it has none."""
+        _, start = self.enclosing(line)
+        if start == 0:
+            return None
+        header = []
+        for text in self.lines()[start - 1: start + 15]:
+            header.append(text)
+            stripped = text.split("#")[0].rstrip()
+            if stripped.endswith(":") or "{" in stripped:
+                break
+        found = re.search(r"(?<![\w$.])" + re.escape(name) + r"\??\s*:\s*([A-Za-z_$][\w$.]*)", " ".join(header))
+        return found.group(1).rsplit(".", 1)[-1] if found else None
+
     def enclosing(self, line: int) -> Tuple[str, int]:
         """The innermost function whose lines (with its decorators') hold `line`, else module level."""
         at = bisect.bisect_right(self.span_starts, line)
@@ -215,6 +240,9 @@ class FileView:
                 best = span
         return (best[3], best[1]) if best is not None else (MODULE, 0)
 
+
+# The rank of sites listed only where a function has no other caller, confirmed or possible.
+FALLBACK_RANK = 2
 
 # A call of a method on an object of unknown type, in a file unrelated to the method's, is listed where so few
 # classes of the tree have a method of that name.
@@ -316,10 +344,12 @@ class CallIndex:
         self.definers: Dict[str, Set[str]] = {}
         self.ancestors_known: Dict[Tuple[str, str], Set[Tuple[str, str]]] = {}
         self.method_owners: Dict[str, Set[Tuple[str, str]]] = {}
+        self.class_methods: Dict[Tuple[str, str], Set[str]] = {}
         for view in self.files.values():
             for (name, _), owner in view.functions.items():
                 if owner is not None:
                     self.method_owners.setdefault(name, set()).add((view.path, owner))
+                    self.class_methods.setdefault((view.path, owner), set()).add(name)
             for name, call in view.calls:
                 self.calls_by_name.setdefault(name, []).append(call)
             for cls in view.classes:
@@ -396,6 +426,15 @@ class CallIndex:
         module = view.module_aliases.get(head) or view.from_imports.get(head, ["", ""])[1]
         return module_matches(f"{module}.{rest}" if rest else module, target.module)
 
+    def annotated_class(self, view: FileView, receiver: str, line: int) -> Optional[str]:
+        """The tree's class a bare receiver is a parameter annotated with, if any."""
+        annotated = view.annotation(receiver, line)
+        return annotated if annotated in self.classes_by_name else None
+
+    def overrides(self, path: str, owner: str, name: str) -> bool:
+        """Whether a class the owner inherits from has a method of that name."""
+        return any(name in self.class_methods.get(parent, ()) for parent in self.ancestors(path, owner))
+
     def class_has(self, class_name: str, path: str, owner: str) -> bool:
         """Whether a class of that name is the owner or inherits from it."""
         return any(cls == (path, owner) or (path, owner) in self.ancestors(*cls)
@@ -408,6 +447,7 @@ class CallIndex:
             return []
         owner = target.functions[(name, line)]
         found: List[Site] = []
+        overriding = owner is not None and self.overrides(path, owner, name)
         for call in self.calls_by_name.get(name, ()):
             view = self.files[call.path]
             receiver = call.receiver
@@ -447,6 +487,10 @@ class CallIndex:
                         else f"{receiver}.{name}() on {owner}"
                 elif owner is None:
                     continue  # a module's function is reached through its module's name (above)
+                elif "." not in receiver and (annotated := self.annotated_class(view, receiver, call.line)) is not None:
+                    if not self.class_has(annotated, path, owner):
+                        continue
+                    rule, why = "annotated", f"{receiver}.{name}(): {receiver} is annotated {annotated}"
                 elif call.path == path:
                     rule, why, rank = "object, same file", f"{receiver}.{name}() in the same file; the object's type is not known", 1
                 elif self.imports_from(view, target):
@@ -455,6 +499,11 @@ class CallIndex:
                     rule, why, rank = "object, few classes", f"{receiver}.{name}(); {name} is a method of {plural_classes(len(self.method_owners[name]))} alone", 1
                 else:
                     continue
+                if rank == 1 and overriding:
+                    # Such a call is most often the declaration's a base class makes (its declared type's, as a
+                    # type-aware reference resolves it): listed only where nothing else is.
+                    rule, rank = "object, override", FALLBACK_RANK
+                    why += f"; {owner}.{name} overrides a base class's {name}"
             caller, caller_line = view.enclosing(call.line)
             found.append(Site(call.path, call.line, caller, caller_line, rule, why, rank))
         found.sort(key=lambda s: (s.rank, s.path, s.line))

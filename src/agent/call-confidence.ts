@@ -20,19 +20,28 @@ export interface CallEdge {
   tier: unknown;
   /** cgc's full_call_name: `helper`, `self.helper`, `obj.attr.helper`. */
   call: unknown;
+  /** Whether the edge links a function to itself. */
+  recursive?: boolean;
 }
 
 const plainName = (call: unknown): boolean => typeof call === "string" && call !== "" && !call.includes(".");
 
-/** Whether an edge is listed plainly as a call: its class measured at 95% precision or more (above). */
+const superCall = (call: unknown): boolean => typeof call === "string" && /^super\b/.test(call);
+
+/**
+ * Whether an edge is listed plainly as a call: its class measured at 95% precision or more (above). cgc 0.6.13
+ * links `super().m()` in `m` to `m` itself at tier 1: never right, so such an edge is only possible.
+ */
 export function isConfirmedCall(edge: CallEdge): boolean {
   if (edge.type !== "CALLS" || edge.label !== "EXTRACTED") return false;
+  if (edge.recursive === true && superCall(edge.call)) return false;
   const tier = Number(edge.tier);
   return tier === 1 || tier === 6 || (tier === 2 && plainName(edge.call));
 }
 
 /** Why a call not confirmed is only possible, in plain words from cgc's resolver step (else its label). */
 export function possibleCallWhy(edge: CallEdge): string {
+  if (edge.recursive === true && superCall(edge.call)) return "cgc linked a super() call to the calling method itself";
   switch (Number(edge.tier)) {
     case 2:
       return "a call through an object; cgc matched the method's name in the same file, not the object's type";
@@ -59,4 +68,22 @@ export function possibleCallRank(label: unknown): number {
   if (label === "INFERRED") return 1;
   if (label === "AMBIGUOUS") return 2;
   return 3;
+}
+
+
+/** pi-cgc's possible call site of a function (engine/pi_cgc_engine/possible_calls.py): rank 0 strongest. */
+export interface PossibleSite {
+  rank: number;
+}
+
+/** Sites of this rank are listed only for a function with no other caller, confirmed or possible. */
+export const FALLBACK_RANK = 2;
+
+/**
+ * The sites listed for one function: those under the fallback rank, or all of them where nothing else would be
+ * listed (no graph edge into the function, `graphCallers`, and no site of a lower rank).
+ */
+export function listedSites<T extends PossibleSite>(sites: readonly T[], graphCallers: number): T[] {
+  const strong = sites.filter((site) => site.rank < FALLBACK_RANK);
+  return graphCallers + strong.length > 0 ? strong : [...sites];
 }

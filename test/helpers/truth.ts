@@ -20,7 +20,7 @@ import { join, relative } from "node:path";
 import { fromBinary } from "@bufbuild/protobuf";
 // The generated module itself: the package's root also ships an index.ts, which TypeScript would type-check.
 import { IndexSchema } from "@c4312/scip/scip_pb.js";
-import { isConfirmedCall } from "../../src/agent/call-confidence.ts";
+import { isConfirmedCall, listedSites } from "../../src/agent/call-confidence.ts";
 import { ENGINE_SCRIPT } from "../../src/cgc/engine-script.ts";
 import { parseQueryJson, type QueryRow } from "../../src/cgc/parse.ts";
 import { cgcExec, makeCgcHome, PROJECT_ROOT } from "./cgc-env.ts";
@@ -226,6 +226,8 @@ export interface GraphEdge {
   call: string;
   /** The call's line. */
   line: number;
+  /** Whether it links a function to itself. */
+  recursive?: boolean;
 }
 
 export interface Graph {
@@ -299,9 +301,12 @@ export async function indexGraph(tree: CorpusTree): Promise<Graph> {
         home.env,
       );
       for (const row of rows) {
+        const caller = fnKey(rel(row.ap), Number(row.al));
+        const callee = fnKey(rel(row.bp), Number(row.bl));
         edges.push({
-          caller: fnKey(rel(row.ap), Number(row.al)),
-          callee: fnKey(rel(row.bp), Number(row.bl)),
+          caller,
+          callee,
+          recursive: caller === callee,
           type,
           label: row.label === null || row.label === undefined ? "(none)" : String(row.label),
           tier: row.tier === null || row.tier === undefined ? "–" : String(row.tier),
@@ -311,7 +316,11 @@ export async function indexGraph(tree: CorpusTree): Promise<Graph> {
       }
     }
     for (const edge of edges) called.add(edge.callee);
-    return { functions, edges, called, possible: possiblePairs(tree), indexMs };
+    // cgc_relations' rule: a callee's fallback sites only where it has no other caller.
+    const byCallee = new Map<string, PossiblePair[]>();
+    for (const pair of possiblePairs(tree)) byCallee.set(pair.callee, [...(byCallee.get(pair.callee) ?? []), pair]);
+    const possible = [...byCallee].flatMap(([callee, sites]) => listedSites(sites, called.has(callee) ? 1 : 0));
+    return { functions, edges, called, possible, indexMs };
   } finally {
     home.cleanup();
   }
