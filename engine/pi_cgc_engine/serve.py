@@ -52,8 +52,8 @@ from .dump import write_dump
 from .engine import Engine
 from .files import norm
 from .indexer import add_index_parser, index_command
-from .possible_calls import Views
 from .memory import RECLAIM_EVERY, SAVE_IDLE_S, SAVE_POLL_S, keep_heap, release_free_memory
+from .possible_calls import Views
 from .protocol import REFUSED_EXIT, Stop, emit, log, refuse, take_stdout
 
 

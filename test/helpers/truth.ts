@@ -746,30 +746,67 @@ export function truthTables(runs: TruthRun[]): string {
   }
   out.push(
     "",
-    "cgc_relations' two lists (src/agent/call-confidence.ts: callers are the CALLS EXTRACTED classes pooled at " +
-      "95% or more: tiers 1 and 6, and tier 2 of a plain name; the rest are possible callers, marked). Recall and " +
-      "false none count both lists:",
+    "pi-cgc's answers beside the graph alone. Callers: the pairs with a confirmed edge (src/agent/call-confidence.ts: " +
+      "the CALLS EXTRACTED classes pooled at 95% or more, tiers 1 and 6 and tier 2 of a plain name, but a super() " +
+      "call linked to its own method). Possible callers: the graph's other edges and pi-cgc's own possible call " +
+      "sites (engine/pi_cgc_engine/possible_calls.py). Recall and false none count both lists:",
     "",
   );
   out.push(
-    ...head(["Corpus", "Callers: precision", "Possible callers: precision", "Recall of both", "False none of both"]),
+    ...head([
+      "Corpus",
+      "Graph: recall",
+      "Graph: false none",
+      "Callers: precision",
+      "Possible callers: precision",
+      "Recall of both",
+      "False none of both",
+    ]),
   );
   for (const run of runs) {
     const m = run.metrics;
-    out.push(row([run.corpus.name, percent(m.plain), percent(m.possible), percent(m.recall), percent(m.falseNone)]));
+    out.push(
+      row([
+        run.corpus.name,
+        percent(m.recall),
+        percent(m.falseNone),
+        percent(m.plain),
+        percent(m.possible),
+        percent(m.answerRecall),
+        percent(m.answerFalseNone),
+      ]),
+    );
   }
-  out.push("", "Recall per call shape of the reference call site (call sites; nested in args overlaps the rest):", "");
-  out.push(...head(["Corpus", "Shape", "Recall"]));
+  out.push("", "Precision of pi-cgc's own possible call sites per rule (pairs the graph does not hold):", "");
+  out.push(...head(["Corpus", "Rule", "Precision"]));
   for (const run of runs) {
-    for (const shape of run.metrics.byShape) out.push(row([run.corpus.name, shape.shape, percent(shape)]));
+    for (const rule of run.metrics.byRule) out.push(row([run.corpus.name, rule.rule, percent(rule)]));
+  }
+  out.push(
+    "",
+    "Recall per call shape of the reference call site, by the graph alone and by both lists (call sites; nested " +
+      "in args overlaps the rest):",
+    "",
+  );
+  out.push(...head(["Corpus", "Shape", "Graph", "Both lists"]));
+  for (const run of runs) {
+    for (const shape of run.metrics.byShape) {
+      out.push(row([run.corpus.name, shape.shape, percent(shape), percent(shape.answer)]));
+    }
   }
   return out.join("\n");
 }
 
-/** The run's pairs as `path:name -> path:name`, from the reference or from the graph: for assertions that read. */
-export function namedPairs(run: TruthRun, side: "reference" | "graph"): Set<string> {
+/**
+ * The run's pairs as `path:name -> path:name`, from the reference, the graph or pi-cgc's possible call sites (with
+ * their rule: `… -> …  (rule)`): for assertions that read.
+ */
+export function namedPairs(run: TruthRun, side: "reference" | "graph" | "possible"): Set<string> {
   const names = new Map(run.graph.functions.map((fn) => [fnKey(fn.path, fn.line), `${fn.path}:${fn.name}`]));
   const named = (key: string) => names.get(key) ?? key;
+  if (side === "possible") {
+    return new Set(run.graph.possible.map((p) => `${named(p.caller)} -> ${named(p.callee)}  (${p.rule})`));
+  }
   const pairs = side === "reference" ? run.reference.sites : run.graph.edges;
   return new Set(pairs.map((pair) => `${named(pair.caller)} -> ${named(pair.callee)}`));
 }
