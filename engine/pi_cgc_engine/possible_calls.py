@@ -301,6 +301,12 @@ def python_bases(lines: List[str], line: int) -> List[str]:
     return names
 
 
+def suffixes(dotted: str) -> List[str]:
+    """`a.b.c`, `b.c`, `c`."""
+    parts = dotted.split(".")
+    return [".".join(parts[at:]) for at in range(len(parts))]
+
+
 def module_matches(candidate: str, module: Optional[str]) -> bool:
     """Whether an imported dotted name names the module: equal, or the module's name ends with it on a dot (the
     root may sit above the package: `itsdangerous.signer` for `src/itsdangerous/signer.py`)."""
@@ -320,17 +326,23 @@ class Views:
     def __init__(self, root: str):
         self.root = root
         self.kept: Dict[str, Tuple[str, FileView]] = {}
+        self.last: Optional[CallIndex] = None  # the index of the files kept, while none changed
 
     def index(self, files: Dict[str, Any]) -> "CallIndex":
         """The index of `files` (path → an entry with `digest` and `data`)."""
         kept: Dict[str, Tuple[str, FileView]] = {}
+        made = False
         for path, entry in files.items():
             if entry is None or not usable(entry.data):
                 continue
             hit = self.kept.get(path)
-            kept[path] = hit if hit is not None and hit[0] == entry.digest else (entry.digest, FileView(self.root, entry.data))
+            if hit is None or hit[0] != entry.digest:
+                hit, made = (entry.digest, FileView(self.root, entry.data)), True
+            kept[path] = hit
+        if made or self.last is None or len(kept) != len(self.kept):
+            self.last = CallIndex(self.root, (view for _, view in kept.values()))
         self.kept = kept
-        return CallIndex(self.root, (view for _, view in kept.values()))
+        return self.last
 
 
 class CallIndex:
@@ -343,8 +355,11 @@ class CallIndex:
         self.classes_by_name: Dict[str, List[Tuple[str, str]]] = {}
         self.definers: Dict[str, Set[str]] = {}
         self.ancestors_known: Dict[Tuple[str, str], Set[Tuple[str, str]]] = {}
+        self.parents_known: Dict[Tuple[str, str], List[Tuple[str, str]]] = {}
         self.method_owners: Dict[str, Set[Tuple[str, str]]] = {}
         self.class_methods: Dict[Tuple[str, str], Set[str]] = {}
+        self.module_suffixes: Optional[Set[str]] = None
+        self.modules: Set[str] = set()
         for view in self.files.values():
             for (name, _), owner in view.functions.items():
                 if owner is not None:
@@ -381,26 +396,33 @@ class CallIndex:
         return known
 
     def find_ancestors(self, path: str, cls: str) -> Set[Tuple[str, str]]:
-        """The classes `cls` of `path` inherits from, by their bases' names: a class of that name in the same
-        file, else in files the class's file imports it from, else anywhere in the tree."""
         seen: Set[Tuple[str, str]] = set()
         todo = [(path, cls)]
         while todo:
-            at, name = todo.pop()
-            view = self.files.get(at)
-            if view is None:
-                continue
-            for base in view.classes.get(name, ()):
-                short = base.split("(")[0].split("[")[0].split(".")[-1].strip()
-                found = [(at, short)] if short in view.classes and short != name else []
-                if not found:
-                    everywhere = self.classes_by_name.get(short, [])
-                    found = [c for c in everywhere if self.imports_name_from(view, short, self.files[c[0]])] or everywhere
-                for parent in found:
-                    if parent not in seen:
-                        seen.add(parent)
-                        todo.append(parent)
+            for parent in self.parents(*todo.pop()):
+                if parent not in seen:
+                    seen.add(parent)
+                    todo.append(parent)
         return seen
+
+    def parents(self, path: str, cls: str) -> List[Tuple[str, str]]:
+        """The classes `cls` of `path` names as its bases: a class of that name in the same file, else in the
+        files the class's file imports it from, else (the base's module unknown) every class of that name."""
+        key = (path, cls)
+        known = self.parents_known.get(key)
+        if known is not None:
+            return known
+        found: List[Tuple[str, str]] = []
+        view = self.files.get(path)
+        for base in view.classes.get(cls, ()) if view is not None else ():
+            short = base.split("(")[0].split("[")[0].split(".")[-1].strip()
+            if short in view.classes and short != cls:  # type: ignore[union-attr]
+                found.append((path, short))
+                continue
+            everywhere = self.classes_by_name.get(short, [])
+            found += [c for c in everywhere if self.imports_name_from(view, short, self.files[c[0]])] or everywhere  # type: ignore[arg-type]
+        self.parents_known[key] = found
+        return found
 
     # -- what a call is made on -------------------------------------------------------------------
     def through(self, view: FileView, receiver: str) -> Optional[str]:
@@ -411,14 +433,20 @@ class CallIndex:
             last = receiver.rsplit(".", 1)[-1]
             return last if receiver != head and last in self.classes_by_name else "module"
         last = receiver.rsplit(".", 1)[-1]
-        if last.endswith(")") and "(" in last:
+        called = last.endswith(")") and "(" in last
+        if called:
             last = last[: last.index("(")]
         if last in BUILTIN_TYPES and "." not in receiver:
             return "builtin"
-        return last if last in self.classes_by_name else None
+        # A class by its name (capitalized, as classes are named), or the object calling one made.
+        return last if last in self.classes_by_name and (called or last[:1].isupper()) else None
 
     def is_module(self, dotted: str) -> bool:
-        return any(module_matches(dotted, view.module) for view in self.files.values() if view.module)
+        """Whether a dotted name names a module of the tree (module_matches against any)."""
+        if self.module_suffixes is None:
+            self.modules = {view.module for view in self.files.values() if view.module}
+            self.module_suffixes = {suffix for module in self.modules for suffix in suffixes(module)}
+        return dotted in self.module_suffixes or any(s in self.modules for s in suffixes(dotted))
 
     def names_module(self, view: FileView, receiver: str, target: FileView) -> bool:
         """Whether the receiver (an imported module, perhaps with attributes) is the target's module."""
@@ -448,6 +476,9 @@ class CallIndex:
         owner = target.functions[(name, line)]
         found: List[Site] = []
         overriding = owner is not None and self.overrides(path, owner, name)
+        # Per file and per class, once per target: a name with many calls (`__init__`) meets them again and again.
+        importing: Dict[str, bool] = {}
+        having: Dict[str, bool] = {}
         for call in self.calls_by_name.get(name, ()):
             view = self.files[call.path]
             receiver = call.receiver
@@ -480,7 +511,9 @@ class CallIndex:
                     rule, why = "module", f"{receiver} is the module {target.module}"
                 elif through is not None:
                     # On a class, or on what calling one made: that class's own method, or one it inherits.
-                    if owner is None or not self.class_has(through, path, owner):
+                    if through not in having:
+                        having[through] = owner is not None and self.class_has(through, path, owner)
+                    if not having[through]:
                         continue
                     rule = "class"
                     why = f"{receiver}.{name}(): {through} inherits {name} from {owner}" if through != owner \
@@ -493,7 +526,7 @@ class CallIndex:
                     rule, why = "annotated", f"{receiver}.{name}(): {receiver} is annotated {annotated}"
                 elif call.path == path:
                     rule, why, rank = "object, same file", f"{receiver}.{name}() in the same file; the object's type is not known", 1
-                elif self.imports_from(view, target):
+                elif importing[call.path] if call.path in importing else importing.setdefault(call.path, self.imports_from(view, target)):
                     rule, why, rank = "object, importing file", f"{receiver}.{name}() in a file that imports from {self.relative(path)}; the object's type is not known", 1
                 elif len(self.method_owners.get(name, ())) <= FEW_OWNERS:
                     rule, why, rank = "object, few classes", f"{receiver}.{name}(); {name} is a method of {plural_classes(len(self.method_owners[name]))} alone", 1

@@ -70,7 +70,6 @@ export function possibleCallRank(label: unknown): number {
   return 3;
 }
 
-
 /** pi-cgc's possible call site of a function (engine/pi_cgc_engine/possible_calls.py): rank 0 strongest. */
 export interface PossibleSite {
   rank: number;
