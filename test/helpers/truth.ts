@@ -620,7 +620,9 @@ export function measure(reference: Reference, graph: Graph): TruthMetrics {
     const rule = p.rule;
     rules.set(rule, (rules.get(rule) ?? new Set()).add(key));
   }
-  const byRule = [...rules.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([rule, pairs]) => ({ rule, ...hits(pairs) }));
+  const byRule = [...rules.entries()]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([rule, pairs]) => ({ rule, ...hits(pairs) }));
   const byShape = SHAPES.map((shape) => {
     const sites = reference.sites.filter((site) => (shape === "nested in args" ? site.nested : site.shape === shape));
     const recalled = (set: Set<string>) => sites.filter((site) => set.has(pair(site.caller, site.callee))).length;
