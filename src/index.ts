@@ -41,7 +41,12 @@ export default function piCgc(pi: ExtensionAPI): void {
 
   const freshness = installFreshness(pi, current);
   let notes: ImpactNotes | undefined;
-  const surface = installAgentSurface(pi, current, freshness.settle, () => notes?.edited() ?? new Set());
+  const surface = installAgentSurface(
+    pi,
+    current,
+    { settle: freshness.settle, possibleCallers: freshness.possibleCallers },
+    () => notes?.edited() ?? new Set(),
+  );
   notes = installImpactNotes(pi, current, surface.deps);
   installInjection(pi, current);
   registerCgcCommand(pi, current, () => ({

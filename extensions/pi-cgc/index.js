@@ -112,12 +112,21 @@ function readText(path) {
 }
 function impactLine(root, path, change, callers) {
   const file = displayPath(root, path);
-  const shown = callers.slice(0, NOTE_CALLERS).map((caller) => `${displayPath(root, caller.path)}:${caller.line ?? "?"}`);
-  const more = callers.length - shown.length;
-  const sites = `${shown.join(", ")}${more > 0 ? `, and ${more} more \u2014 \`${IMPACT_TOOL_NAME}\`` : ""}`;
+  const sure = callers.filter((caller) => caller.possible === void 0);
+  const loose = callers.filter((caller) => caller.possible !== void 0);
+  const shownSure = sure.slice(0, NOTE_CALLERS);
+  const shownLoose = loose.slice(0, NOTE_CALLERS - shownSure.length);
+  const at = (shown) => shown.map((caller) => `${displayPath(root, caller.path)}:${caller.line ?? "?"}`).join(", ");
+  const more = callers.length - shownSure.length - shownLoose.length;
+  const tail = more > 0 ? `, and ${more} more \u2014 \`${IMPACT_TOOL_NAME}\`` : "";
   const before = change.before ? signature(change.before) : change.name;
   const what = change.change === "params" ? `\`${before}\` in ${file} now takes \`${change.after ? signature(change.after) : change.name}\`` : change.change === "renamed" ? `\`${before}\` in ${file} was renamed to \`${change.after ? signature(change.after) : change.name}\`` : `\`${before}\` was removed from ${file}`;
-  return `${what}; ${count(callers.length, "call site")} in files not edited in this session still ${change.change === "params" ? "call it as before" : "use the old name"}: ${sites}.`;
+  const still = change.change === "params" ? "call it as before" : "use the old name";
+  const notConfirmed = `(not confirmed; \`${IMPACT_TOOL_NAME}\` says why)`;
+  if (sure.length === 0)
+    return `${what}; ${count(loose.length, "possible call site")} in files not edited in this session ${notConfirmed}: ${at(shownLoose)}${tail}.`;
+  const possible = loose.length === 0 ? "" : `; ${count(loose.length, "more possible call site")} ${notConfirmed}${shownLoose.length > 0 ? `: ${at(shownLoose)}` : ""}`;
+  return `${what}; ${count(sure.length, "call site")} in files not edited in this session still ${still}: ${at(shownSure)}${possible}${tail}.`;
 }
 function impactNote(lines) {
   return `Impact of your last edit (pi-cgc, from the code graph): ${lines.join(" ")}`;
@@ -143,7 +152,7 @@ function installImpactNotes(pi, current, deps) {
   };
   const textBefore = async (session, path) => before.get(path) ?? await headText(session.root, path) ?? "";
   const newChanges = async (session, path) => {
-    const { fileChanges, noteWorthy } = await import("./chunks/impact-HN3MOJV6.js");
+    const { fileChanges, noteWorthy } = await import("./chunks/impact-NRXLU5IV.js");
     return fileChanges(path, await textBefore(session, path), readText(path) ?? "").filter(
       (change) => noteWorthy(change) && !noted.has(`${path}#${keyOf(change.before ?? change)}`)
     );
@@ -159,7 +168,7 @@ function installImpactNotes(pi, current, deps) {
     const stale = new Set(state.changedPaths);
     const ready = [...pending].filter((path) => !stale.has(path));
     if (ready.length === 0) return;
-    const { dependentsOf } = await import("./chunks/impact-HN3MOJV6.js");
+    const { dependentsOf } = await import("./chunks/impact-NRXLU5IV.js");
     const lines = [];
     for (const path of ready) {
       pending.delete(path);
@@ -311,7 +320,7 @@ function buildCard(tools) {
 var SKILL_NAME = "cgc-routing";
 var CARD_SECTION = "code-graph";
 var TEXT_TOOLS = ["grep", "read", "bash"];
-function installAgentSurface(pi, current, settle, edited = () => /* @__PURE__ */ new Set()) {
+function installAgentSurface(pi, current, freshness, edited = () => /* @__PURE__ */ new Set()) {
   let lease;
   let tools;
   let loading;
@@ -330,13 +339,18 @@ function installAgentSurface(pi, current, settle, edited = () => /* @__PURE__ */
     }
     return lease.lease;
   };
-  const deps = { current, lease: leaseFor, settle };
+  const deps = {
+    current,
+    lease: leaseFor,
+    settle: freshness.settle,
+    possibleCallers: freshness.possibleCallers
+  };
   const loadTools = () => {
     loading ??= Promise.all([
-      import("./chunks/tools-X2D6HDGE.js"),
+      import("./chunks/tools-EP3KS4OJ.js"),
       import("./chunks/gap-tools-VRW7XOAB.js"),
       import("./chunks/mcp-J52Z56KA.js"),
-      import("./chunks/impact-HN3MOJV6.js")
+      import("./chunks/impact-NRXLU5IV.js")
     ]).then(
       ([graph, gaps, mcp, impact]) => {
         tools = {
@@ -887,7 +901,7 @@ function startEngine(options) {
     for (const waiter of waiting.values()) waiter({ ok: false, code: "FAILED", reason });
     waiting.clear();
   });
-  function request(op, body, budgetMs) {
+  function request(op, body, budgetMs, readOnly = false) {
     if (phase.phase !== "ready") {
       const reason = phase.phase === "starting" ? "the engine has not started yet" : phase.reason;
       return Promise.resolve({ ok: false, code: "UNAVAILABLE", reason });
@@ -896,9 +910,11 @@ function startEngine(options) {
     return new Promise((resolve_) => {
       const timer = setTimeout(() => {
         waiting.delete(id);
-        phase = { phase: "failed", reason: `the engine's ${op} took longer than ${budgetMs} ms` };
+        const reason = `the engine's ${op} took longer than ${budgetMs} ms`;
+        if (readOnly) return resolve_({ ok: false, code: "TIMEOUT", reason });
+        phase = { phase: "failed", reason };
         void handle.stop();
-        resolve_({ ok: false, code: "TIMEOUT", reason: phase.reason });
+        resolve_({ ok: false, code: "TIMEOUT", reason });
       }, budgetMs);
       waiting.set(id, (answer) => {
         clearTimeout(timer);
@@ -925,6 +941,7 @@ function startEngine(options) {
     update: (paths, budgetMs) => request("update", { paths }, budgetMs),
     verify: (paths, budgetMs) => request("verify", { paths }, budgetMs),
     rebuilt: (unknown, budgetMs) => request("rebuilt", { unknown }, budgetMs),
+    possible: (targets, budgetMs) => request("possible", { targets }, budgetMs, true),
     async stop() {
       clearTimeout(startTimer);
       await handle.stop();
@@ -938,6 +955,7 @@ var pause = (ms) => new Promise((resolve6) => setTimeout(resolve6, ms));
 var DEBOUNCE_MS = 300;
 var SETTLE_BOUND_MS = 5e3;
 var SETTLE_START_MS = 3e4;
+var POSSIBLE_BUDGET_MS = 1e4;
 var START_BUDGET_MS = 6e5;
 var EMBEDDED_HOLD_MS = 300;
 var BUSY_RETRIES = 1;
@@ -1152,21 +1170,22 @@ function createEngineUpdates(session, fellBack) {
     });
     return running;
   };
+  const describe = () => {
+    if (engine?.phase.phase === "ready") {
+      const { cgcVersion, backend, files, startMs, warm } = engine.phase.facts;
+      const started = `started in ${(startMs / 1e3).toFixed(1)} s${warm ? " (warm)" : ""}`;
+      return `ready \u2014 cgc ${cgcVersion}, ${backend}, ${files} files, ${started}${last ? `; ${last}` : ""}`;
+    }
+    if (engine) return why;
+    const refused = refusal();
+    if (refused === "wait") return why;
+    return refused ? refused.reason : notStarted;
+  };
   return {
     get ready() {
       return ready() || engine?.phase.phase === "starting";
     },
-    describe() {
-      if (engine?.phase.phase === "ready") {
-        const { cgcVersion, backend, files, startMs, warm } = engine.phase.facts;
-        const started = `started in ${(startMs / 1e3).toFixed(1)} s${warm ? " (warm)" : ""}`;
-        return `ready \u2014 cgc ${cgcVersion}, ${backend}, ${files} files, ${started}${last ? `; ${last}` : ""}`;
-      }
-      if (engine) return why;
-      const refused = refusal();
-      if (refused === "wait") return why;
-      return refused ? refused.reason : notStarted;
-    },
+    describe,
     schedule() {
       consider();
       schedule();
@@ -1196,10 +1215,7 @@ function createEngineUpdates(session, fellBack) {
       });
     },
     async settle(signal) {
-      const bound = (ms) => new Promise((resolve6) => {
-        setTimeout(resolve6, ms).unref();
-        signal?.addEventListener("abort", () => resolve6(), { once: true });
-      });
+      const bound = boundBy(signal);
       if (engine?.phase.phase === "starting") await Promise.race([engine.started, bound(SETTLE_START_MS)]);
       if (engine?.phase.phase === "starting") return [...session.store.get().changedPaths];
       if (!ready()) return [];
@@ -1211,12 +1227,29 @@ function createEngineUpdates(session, fellBack) {
       if (running) await Promise.race([running, bound(SETTLE_BOUND_MS)]);
       return running ? [...session.store.get().changedPaths] : [];
     },
+    async possible(targets, signal) {
+      if (stopping) await stopping;
+      consider();
+      if (engine?.phase.phase === "starting") await Promise.race([engine.started, boundBy(signal)(SETTLE_START_MS)]);
+      if (signal?.aborted) return { unknown: "the question was cancelled" };
+      const current = engine;
+      if (current?.phase.phase === "starting")
+        return { unknown: "pi-cgc's engine is still starting (it reads the tree); ask again shortly" };
+      if (current?.phase.phase !== "ready") return { unknown: `pi-cgc's engine is ${describe()}` };
+      const answer = await current.possible(targets, POSSIBLE_BUDGET_MS);
+      if (!answer.ok) return { unknown: `pi-cgc's engine did not answer (${answer.code}: ${answer.reason})` };
+      return { sites: answer.value.sites };
+    },
     async stop() {
       if (timer) clearTimeout(timer);
       await engine?.stop();
     }
   };
 }
+var boundBy = (signal) => (ms) => new Promise((resolve6) => {
+  setTimeout(resolve6, ms).unref();
+  signal?.addEventListener("abort", () => resolve6(), { once: true });
+});
 
 // src/freshness/watch-start.ts
 function startWatcherLater(session, deps) {
@@ -1340,6 +1373,8 @@ function installFreshness(pi, current) {
   return {
     /** For a graph tool: wait (bounded) for a pending update; the changed paths still not in the graph. */
     settle: (signal) => updates?.settle(signal) ?? Promise.resolve([]),
+    /** For a graph tool: each target function's possible call sites from the engine, or why they are unknown. */
+    possibleCallers: (targets, signal) => updates?.possible(targets, signal) ?? Promise.resolve({ unknown: "pi-cgc is not active in this session" }),
     /** Files pi-cgc wrote into the workspace itself (/cgc report, a project settings save): observed as edits are. */
     written: (paths) => {
       const session = current();
@@ -3071,7 +3106,12 @@ function piCgc(pi) {
   });
   const freshness = installFreshness(pi, current);
   let notes;
-  const surface = installAgentSurface(pi, current, freshness.settle, () => notes?.edited() ?? /* @__PURE__ */ new Set());
+  const surface = installAgentSurface(
+    pi,
+    current,
+    { settle: freshness.settle, possibleCallers: freshness.possibleCallers },
+    () => notes?.edited() ?? /* @__PURE__ */ new Set()
+  );
   notes = installImpactNotes(pi, current, surface.deps);
   installInjection(pi, current);
   registerCgcCommand(pi, current, () => ({

@@ -38,14 +38,20 @@ function readText(path: string): string | undefined {
   }
 }
 
-/** The note's line for one change (pure: the tier-tokens bench and the unit tests read it). */
+/**
+ * The note's line for one change (pure: the tier-tokens bench and the unit tests read it). Callers not confirmed
+ * (possible: a guess of cgc's, or a call pi-cgc could not rule out) are counted and named apart, after the others.
+ */
 export function impactLine(root: string, path: string, change: SignatureChange, callers: Dependent[]): string {
   const file = displayPath(root, path);
-  const shown = callers
-    .slice(0, NOTE_CALLERS)
-    .map((caller) => `${displayPath(root, caller.path)}:${caller.line ?? "?"}`);
-  const more = callers.length - shown.length;
-  const sites = `${shown.join(", ")}${more > 0 ? `, and ${more} more — \`${IMPACT_TOOL_NAME}\`` : ""}`;
+  const sure = callers.filter((caller) => caller.possible === undefined);
+  const loose = callers.filter((caller) => caller.possible !== undefined);
+  const shownSure = sure.slice(0, NOTE_CALLERS);
+  const shownLoose = loose.slice(0, NOTE_CALLERS - shownSure.length);
+  const at = (shown: Dependent[]) =>
+    shown.map((caller) => `${displayPath(root, caller.path)}:${caller.line ?? "?"}`).join(", ");
+  const more = callers.length - shownSure.length - shownLoose.length;
+  const tail = more > 0 ? `, and ${more} more — \`${IMPACT_TOOL_NAME}\`` : "";
   const before = change.before ? signature(change.before) : change.name;
   const what =
     change.change === "params"
@@ -53,7 +59,15 @@ export function impactLine(root: string, path: string, change: SignatureChange, 
       : change.change === "renamed"
         ? `\`${before}\` in ${file} was renamed to \`${change.after ? signature(change.after) : change.name}\``
         : `\`${before}\` was removed from ${file}`;
-  return `${what}; ${count(callers.length, "call site")} in files not edited in this session still ${change.change === "params" ? "call it as before" : "use the old name"}: ${sites}.`;
+  const still = change.change === "params" ? "call it as before" : "use the old name";
+  const notConfirmed = `(not confirmed; \`${IMPACT_TOOL_NAME}\` says why)`;
+  if (sure.length === 0)
+    return `${what}; ${count(loose.length, "possible call site")} in files not edited in this session ${notConfirmed}: ${at(shownLoose)}${tail}.`;
+  const possible =
+    loose.length === 0
+      ? ""
+      : `; ${count(loose.length, "more possible call site")} ${notConfirmed}${shownLoose.length > 0 ? `: ${at(shownLoose)}` : ""}`;
+  return `${what}; ${count(sure.length, "call site")} in files not edited in this session still ${still}: ${at(shownSure)}${possible}${tail}.`;
 }
 
 export function impactNote(lines: string[]): string {

@@ -10,8 +10,11 @@ import { basename, dirname, extname, relative, resolve } from "node:path";
 import { defineTool, type ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
 import { count } from "../state/words.ts";
+import { isConfirmedCall, possibleCallWhy } from "./call-confidence.ts";
+import { edgeOf, type FunctionKey, reachCalls } from "./call-reach.ts";
 import { IMPACT_TOOL_NAME } from "./catalog.ts";
 import { type ChangedFile, headText, workingChanges } from "./git-changes.ts";
+import { engineSites, listedKey, unknownLine } from "./possible-callers.ts";
 import { confinedPath, location, ToolFailure } from "./results.ts";
 import {
   codeOnly,
@@ -29,6 +32,8 @@ export const IMPACT_DEFAULT_DEPTH = 2;
 export const IMPACT_MAX_DEPTH = 4;
 /** Enclosing functions of text-found call sites whose own callers are followed, at most. */
 const FOLLOW_LIMIT = 50;
+/** Functions a walk of callers reaches at most. */
+const WALK_LIMIT = 200;
 
 type Row = Record<string, unknown>;
 
@@ -43,12 +48,16 @@ export interface Dependent {
   line: number | undefined;
   /** 1: depends on the change itself; more: through that many links. */
   hops: number;
+  /** A caller not confirmed (src/agent/call-confidence.ts, or pi-cgc's own possible callers): why it is listed. */
+  possible?: string;
 }
 
 export interface Impact {
   path: string;
   change: SignatureChange;
   dependents: Dependent[];
+  /** Why pi-cgc's own possible callers are unknown, where they are. */
+  unknown?: string;
 }
 
 const str = (value: unknown) => (typeof value === "string" ? value : "");
@@ -118,45 +127,108 @@ async function rows(q: Query, cypher: string, params: Record<string, unknown>): 
   return cypherRows(q.deps, q.session, cypher, params, q.signal);
 }
 
-/** Direct callers (call sites) of a definition still in the graph: a function, a method, or a class (instantiation). */
-async function graphCallers(q: Query, path: string, definition: Definition): Promise<Dependent[]> {
+/** The graph's nodes of a definition: its Function (by name, file and class), or its Class. */
+async function nodesOf(q: Query, path: string, definition: Definition): Promise<FunctionKey[]> {
   const isClass = definition.kind === "class";
   const found = await rows(
     q,
-    `MATCH (o)-[r:CALLS]->(f:${isClass ? "Class" : "Function"}) WHERE f.name = $name AND f.path = $path ` +
+    `MATCH (f:${isClass ? "Class" : "Function"}) WHERE f.name = $name AND f.path = $path ` +
       (isClass ? "" : "AND ($owner = '' OR f.class_context = $owner) ") +
-      "RETURN o.name AS name, o.path AS path, r.line_number AS line ORDER BY path, line",
+      "RETURN f.path AS path, f.line_number AS line ORDER BY path, line",
     { name: definition.name, path, owner: definition.owner ?? "" },
   );
-  return found.map((row) => ({
-    relation: "caller",
-    name: str(row.name),
-    path: str(row.path),
-    line: num(row.line),
-    hops: 1,
-  }));
+  return found.map((row) => ({ name: definition.name, path: str(row.path), line: Number(row.line) }));
 }
 
-/** Functions reaching `name` in `path` in 2..depth calls (the first hop is the direct callers, listed apart). */
-async function transitiveCallers(q: Query, path: string, definition: Definition, depth: number): Promise<Dependent[]> {
-  if (depth < 2) return [];
-  const label = definition.kind === "class" ? "Class" : "Function";
+/**
+ * Direct callers (call sites) of a definition still in the graph: a function, a method, or a class
+ * (instantiation); those of a call edge not confirmed are marked possible. `listed`: each call edge's key, for
+ * pi-cgc's own possible callers to leave out.
+ */
+async function graphCallers(
+  q: Query,
+  path: string,
+  definition: Definition,
+): Promise<{ callers: Dependent[]; listed: Set<string> }> {
+  const isClass = definition.kind === "class";
   const found = await rows(
     q,
-    // Variable-length bounds cannot be parameters in Cypher; depth is a validated integer.
-    `MATCH p = (o:Function)-[:CALLS*1..${depth}]->(f:${label}) WHERE f.name = $name AND f.path = $path ` +
-      (label === "Function" ? "AND ($owner = '' OR f.class_context = $owner) " : "") +
-      "RETURN o.name AS name, o.path AS path, o.line_number AS line, min(length(p)) AS hops ORDER BY hops, path, line LIMIT 200",
+    `MATCH (o)-[r:CALLS|HEURISTIC_CALLS]->(f:${isClass ? "Class" : "Function"}) WHERE f.name = $name AND f.path = $path ` +
+      (isClass ? "" : "AND ($owner = '' OR f.class_context = $owner) ") +
+      "RETURN o.name AS name, o.path AS path, o.line_number AS defined, r.line_number AS line, " +
+      "f.line_number AS target_line, type(r) AS type, " +
+      "r.confidence_label AS label, r.resolution_tier AS tier, r.full_call_name AS call ORDER BY path, line",
     { name: definition.name, path, owner: definition.owner ?? "" },
   );
-  return found
-    .filter((row) => Number(row.hops) >= 2)
+  const listed = new Set(
+    found.map((row) =>
+      listedKey({ path, name: definition.name, line: Number(row.target_line) }, str(row.path), row.line),
+    ),
+  );
+  const edge = (row: Row) =>
+    edgeOf(row, str(row.path) === path && str(row.name) === definition.name && row.defined === row.target_line);
+  // One dependent per call site: confirmed if any edge there is.
+  const sure = new Set(
+    found.filter((row) => isConfirmedCall(edge(row))).map((row) => `${str(row.path)}\0${num(row.line)}`),
+  );
+  const callers = found
+    .filter((row) => isConfirmedCall(edge(row)) || !sure.has(`${str(row.path)}\0${num(row.line)}`))
     .map((row) => ({
-      relation: "caller",
+      relation: "caller" as const,
       name: str(row.name),
       path: str(row.path),
       line: num(row.line),
-      hops: Number(row.hops),
+      hops: 1,
+      possible: isConfirmedCall(edge(row)) ? undefined : possibleCallWhy(edge(row)),
+    }));
+  return { callers, listed };
+}
+
+/** pi-cgc's own possible callers of a function still in the graph (calls the graph does not link), or why unknown. */
+async function engineCallers(
+  q: Query,
+  path: string,
+  definition: Definition,
+  listed: ReadonlySet<string>,
+): Promise<{ callers: Dependent[]; unknown?: string }> {
+  const targets = await nodesOf(q, path, definition);
+  const answer = await engineSites(q.deps.possibleCallers, targets, listed, q.signal);
+  if ("unknown" in answer) return { callers: [], unknown: answer.unknown };
+  return {
+    callers: answer.sites.map((site) => ({
+      relation: "caller",
+      name: site.caller,
+      path: site.path,
+      line: site.line,
+      hops: 1,
+      possible: site.why,
+    })),
+  };
+}
+
+/**
+ * Functions reaching `name` in `path` in 2..depth calls (the first hop is the direct callers, listed apart); one
+ * reached only through a call not confirmed is marked possible.
+ */
+async function transitiveCallers(q: Query, path: string, definition: Definition, depth: number): Promise<Dependent[]> {
+  if (depth < 2) return [];
+  const walk = await reachCalls(
+    (cypher, params) => rows(q, cypher, params),
+    await nodesOf(q, path, definition),
+    "callers",
+    depth,
+    WALK_LIMIT,
+    definition.kind === "class" ? "Class" : "Function",
+  );
+  return walk.reached
+    .filter((fn) => fn.hops >= 2)
+    .map((fn) => ({
+      relation: "caller",
+      name: fn.name,
+      path: fn.path,
+      line: fn.line,
+      hops: fn.hops,
+      possible: fn.possible === undefined ? undefined : `through ${fn.possible}`,
     }));
 }
 
@@ -274,12 +346,18 @@ async function callersOfGone(q: Query, path: string, definition: Definition, dep
       sites.push({ path: file, line });
   }
   const around = await enclosing(q, [...new Set(sites.map((site) => site.path))]);
+  // A method's call is `.name(` on an object whose type the text does not say: only possible.
+  const why =
+    definition.kind === "method"
+      ? `a call of .${definition.name}() in a file that imports ${ownerOrName}'s module; the object's type is unknown`
+      : undefined;
   const direct: Dependent[] = sites.map((site) => ({
     relation: "caller",
     name: around(site.path, site.line).name,
     path: site.path,
     line: site.line,
     hops: 1,
+    possible: why,
   }));
   if (depth < 2) return direct;
   const further: Dependent[] = [];
@@ -296,11 +374,12 @@ async function callersOfGone(q: Query, path: string, definition: Definition, dep
       depth,
     );
     const first = await graphCallers(q, site.path, { kind: "function", name: fn.name, params: "", line: 0 });
+    const through = why === undefined ? undefined : `through ${fn.name} → ${definition.name}: ${why}`;
     for (const dependent of [
-      ...first.map((d) => ({ ...d, hops: 2 })),
+      ...first.callers.map((d) => ({ ...d, hops: 2 })),
       ...deeper.map((d) => ({ ...d, hops: d.hops + 1 })),
     ])
-      if (dependent.hops <= depth) further.push(dependent);
+      if (dependent.hops <= depth) further.push({ ...dependent, possible: dependent.possible ?? through });
   }
   return [...direct, ...further];
 }
@@ -314,17 +393,41 @@ export async function dependentsOf(
   changed: ChangedLines,
   callersOnly = false,
 ): Promise<Dependent[]> {
-  if (!breaking(change)) return [];
+  return (await dependencies(q, path, change, depth, changed, callersOnly)).dependents;
+}
+
+/**
+ * dependentsOf, and why pi-cgc's own possible callers are unknown where they are (the engine does not run, or
+ * failed): then the dependents are the graph's alone.
+ */
+export async function dependencies(
+  q: Query,
+  path: string,
+  change: SignatureChange,
+  depth: number,
+  changed: ChangedLines,
+  callersOnly = false,
+): Promise<{ dependents: Dependent[]; unknown?: string }> {
+  if (!breaking(change)) return { dependents: [] };
   const definition = targetOf(change);
   const gone = change.change !== "params";
   const found: Dependent[] = [];
+  let unknown: string | undefined;
   const isConstructor =
     definition.kind === "method" && (definition.name === "__init__" || definition.name === "constructor");
   if (gone) found.push(...(await callersOfGone(q, path, change.before as Definition, callersOnly ? 1 : depth)));
   else {
-    found.push(...(await graphCallers(q, path, definition)));
+    const graph = await graphCallers(q, path, definition);
+    found.push(...graph.callers);
+    if (definition.kind !== "class") {
+      const engine = await engineCallers(q, path, definition, graph.listed);
+      found.push(...engine.callers);
+      unknown = engine.unknown;
+    }
     if (isConstructor && definition.owner)
-      found.push(...(await graphCallers(q, path, { kind: "class", name: definition.owner, params: "", line: 0 })));
+      found.push(
+        ...(await graphCallers(q, path, { kind: "class", name: definition.owner, params: "", line: 0 })).callers,
+      );
     if (!callersOnly) found.push(...(await transitiveCallers(q, path, definition, depth)));
   }
   if (!callersOnly) {
@@ -340,7 +443,7 @@ export async function dependentsOf(
     }
   }
   const seen = new Set<string>();
-  return found.filter((dependent) => {
+  const dependents = found.filter((dependent) => {
     const key = `${dependent.relation}\0${dependent.path}\0${dependent.line}\0${dependent.name}`;
     if (seen.has(key) || inChangedLines(changed, dependent.path, dependent.line)) return false;
     // The changed definition itself (a recursive call, its own class) is not its dependent.
@@ -349,6 +452,7 @@ export async function dependentsOf(
     seen.add(key);
     return true;
   });
+  return { dependents, unknown };
 }
 
 /** The changed definitions of one file, old text against new. */
@@ -381,7 +485,7 @@ const RELATION_HEADINGS: Record<Relation, string> = {
 
 function renderImpacts(ctx: ExtensionContext, impacts: Impact[], edited: ReadonlySet<string>, depth: number): string[] {
   const lines: string[] = [];
-  for (const { path, change, dependents } of impacts) {
+  for (const { path, change, dependents, unknown } of impacts) {
     const at = location(ctx.cwd, path, targetOf(change).line);
     lines.push("", `${at}  ${describeChange(change)}`);
     if (!breaking(change)) {
@@ -389,21 +493,33 @@ function renderImpacts(ctx: ExtensionContext, impacts: Impact[], edited: Readonl
       continue;
     }
     if (dependents.length === 0) {
-      lines.push(`  nothing outside the changed lines depends on it (within ${count(depth, "link")}).`);
+      lines.push(
+        unknown === undefined
+          ? `  nothing outside the changed lines depends on it (within ${count(depth, "link")}).`
+          : `  the graph links nothing outside the changed lines to it (within ${count(depth, "link")}); possible callers unknown (below).`,
+      );
       continue;
     }
+    const listing = (dependent: Dependent, relation: Relation) => {
+      const hops =
+        dependent.hops > 1 ? `  (${count(dependent.hops, relation === "caller" ? "call" : "link")} away)` : "";
+      const mark = edited.has(dependent.path) ? "  [edited in this session]" : "";
+      const possible = dependent.possible === undefined ? "" : `  [possible: ${dependent.possible}]`;
+      return `  - ${location(ctx.cwd, dependent.path, dependent.line)}  ${dependent.name}${hops}${mark}${possible}`;
+    };
     for (const relation of ["caller", "importer", "subclass", "overrider"] as const) {
       const group = dependents.filter((dependent) => dependent.relation === relation).sort((a, b) => a.hops - b.hops);
-      if (group.length === 0) continue;
-      lines.push(`  ${RELATION_HEADINGS[relation]} (${group.length}):`);
-      for (const dependent of group) {
-        const hops =
-          dependent.hops > 1 ? `  (${count(dependent.hops, relation === "caller" ? "call" : "link")} away)` : "";
-        const mark = edited.has(dependent.path) ? "  [edited in this session]" : "";
-        lines.push(`  - ${location(ctx.cwd, dependent.path, dependent.line)}  ${dependent.name}${hops}${mark}`);
-      }
+      const sure = group.filter((dependent) => dependent.possible === undefined);
+      if (sure.length > 0) lines.push(`  ${RELATION_HEADINGS[relation]} (${sure.length}):`);
+      for (const dependent of sure) lines.push(listing(dependent, relation));
+      const loose = group.filter((dependent) => dependent.possible !== undefined);
+      if (loose.length === 0) continue;
+      lines.push(`  possible ${RELATION_HEADINGS[relation]} (${loose.length}; not confirmed, each says why):`);
+      for (const dependent of loose) lines.push(listing(dependent, relation));
     }
   }
+  const unknown = impacts.find((impact) => impact.unknown !== undefined)?.unknown;
+  if (unknown !== undefined) lines.push("", unknownLine(unknown));
   return lines;
 }
 
@@ -417,7 +533,7 @@ export function impactTool(deps: ImpactDeps) {
     name: IMPACT_TOOL_NAME,
     label: "cgc impact",
     description:
-      "What the uncommitted changes of the working tree can break, from git's diff against HEAD and the code graph: each function, class or method added, removed, renamed or with another parameter list, and its callers, importers, subclasses and overriders outside the changed lines, to a depth, as path:line (those in files edited in this session are marked). Use it before finishing a change that touches a signature.",
+      "What the uncommitted changes of the working tree can break, from git's diff against HEAD and the code graph: each function, class or method added, removed, renamed or with another parameter list, and its callers, importers, subclasses and overriders outside the changed lines, to a depth, as path:line (possible callers apart, each marked with why; those in files edited in this session are marked). Use it before finishing a change that touches a signature.",
     parameters: Type.Object({
       target: Type.Optional(
         Type.String({
@@ -471,20 +587,20 @@ export function impactTool(deps: ImpactDeps) {
           const after = file.status === "deleted" ? "" : readText(file.path);
           for (const change of fileChanges(file.path, before, after)) {
             if (symbol && ![change.name, change.from, qualified(change)].includes(symbol)) continue;
-            impacts.push({
-              path: file.path,
-              change,
-              dependents: await dependentsOf(q, file.path, change, depth, changed),
-            });
+            impacts.push({ path: file.path, change, ...(await dependencies(q, file.path, change, depth, changed)) });
           }
         }
         if (impacts.length === 0) return nothingChanged(q, ctx, symbol, files);
         const breakingCount = impacts.filter((impact) => breaking(impact.change)).length;
-        const dependents = impacts.reduce((sum, impact) => sum + impact.dependents.length, 0);
+        const all = impacts.flatMap((impact) => impact.dependents);
+        const possible = all.filter((dependent) => dependent.possible !== undefined).length;
         const fileCount = new Set(impacts.map((impact) => impact.path)).size;
+        const dependents =
+          count(all.length - possible, "dependent") +
+          (possible > 0 ? ` and ${count(possible, "possible caller")}` : "");
         return [
           `${count(impacts.length, "changed definition")} in ${count(fileCount, "file")} against HEAD` +
-            ` (${breakingCount} that can break callers; ${count(dependents, "dependent")} within ${count(depth, "link")}):`,
+            ` (${breakingCount} that can break callers; ${dependents} within ${count(depth, "link")}):`,
           ...renderImpacts(ctx, impacts, deps.edited(), depth),
         ].join("\n");
       });

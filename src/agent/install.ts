@@ -40,7 +40,8 @@ export type AgentSession = GraphSession & Pick<CgcSession, "backend">;
 export function installAgentSurface(
   pi: ExtensionAPI,
   current: () => AgentSession | undefined,
-  settle: GraphDeps["settle"],
+  /** From freshness: the wait for a pending update, and the engine's possible callers. */
+  freshness: Pick<GraphDeps, "settle" | "possibleCallers">,
   /** Files edited in this session (cgc_impact marks its dependents there). */
   edited: () => ReadonlySet<string> = () => new Set(),
 ) {
@@ -62,7 +63,12 @@ export function installAgentSurface(
     }
     return lease.lease;
   };
-  const deps: GraphDeps = { current, lease: leaseFor, settle };
+  const deps: GraphDeps = {
+    current,
+    lease: leaseFor,
+    settle: freshness.settle,
+    possibleCallers: freshness.possibleCallers,
+  };
   const loadTools = (): Promise<Tools> => {
     loading ??= Promise.all([
       import("./tools.ts"),

@@ -16,9 +16,18 @@ import type { CgcSession } from "../lifecycle/session.ts";
 import { isReady } from "../state/model.ts";
 import { count } from "../state/words.ts";
 import { isConfirmedCall, possibleCallRank, possibleCallWhy } from "./call-confidence.ts";
+import { edgeOf as callEdge, chainsOf, type FunctionKey, type Reached, reachCalls } from "./call-reach.ts";
 import { GRAPH_TOOL_NAMES, type Intent } from "./catalog.ts";
 import { checkReadOnlyCypher } from "./cypher.ts";
 import type { McpLease } from "./mcp.ts";
+import {
+  callerName,
+  engineSites,
+  listedKey,
+  type PossibleCallers,
+  type PossibleTarget,
+  unknownLine,
+} from "./possible-callers.ts";
 import { answered, confinedPath, failureOf, liveSession, location, type ToolDetails, ToolFailure } from "./results.ts";
 
 /** What the graph tools use of a session. */
@@ -32,6 +41,8 @@ export interface GraphDeps {
   lease(session: GraphSession): McpLease;
   /** Waits (bounded) for a pending engine update; the changed paths the graph does not hold yet. */
   settle(signal?: AbortSignal): Promise<string[]>;
+  /** Each target function's possible call sites from pi-cgc's engine, or why they are unknown. */
+  possibleCallers: PossibleCallers;
 }
 
 type Row = Record<string, unknown>;
@@ -227,6 +238,36 @@ async function requireSymbol(
 
 /** How many possible callers (or callees) a relations answer lists before "N more". */
 const POSSIBLE_SHOWN = 10;
+/** Functions a transitive answer lists at most. */
+const TRANSITIVE_LIMIT = 200;
+/** Functions a call-chain walk visits at most. */
+const CHAIN_WALK_LIMIT = 2_000;
+
+/** The Function nodes a relations question is about: its name, in this workspace (or the file given). */
+async function functionsNamed(
+  deps: GraphDeps,
+  session: GraphSession,
+  name: string,
+  file: string | undefined,
+  signal: AbortSignal | undefined,
+): Promise<PossibleTarget[]> {
+  const rows = await cypherRows(
+    deps,
+    session,
+    "MATCH (f:Function) WHERE f.name = $name AND f.path STARTS WITH $root AND ($file = '' OR f.path = $file) " +
+      "RETURN f.path AS path, f.line_number AS line ORDER BY path, line",
+    { name, root: under(session.root), file: file ?? "" },
+    signal,
+  );
+  return rows.map((row) => ({ path: text(row.path), name, line: Number(row.line) }));
+}
+
+/** A capped list: the first POSSIBLE_SHOWN lines, then how many more. */
+function capped(lines: string[]): string[] {
+  const shown = lines.slice(0, POSSIBLE_SHOWN);
+  if (lines.length > shown.length) shown.push(`… ${lines.length - shown.length} more possible`);
+  return shown;
+}
 
 async function directCalls(
   deps: GraphDeps,
@@ -254,16 +295,37 @@ async function directCalls(
     { name: params.target, root: under(session.root), file: file ?? "" },
     signal,
   );
-  if (rows.length === 0) {
-    await requireSymbol(deps, session, params.target, file, signal);
-    return `No ${callers ? "callers of" : "calls from"} ${params.target} in the graph.`;
+  // Callers only: pi-cgc's own possible callers of every function the question names, but for the calls the
+  // graph already links to it.
+  const targets = callers ? await functionsNamed(deps, session, params.target, file, signal) : [];
+  const listed = new Set(
+    rows.map((row) =>
+      listedKey(
+        { path: text(row.target_path), name: params.target, line: Number(row.target_line) },
+        text(row.path),
+        row.call_line,
+      ),
+    ),
+  );
+  const engine = await engineSites(deps.possibleCallers, targets, listed, signal);
+  const engineFound = "sites" in engine ? engine.sites : [];
+  const unknown = "unknown" in engine ? engine.unknown : undefined;
+  if (rows.length === 0 && engineFound.length === 0) {
+    if (targets.length === 0) await requireSymbol(deps, session, params.target, file, signal);
+    if (!callers) return `No calls from ${params.target} in the graph.`;
+    if (unknown !== undefined && targets.length > 0)
+      return `The graph links no callers of ${params.target}.\n${unknownLine(unknown)}`;
+    return targets.length > 0
+      ? `No callers of ${params.target}: none in the graph, and no call of that name that pi-cgc could not rule out.`
+      : `No callers of ${params.target} in the graph.`;
   }
   const lineOf = (row: Row) =>
     callers
       ? `- ${text(row.name)}  ${location(ctx.cwd, row.path, row.call_line)}  (calls ${params.target}; ${text(row.name)} defined at line ${row.defined})`
       : `- ${text(row.name)}  ${location(ctx.cwd, row.path, row.defined)}  (called at ${location(ctx.cwd, row.target_path, row.call_line)})`;
   const functionOf = (row: Row) => `${text(row.name)}\0${text(row.path)}\0${text(row.defined)}`;
-  const edgeOf = (row: Row) => ({ type: text(row.type), label: row.label, tier: row.tier, call: row.call });
+  const edgeOf = (row: Row) =>
+    callEdge(row, text(row.path) === text(row.target_path) && Number(row.defined) === Number(row.target_line));
   const confirmedRows = rows.filter((row) => isConfirmedCall(edgeOf(row)));
   const seen = new Set<string>();
   const lines: string[] = [];
@@ -294,16 +356,30 @@ async function directCalls(
     possibleFunctions.add(functionOf(row));
     possibleLines.push(`${line}  [possible: ${possibleCallWhy(edgeOf(row))}]`);
   }
-  const shown = possibleLines.slice(0, POSSIBLE_SHOWN);
-  if (possibleLines.length > shown.length) shown.push(`… ${possibleLines.length - shown.length} more possible`);
+  // Then pi-cgc's own: calls the graph does not link, strongest rank first.
+  for (const site of engineFound) {
+    const where = location(ctx.cwd, site.path, site.line);
+    const line =
+      site.caller === "<module>"
+        ? `- ${callerName(site)}  ${where}  (calls ${params.target})`
+        : `- ${site.caller}  ${where}  (calls ${params.target}; ${site.caller} defined at line ${site.callerLine})`;
+    if (seen.has(line)) continue;
+    seen.add(line);
+    possibleFunctions.add(`${site.caller}\0${site.path}\0${site.callerLine}`);
+    possibleLines.push(`${line}  [possible: ${site.why}]`);
+  }
+  const shown = capped(possibleLines);
   const what = callers ? "possible caller" : "possible callee";
-  const notConfirmed =
-    "not confirmed: cgc linked these by name or by inference, not by an import or a definition; each says why";
+  const notConfirmed = callers
+    ? "not confirmed: cgc linked these by name or by inference, or pi-cgc could not rule the call out; each says why"
+    : "not confirmed: cgc linked these by name or by inference, not by an import or a definition; each says why";
+  const unknownNote = unknown === undefined ? [] : ["", unknownLine(unknown)];
   if (lines.length === 0) {
     const where = callers ? "path:line is the call site" : "path:line is the definition";
     return [
       `No confirmed ${callers ? "callers of" : "calls from"} ${params.target}; ${possibleFunctions.size} possible (${notConfirmed}; ${where}):`,
       ...shown,
+      ...unknownNote,
     ].join("\n");
   }
   const sites = lines.length === functions.size ? "" : ` at ${lines.length} call sites`;
@@ -312,8 +388,12 @@ async function directCalls(
     : `${params.target} calls ${count(functions.size, "function")}${sites} (path:line is the definition):`;
   const possible =
     shown.length === 0 ? [] : ["", `${count(possibleFunctions.size, what)} (${notConfirmed}):`, ...shown];
-  return [heading, ...lines, ...possible].join("\n");
+  return [heading, ...lines, ...possible, ...unknownNote].join("\n");
 }
+
+/** Where a transitive answer's own possible callers come from: not from the walk. */
+const ENGINE_NOT_FOLLOWED =
+  "Only the graph's calls are followed here: pi-cgc's own possible callers (calls the graph does not link) are not; ask relation callers of a function for them.";
 
 async function transitiveCalls(
   deps: GraphDeps,
@@ -325,32 +405,49 @@ async function transitiveCalls(
 ): Promise<string> {
   const depth = params.depth ?? 3;
   const callers = params.relation === "callers_transitive";
-  // Variable-length bounds cannot be parameters in Cypher; depth is a validated integer.
-  const pattern = callers
-    ? `(o:Function)-[:CALLS*1..${depth}]->(f:Function)`
-    : `(f:Function)-[:CALLS*1..${depth}]->(o:Function)`;
-  const rows = await cypherRows(
-    deps,
-    session,
-    `MATCH p = ${pattern} WHERE f.name = $name AND f.path STARTS WITH $root AND ($file = '' OR f.path = $file) AND o <> f ` +
-      "RETURN o.name AS name, o.path AS path, o.line_number AS line, min(length(p)) AS hops ORDER BY hops, path, line LIMIT 200",
-    { name: params.target, root: under(session.root), file: file ?? "" },
-    signal,
+  const seeds = await functionsNamed(deps, session, params.target, file, signal);
+  if (seeds.length === 0) await requireSymbol(deps, session, params.target, file, signal);
+  const walk = await reachCalls(
+    (query, values) => cypherRows(deps, session, query, values, signal),
+    seeds,
+    callers ? "callers" : "callees",
+    depth,
+    TRANSITIVE_LIMIT,
   );
-  if (rows.length === 0) {
-    await requireSymbol(deps, session, params.target, file, signal);
-    return `No ${callers ? "callers of" : "calls from"} ${params.target} within ${count(depth, "hop")}.`;
+  const note = callers ? ["", ENGINE_NOT_FOLLOWED] : [];
+  const sure = walk.reached.filter((fn) => fn.possible === undefined).slice(0, TRANSITIVE_LIMIT);
+  const loose = walk.reached.filter((fn) => fn.possible !== undefined);
+  const stopped = walk.truncated
+    ? [`(The walk stopped at ${TRANSITIVE_LIMIT} functions; ask with a smaller depth.)`]
+    : [];
+  if (walk.reached.length === 0) {
+    return [
+      `No ${callers ? "callers of" : "calls from"} ${params.target} in the graph within ${count(depth, "hop")}.`,
+      ...note,
+    ].join("\n");
   }
-  const lines = rows.map(
-    (row) => `- ${text(row.name)}  ${location(ctx.cwd, row.path, row.line)}  (${count(Number(row.hops), "hop")})`,
-  );
-  const one = rows.length === 1;
+  const lineOf = (fn: Reached) => `- ${fn.name}  ${location(ctx.cwd, fn.path, fn.line)}  (${count(fn.hops, "hop")})`;
+  const possibleLines = loose.map((fn) => `${lineOf(fn)}  [possible: through ${fn.possible}]`);
+  const looseHeading = `${count(loose.length, "function")} ${callers ? `${loose.length === 1 ? "reaches" : "reach"} ${params.target}` : `${loose.length === 1 ? "is" : "are"} reached`} only through a possible call (not confirmed; each names the call and why):`;
+  if (sure.length === 0) {
+    return [
+      `No function ${callers ? `reaches ${params.target}` : `is reached from ${params.target}`} through confirmed calls within ${count(depth, "call")}; ${looseHeading}`,
+      ...capped(possibleLines),
+      ...stopped,
+      ...note,
+    ].join("\n");
+  }
+  const one = sure.length === 1;
   const what = callers
     ? `${one ? "reaches" : "reach"} ${params.target}`
     : `${one ? "is" : "are"} reached from ${params.target}`;
+  const possible = loose.length === 0 ? [] : ["", looseHeading, ...capped(possibleLines)];
   return [
-    `${count(rows.length, "function")} ${what} within ${count(depth, "call")} (path:line is the definition):`,
-    ...lines,
+    `${count(sure.length, "function")} ${what} within ${count(depth, "call")} (path:line is the definition):`,
+    ...sure.map(lineOf),
+    ...possible,
+    ...stopped,
+    ...note,
   ].join("\n");
 }
 
@@ -366,24 +463,36 @@ async function callChain(
     throw new ToolFailure("FAILED", "call_chain needs a start and an end", "pass target (start) and to (end).");
   }
   const depth = params.depth ?? 5;
-  const rows = await cypherRows(
-    deps,
-    session,
-    `MATCH p = (a:Function)-[:CALLS*1..${depth}]->(b:Function) WHERE a.name = $from AND b.name = $to ` +
-      "AND a.path STARTS WITH $root RETURN nodes(p) AS chain, length(p) AS hops ORDER BY hops LIMIT 10",
-    { from, to, root: under(session.root) },
-    signal,
+  const ends = await functionsNamed(deps, session, to, undefined, signal);
+  const starts = await functionsNamed(deps, session, from, undefined, signal);
+  if (starts.length === 0) await requireSymbol(deps, session, from, undefined, signal);
+  if (ends.length === 0) await requireSymbol(deps, session, to, undefined, signal);
+  // Walked back from the end: every function that reaches it within depth, and the calls between them.
+  const walk = await reachCalls(
+    (query, values) => cypherRows(deps, session, query, values, signal),
+    ends,
+    "callers",
+    depth,
+    CHAIN_WALK_LIMIT,
   );
-  if (rows.length === 0) {
-    await requireSymbol(deps, session, from, undefined, signal);
-    await requireSymbol(deps, session, to, undefined, signal);
-    return `No call chain from ${from} to ${to} within ${count(depth, "call")}.`;
-  }
-  const chains = rows.map((row, index) => {
-    const nodes = Array.isArray(row.chain) ? (row.chain as Row[]) : [];
-    return `${index + 1}. ${nodes.map((node) => `${text(node.name)} (${location(ctx.cwd, node.path, node.line_number)})`).join(" → ")}`;
+  const chains = chainsOf(walk, starts as FunctionKey[], depth, 10);
+  const note = [
+    "",
+    "Only the graph's calls are followed: a link the graph does not hold (pi-cgc's own possible callers) is not; ask relation callers of a function for them.",
+  ];
+  if (chains.length === 0)
+    return [`No call chain from ${from} to ${to} in the graph within ${count(depth, "call")}.`, ...note].join("\n");
+  const lines = chains.map((chain, index) => {
+    const names = chain.functions.map((fn) => `${fn.name} (${location(ctx.cwd, fn.path, fn.line)})`).join(" → ");
+    return `${index + 1}. ${names}${chain.possible ? `  [through a possible call: ${chain.possible}]` : ""}`;
   });
-  return [`${count(rows.length, "call chain")} from ${from} to ${to}, shortest first:`, ...chains].join("\n");
+  const loose = chains.filter((chain) => chain.possible !== undefined).length;
+  const marked = loose === 0 ? "" : ` (${loose} through a possible call, marked)`;
+  return [
+    `${count(chains.length, "call chain")} from ${from} to ${to}, shortest first${marked}:`,
+    ...lines,
+    ...note,
+  ].join("\n");
 }
 
 async function catalogRelation(
@@ -450,7 +559,7 @@ function relationsTool(deps: GraphDeps) {
     name: GRAPH_TOOL_NAMES.relations,
     label: "cgc relations",
     description:
-      "How code relates, from this workspace's code graph: callers or callees of a function (direct or transitive), call chains between two functions, files importing a module, a class's hierarchy, implementations (overrides) of a method. Use it for impact analysis before changing a function. Returns names with path:line; direct callers and callees the graph resolved with confidence first, then possible ones (cgc's guesses, each marked with why: read them too before changing a signature).",
+      "How code relates, from this workspace's code graph: callers or callees of a function (direct or transitive), call chains between two functions, files importing a module, a class's hierarchy, implementations (overrides) of a method. Use it for impact analysis before changing a function. Returns names with path:line; direct callers and callees the graph resolved with confidence first, then possible ones, each marked with why (cgc's guesses; for callers also calls of the name pi-cgc could not rule out): read them too before changing a signature. Transitive answers and call chains mark what is reached only through a possible call.",
     parameters: Type.Object({
       relation: StringEnum(RELATIONS, {
         description:
@@ -498,7 +607,7 @@ function deadCodeTool(deps: GraphDeps) {
     name: GRAPH_TOOL_NAMES.deadCode,
     label: "cgc dead code",
     description:
-      "Functions in this workspace that nothing calls, from the code graph (candidates: entry points, callbacks and dynamic calls also show up). Returns name and path:line.",
+      "Functions in this workspace that nothing calls, from the code graph (candidates: entry points, callbacks and dynamic calls also show up); a function with a possible caller is left out and counted. Returns name and path:line.",
     parameters: Type.Object({
       exclude_decorated_with: Type.Optional(
         Type.Array(Type.String(), { description: "Skip functions with these decorators (e.g. app.route)" }),
@@ -513,8 +622,34 @@ function deadCodeTool(deps: GraphDeps) {
           { exclude_decorated_with: params.exclude_decorated_with ?? [], repo_path: session.root },
           signal,
         );
-        const rows = (((value.results ?? {}) as Row).potentially_unused_functions ?? []) as Row[];
-        if (rows.length === 0) return "No unused functions found.";
+        const found = (((value.results ?? {}) as Row).potentially_unused_functions ?? []) as Row[];
+        // cgc leaves out any function with a call edge, confirmed or not; pi-cgc's own possible callers leave out more.
+        const targets = found.map((row) => ({
+          path: text(row.path),
+          name: text(row.function_name),
+          line: Number(row.line_number),
+        }));
+        const engine = await engineSites(deps.possibleCallers, targets, new Set(), signal);
+        const called = new Set(
+          "sites" in engine ? engine.sites.map((site) => `${site.target.path}\0${site.target.line}`) : [],
+        );
+        const rows = found.filter((row) => !called.has(`${text(row.path)}\0${Number(row.line_number)}`));
+        const left = found.length - rows.length;
+        const leftOut =
+          left > 0
+            ? [
+                "",
+                `${count(left, "more function")} left out: ${left === 1 ? "it has" : "they have"} possible callers (calls of ${left === 1 ? "its" : "their"} name pi-cgc could not rule out; relation callers lists them).`,
+              ]
+            : [];
+        const unknown =
+          "unknown" in engine
+            ? [
+                "",
+                `This list may include functions with possible callers the graph does not link: they are unknown (${engine.unknown}).`,
+              ]
+            : [];
+        if (rows.length === 0) return ["No unused functions found.", ...leftOut, ...unknown].join("\n");
         const lines = rows.map((row) => {
           const owner = typeof row.context === "string" && row.context ? `${row.context}.` : "";
           return `- ${owner}${text(row.function_name)}  ${location(ctx.cwd, row.path, row.line_number)}  (${text(row.confidence) || "?"} confidence)`;
@@ -522,6 +657,8 @@ function deadCodeTool(deps: GraphDeps) {
         return [
           `${count(rows.length, "function")} nothing calls (check entry points and dynamic use before deleting):`,
           ...lines,
+          ...leftOut,
+          ...unknown,
         ].join("\n");
       });
     },

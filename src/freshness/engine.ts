@@ -47,6 +47,32 @@ export interface VerifyResult {
   unreflected: string[];
 }
 
+/** A function whose possible callers are asked for: its path as the graph stores it, its name, its line. */
+export interface PossibleTarget {
+  path: string;
+  name: string;
+  line: number;
+}
+
+/** A call site of a target's name that the engine's rules (engine/pi_cgc_engine/possible_calls.py) cannot rule out. */
+export interface PossibleSite {
+  path: string;
+  line: number;
+  /** The function around the call, or `<module>` (callerLine 0) at module level. */
+  caller: string;
+  callerLine: number;
+  rule: string;
+  /** Why the call may be the target's, in words. */
+  why: string;
+  /** 0: a rule that names the target's class or module; 1: a call on an object of unknown type. */
+  rank: number;
+}
+
+export interface PossibleResult {
+  /** One list per target, in the order asked. */
+  sites: PossibleSite[][];
+}
+
 export type EnginePhase =
   | { phase: "starting" }
   | { phase: "ready"; facts: EngineFacts }
@@ -64,6 +90,11 @@ export interface Engine {
    * `unknown`, paths changed since the index read them, whose content in the graph it cannot know.
    */
   rebuilt(unknown: string[], budgetMs: number): Promise<EngineAnswer<unknown>>;
+  /**
+   * Each target's possible call sites, from the engine's parse of the tree (the graph is not read). It answers
+   * from memory; past its budget the answer is TIMEOUT and the engine keeps running (nothing was written).
+   */
+  possible(targets: readonly PossibleTarget[], budgetMs: number): Promise<EngineAnswer<PossibleResult>>;
   stop(): Promise<void>;
 }
 
@@ -158,7 +189,13 @@ export function startEngine(options: EngineOptions): Engine {
     waiting.clear();
   });
 
-  function request<T>(op: string, body: Record<string, unknown>, budgetMs: number): Promise<EngineAnswer<T>> {
+  /** `readOnly`: a request that writes nothing; past its budget the engine is left running. */
+  function request<T>(
+    op: string,
+    body: Record<string, unknown>,
+    budgetMs: number,
+    readOnly = false,
+  ): Promise<EngineAnswer<T>> {
     if (phase.phase !== "ready") {
       const reason = phase.phase === "starting" ? "the engine has not started yet" : phase.reason;
       return Promise.resolve({ ok: false, code: "UNAVAILABLE", reason });
@@ -167,10 +204,12 @@ export function startEngine(options: EngineOptions): Engine {
     return new Promise((resolve_) => {
       const timer = setTimeout(() => {
         waiting.delete(id);
+        const reason = `the engine's ${op} took longer than ${budgetMs} ms`;
+        if (readOnly) return resolve_({ ok: false, code: "TIMEOUT", reason });
         // An update cut off half-way leaves the engine's memory and the graph unknown to each other.
-        phase = { phase: "failed", reason: `the engine's ${op} took longer than ${budgetMs} ms` };
+        phase = { phase: "failed", reason };
         void handle.stop();
-        resolve_({ ok: false, code: "TIMEOUT", reason: phase.reason });
+        resolve_({ ok: false, code: "TIMEOUT", reason });
       }, budgetMs);
       waiting.set(id, (answer) => {
         clearTimeout(timer);
@@ -197,6 +236,7 @@ export function startEngine(options: EngineOptions): Engine {
     update: (paths, budgetMs) => request<UpdateResult>("update", { paths }, budgetMs),
     verify: (paths, budgetMs) => request<VerifyResult>("verify", { paths }, budgetMs),
     rebuilt: (unknown, budgetMs) => request<unknown>("rebuilt", { unknown }, budgetMs),
+    possible: (targets, budgetMs) => request<PossibleResult>("possible", { targets }, budgetMs, true),
     async stop() {
       clearTimeout(startTimer);
       await handle.stop();

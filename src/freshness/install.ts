@@ -16,9 +16,10 @@ import type { CgcSession } from "../lifecycle/session.ts";
 import { changesObserved, isReady } from "../state/model.ts";
 import { canonical, isWithin } from "../workspace/root.ts";
 import { isTrackedPath } from "../workspace/tree.ts";
+import type { PossibleTarget } from "./engine.ts";
 import { createOtherWriters } from "./other-writers.ts";
 import { createQuietSync, type QuietSyncSession } from "./quiet-sync.ts";
-import { createEngineUpdates, type EngineUpdates, type UpdatingSession } from "./updates.ts";
+import { createEngineUpdates, type EngineUpdates, type PossibleAnswer, type UpdatingSession } from "./updates.ts";
 import { startWatcherLater, type WatchingSession } from "./watch-start.ts";
 import type { WatcherController } from "./watcher.ts";
 
@@ -144,6 +145,9 @@ export function installFreshness(pi: ExtensionAPI, current: () => FreshnessSessi
   return {
     /** For a graph tool: wait (bounded) for a pending update; the changed paths still not in the graph. */
     settle: (signal?: AbortSignal): Promise<string[]> => updates?.settle(signal) ?? Promise.resolve([]),
+    /** For a graph tool: each target function's possible call sites from the engine, or why they are unknown. */
+    possibleCallers: (targets: readonly PossibleTarget[], signal?: AbortSignal): Promise<PossibleAnswer> =>
+      updates?.possible(targets, signal) ?? Promise.resolve({ unknown: "pi-cgc is not active in this session" }),
     /** Files pi-cgc wrote into the workspace itself (/cgc report, a project settings save): observed as edits are. */
     written: (paths: string[]): void => {
       const session = current();

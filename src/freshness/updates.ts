@@ -10,7 +10,7 @@ import type { CgcSession } from "../lifecycle/session.ts";
 import { freshnessVerified, graphWrittenOutside, maintenanceSettled, maintenanceStarted } from "../state/model.ts";
 import { count } from "../state/words.ts";
 import { CLOCK_SLACK_MS, lastTouched } from "../workspace/tree.ts";
-import { type Engine, startEngine } from "./engine.ts";
+import { type Engine, type PossibleSite, type PossibleTarget, startEngine } from "./engine.ts";
 
 const NOTHING_TO_UPDATE = "Nothing to update: no file changed since the graph was verified.";
 
@@ -23,6 +23,11 @@ export const DEBOUNCE_MS = 300;
 export const SETTLE_BOUND_MS = 5_000;
 /** Longest it waits for the engine's start (a warm start reads its cache; a cold one parses the tree). */
 const SETTLE_START_MS = 30_000;
+/**
+ * Budget of a possible-callers request: the engine answers from memory (the first request also builds each
+ * file's view); one queued behind an update that outlives it is answered unknown, and the engine runs on.
+ */
+const POSSIBLE_BUDGET_MS = 10_000;
 /** Budget of the engine's start: a cold start parses the whole tree. */
 const START_BUDGET_MS = 600_000;
 /**
@@ -63,8 +68,15 @@ export interface EngineUpdates {
   writtenElsewhere(by: string): void;
   /** Waits (bounded) for a pending update; returns the changed paths it did not get to. */
   settle(signal?: AbortSignal): Promise<string[]>;
+  /**
+   * Each target's possible call sites from the engine's parse of the tree, or why they are unknown (the engine
+   * does not run here, or failed). An engine not started yet starts now, and its start is waited for (bounded).
+   */
+  possible(targets: readonly PossibleTarget[], signal?: AbortSignal): Promise<PossibleAnswer>;
   stop(): Promise<void>;
 }
+
+export type PossibleAnswer = { sites: PossibleSite[][] } | { unknown: string };
 
 /** What the engine's updates need of a session. */
 export type UpdatingSession = Pick<
@@ -357,21 +369,23 @@ export function createEngineUpdates(session: UpdatingSession, fellBack: () => vo
     return running;
   };
 
+  const describe = (): string => {
+    if (engine?.phase.phase === "ready") {
+      const { cgcVersion, backend, files, startMs, warm } = engine.phase.facts;
+      const started = `started in ${(startMs / 1000).toFixed(1)} s${warm ? " (warm)" : ""}`;
+      return `ready — cgc ${cgcVersion}, ${backend}, ${files} files, ${started}${last ? `; ${last}` : ""}`;
+    }
+    if (engine) return why;
+    const refused = refusal();
+    if (refused === "wait") return why;
+    return refused ? refused.reason : notStarted;
+  };
+
   return {
     get ready() {
       return ready() || engine?.phase.phase === "starting";
     },
-    describe() {
-      if (engine?.phase.phase === "ready") {
-        const { cgcVersion, backend, files, startMs, warm } = engine.phase.facts;
-        const started = `started in ${(startMs / 1000).toFixed(1)} s${warm ? " (warm)" : ""}`;
-        return `ready — cgc ${cgcVersion}, ${backend}, ${files} files, ${started}${last ? `; ${last}` : ""}`;
-      }
-      if (engine) return why;
-      const refused = refusal();
-      if (refused === "wait") return why;
-      return refused ? refused.reason : notStarted;
-    },
+    describe,
     schedule() {
       consider();
       schedule();
@@ -408,11 +422,7 @@ export function createEngineUpdates(session: UpdatingSession, fellBack: () => vo
       });
     },
     async settle(signal) {
-      const bound = (ms: number) =>
-        new Promise<void>((resolve) => {
-          setTimeout(resolve, ms).unref();
-          signal?.addEventListener("abort", () => resolve(), { once: true });
-        });
+      const bound = boundBy(signal);
       // An engine still starting takes the changes as soon as it is up.
       if (engine?.phase.phase === "starting") await Promise.race([engine.started, bound(SETTLE_START_MS)]);
       if (engine?.phase.phase === "starting") return [...session.store.get().changedPaths];
@@ -425,9 +435,32 @@ export function createEngineUpdates(session: UpdatingSession, fellBack: () => vo
       if (running) await Promise.race([running, bound(SETTLE_BOUND_MS)]);
       return running ? [...session.store.get().changedPaths] : [];
     },
+    async possible(targets, signal) {
+      // A session that edited nothing has not started the engine: a question about callers starts it.
+      if (stopping) await stopping;
+      consider();
+      if (engine?.phase.phase === "starting") await Promise.race([engine.started, boundBy(signal)(SETTLE_START_MS)]);
+      if (signal?.aborted) return { unknown: "the question was cancelled" };
+      const current = engine;
+      if (current?.phase.phase === "starting")
+        return { unknown: "pi-cgc's engine is still starting (it reads the tree); ask again shortly" };
+      if (current?.phase.phase !== "ready") return { unknown: `pi-cgc's engine is ${describe()}` };
+      const answer = await current.possible(targets, POSSIBLE_BUDGET_MS);
+      if (!answer.ok) return { unknown: `pi-cgc's engine did not answer (${answer.code}: ${answer.reason})` };
+      return { sites: answer.value.sites };
+    },
     async stop() {
       if (timer) clearTimeout(timer);
       await engine?.stop();
     },
   };
 }
+
+/** A wait of at most `ms` that ends early when `signal` aborts. */
+const boundBy =
+  (signal: AbortSignal | undefined) =>
+  (ms: number): Promise<void> =>
+    new Promise<void>((resolve) => {
+      setTimeout(resolve, ms).unref();
+      signal?.addEventListener("abort", () => resolve(), { once: true });
+    });

@@ -260,6 +260,56 @@ export async function indexedTinyRepo(
 }
 
 /**
+ * Beside the tiny repository (`extraFiles`), for the possible callers' cases: `Store.fetch` calls `self.load()`,
+ * which `Base` defines in another module (no graph edge: cgc 0.6.13's parser drops the generic base `Base[T]`);
+ * `lonely` is called by nobody. `both` calls `obj.process()`, a method of Alpha and of Beta: cgc links it to
+ * Alpha's by name (HEURISTIC_CALLS, AMBIGUOUS), and `top` calls `both`.
+ */
+export const POSSIBLE_CALLS_FILES: Record<string, string> = {
+  "pkg/base.py": `from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+
+class Base(Generic[T]):
+    def load(self, key):
+        return key
+
+
+def lonely():
+    return 1
+`,
+  "pkg/store.py": `from pkg.base import Base, T
+
+
+class Store(Base[T]):
+    def fetch(self, key):
+        return self.load(key)
+`,
+  "pkg/a.py": `class Alpha:
+    def process(self):
+        return 1
+
+    def go(self):
+        return self.process()
+`,
+  "pkg/b.py": `class Beta:
+    def process(self):
+        return 2
+`,
+  "pkg/use.py": `from pkg.a import Alpha
+
+
+def both(obj):
+    return obj.process()
+
+
+def top():
+    return both(Alpha())
+`,
+};
+
+/**
  * The repositories a suite's cases make, removed together when each case ends (`repos.cleanup()` in its
  * afterEach). One that a `beforeAll` makes for several cases comes from `tinyRepo`/`indexedTinyRepo` instead.
  */

@@ -20,7 +20,12 @@ const DOCS = ["skills/cgc-routing/SKILL.md", "docs/agent-guide.md"];
 type Schema = { properties?: Record<string, Schema>; enum?: string[]; items?: Schema };
 
 function vocabulary() {
-  const deps = { current: () => undefined, lease: () => undefined as never, settle: async () => [] };
+  const deps = {
+    current: () => undefined,
+    lease: () => undefined as never,
+    settle: async () => [],
+    possibleCallers: async () => ({ unknown: "no engine" }),
+  };
   const tools = [
     ...Object.values(graphTools(deps)),
     impactTool({ ...deps, edited: () => new Set() }),

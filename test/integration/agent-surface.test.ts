@@ -91,7 +91,9 @@ describe("graph tools through the faux model", () => {
     }
 
     expect(orphan?.isError).toBe(false);
-    expect(orphan?.text).toBe("No callers of orphan in the graph.");
+    expect(orphan?.text).toBe(
+      "No callers of orphan: none in the graph, and no call of that name that pi-cgc could not rule out.",
+    );
     expect(missing?.isError).toBe(true);
     expect(missing?.text).toMatch(/^NOT_FOUND: no function or class named "no_such_function"/);
     expect(missing?.text).toMatch(/\nRemedy: .+/);

@@ -23,7 +23,7 @@ import { compareWithFullIndex } from "../helpers/graph-parity.ts";
 import { NUL_DOCSTRINGS } from "../helpers/index-parity.ts";
 import { type PiRpc, startPiRpc } from "../helpers/pi-rpc.ts";
 import { cgcStatus, type PiHarness, recordingUi, startPi, toolResults, waitFor } from "../helpers/pi-sdk.ts";
-import { indexedTinyRepo, tinyRepo } from "../helpers/repos.ts";
+import { indexedTinyRepo, POSSIBLE_CALLS_FILES, tinyRepo } from "../helpers/repos.ts";
 import { chipOf, EXTENSION, PI_CLI, processesOf } from "../reliability/support.ts";
 
 // Two cores shared by every suite: a probe's cgc call on a server backend or FalkorDB Lite (a daemon
@@ -172,6 +172,57 @@ describe.each(BACKEND_NAMES)("readiness on %s", (name) => {
       expect(await cgcStatus(h)).toMatch(new RegExp(`engine: {5}ready — cgc 0\\.6\\.13, ${name}, \\d+ files`));
       expect(ui.statusHistory.filter((text) => /^cgc (syncing|rebuilding|indexing)…/.test(text ?? ""))).toEqual([]);
       expect(notices().filter((message) => /incremental engine/.test(message))).toEqual([]);
+    },
+    CASE_BUDGET,
+  );
+
+  it(
+    "callers, transitive callers and call chains list possible callers apart, with the same answers as on KùzuDB",
+    async () => {
+      if (name === "falkordb") {
+        const used = await cgcExec(["query", "MATCH (n) RETURN count(n) AS c"], {
+          cwd: backend.home.home,
+          env: backend.env,
+          cgc: backend.cgc,
+        });
+        expect(used.code, used.stderr).toBe(0);
+      }
+      const repo = await indexedTinyRepo(backend.env, {
+        cgc: backend.cgc,
+        timeoutMs: 240_000,
+        extraFiles: POSSIBLE_CALLS_FILES,
+      });
+      const { h, chip } = await start(repo.path);
+      await waitFor(() => chip() === READY, `chip ready on ${name} (was ${chip()})`, 150_000);
+      h.faux.setResponses([
+        ...[
+          { relation: "callers", target: "load" },
+          { relation: "callers_transitive", target: "process", file: "pkg/a.py", depth: 2 },
+          { relation: "call_chain", target: "top", to: "process" },
+        ].map((args) => fauxAssistantMessage(fauxToolCall("cgc_relations", args), { stopReason: "toolUse" })),
+        fauxAssistantMessage("done"),
+      ]);
+      const from = h.session.messages.length;
+      await h.session.prompt("who calls load and process");
+      const [load, transitive, chain] = toolResults(h, from);
+      for (const result of [load, transitive, chain]) expect(result?.isError, result?.text).toBe(false);
+      expect(load?.text).toMatch(
+        /^No confirmed callers of load; 1 possible .*\n- fetch {2}pkg\/store\.py:6 {2}\(calls load; fetch defined at line 5\) {2}\[possible: [^\]]*self\.load\(\)[^\]]*\]$/,
+      );
+      const ambiguous = "several functions have this name; cgc picked one by name";
+      expect(transitive?.text).toContain(
+        [
+          "1 function reaches process within 2 calls (path:line is the definition):",
+          "- go  pkg/a.py:5  (1 hop)",
+          "",
+          "2 functions reach process only through a possible call (not confirmed; each names the call and why):",
+          `- both  pkg/use.py:4  (1 hop)  [possible: through both → process: ${ambiguous}]`,
+          `- top  pkg/use.py:8  (2 hops)  [possible: through both → process: ${ambiguous}]`,
+        ].join("\n"),
+      );
+      expect(chain?.text).toContain(
+        `1. top (pkg/use.py:8) → both (pkg/use.py:4) → process (pkg/a.py:2)  [through a possible call: both → process: ${ambiguous}]`,
+      );
     },
     CASE_BUDGET,
   );

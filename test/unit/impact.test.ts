@@ -154,4 +154,29 @@ describe("the note's wording", () => {
     );
     expect(impactNote([line])).toMatch(/^Impact of your last edit \(pi-cgc, from the code graph\): `normalize/);
   });
+
+  it("counts and names possible call sites apart, after the others", () => {
+    const [change] = fileChanges("/r/pkg/text.py", "def normalize(value):\n", "def normalize(value, sep):\n");
+    const site = (i: number, possible?: string) => ({
+      relation: "caller" as const,
+      name: `f${i}`,
+      path: `/r/m${i}.py`,
+      line: i,
+      hops: 1,
+      possible,
+    });
+    const why = "self.normalize() in a subclass";
+    const both = impactLine("/r", "/r/pkg/text.py", change as NonNullable<typeof change>, [
+      site(1),
+      site(2, why),
+      site(3),
+    ]);
+    expect(both).toBe(
+      "`normalize(value)` in pkg/text.py now takes `normalize(value, sep)`; 2 call sites in files not edited in this session still call it as before: m1.py:1, m3.py:3; 1 more possible call site (not confirmed; `cgc_impact` says why): m2.py:2.",
+    );
+    const only = impactLine("/r", "/r/pkg/text.py", change as NonNullable<typeof change>, [site(4, why)]);
+    expect(only).toBe(
+      "`normalize(value)` in pkg/text.py now takes `normalize(value, sep)`; 1 possible call site in files not edited in this session (not confirmed; `cgc_impact` says why): m4.py:4.",
+    );
+  });
 });

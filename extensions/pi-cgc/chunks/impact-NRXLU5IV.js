@@ -10,8 +10,15 @@ import {
 } from "./chunk-CM7Q5FSW.js";
 import {
   answer,
-  cypherRows
-} from "./chunk-WWU7BF6M.js";
+  cypherRows,
+  edgeOf,
+  engineSites,
+  isConfirmedCall,
+  listedKey,
+  possibleCallWhy,
+  reachCalls,
+  unknownLine
+} from "./chunk-CFPUVDRS.js";
 import {
   IMPACT_TOOL_NAME,
   ToolFailure,
@@ -33,6 +40,7 @@ import { Type } from "typebox";
 var IMPACT_DEFAULT_DEPTH = 2;
 var IMPACT_MAX_DEPTH = 4;
 var FOLLOW_LIMIT = 50;
+var WALK_LIMIT = 200;
 var str = (value) => typeof value === "string" ? value : "";
 var num = (value) => typeof value === "number" ? value : void 0;
 var under = (root) => `${root.replace(/\/$/, "")}/`;
@@ -77,36 +85,73 @@ function targetOf(change) {
 async function rows(q, cypher, params) {
   return cypherRows(q.deps, q.session, cypher, params, q.signal);
 }
+async function nodesOf(q, path, definition) {
+  const isClass = definition.kind === "class";
+  const found = await rows(
+    q,
+    `MATCH (f:${isClass ? "Class" : "Function"}) WHERE f.name = $name AND f.path = $path ` + (isClass ? "" : "AND ($owner = '' OR f.class_context = $owner) ") + "RETURN f.path AS path, f.line_number AS line ORDER BY path, line",
+    { name: definition.name, path, owner: definition.owner ?? "" }
+  );
+  return found.map((row) => ({ name: definition.name, path: str(row.path), line: Number(row.line) }));
+}
 async function graphCallers(q, path, definition) {
   const isClass = definition.kind === "class";
   const found = await rows(
     q,
-    `MATCH (o)-[r:CALLS]->(f:${isClass ? "Class" : "Function"}) WHERE f.name = $name AND f.path = $path ` + (isClass ? "" : "AND ($owner = '' OR f.class_context = $owner) ") + "RETURN o.name AS name, o.path AS path, r.line_number AS line ORDER BY path, line",
+    `MATCH (o)-[r:CALLS|HEURISTIC_CALLS]->(f:${isClass ? "Class" : "Function"}) WHERE f.name = $name AND f.path = $path ` + (isClass ? "" : "AND ($owner = '' OR f.class_context = $owner) ") + "RETURN o.name AS name, o.path AS path, o.line_number AS defined, r.line_number AS line, f.line_number AS target_line, type(r) AS type, r.confidence_label AS label, r.resolution_tier AS tier, r.full_call_name AS call ORDER BY path, line",
     { name: definition.name, path, owner: definition.owner ?? "" }
   );
-  return found.map((row) => ({
+  const listed = new Set(
+    found.map(
+      (row) => listedKey({ path, name: definition.name, line: Number(row.target_line) }, str(row.path), row.line)
+    )
+  );
+  const edge = (row) => edgeOf(row, str(row.path) === path && str(row.name) === definition.name && row.defined === row.target_line);
+  const sure = new Set(
+    found.filter((row) => isConfirmedCall(edge(row))).map((row) => `${str(row.path)}\0${num(row.line)}`)
+  );
+  const callers = found.filter((row) => isConfirmedCall(edge(row)) || !sure.has(`${str(row.path)}\0${num(row.line)}`)).map((row) => ({
     relation: "caller",
     name: str(row.name),
     path: str(row.path),
     line: num(row.line),
-    hops: 1
+    hops: 1,
+    possible: isConfirmedCall(edge(row)) ? void 0 : possibleCallWhy(edge(row))
   }));
+  return { callers, listed };
+}
+async function engineCallers(q, path, definition, listed) {
+  const targets = await nodesOf(q, path, definition);
+  const answer2 = await engineSites(q.deps.possibleCallers, targets, listed, q.signal);
+  if ("unknown" in answer2) return { callers: [], unknown: answer2.unknown };
+  return {
+    callers: answer2.sites.map((site) => ({
+      relation: "caller",
+      name: site.caller,
+      path: site.path,
+      line: site.line,
+      hops: 1,
+      possible: site.why
+    }))
+  };
 }
 async function transitiveCallers(q, path, definition, depth) {
   if (depth < 2) return [];
-  const label = definition.kind === "class" ? "Class" : "Function";
-  const found = await rows(
-    q,
-    // Variable-length bounds cannot be parameters in Cypher; depth is a validated integer.
-    `MATCH p = (o:Function)-[:CALLS*1..${depth}]->(f:${label}) WHERE f.name = $name AND f.path = $path ` + (label === "Function" ? "AND ($owner = '' OR f.class_context = $owner) " : "") + "RETURN o.name AS name, o.path AS path, o.line_number AS line, min(length(p)) AS hops ORDER BY hops, path, line LIMIT 200",
-    { name: definition.name, path, owner: definition.owner ?? "" }
+  const walk = await reachCalls(
+    (cypher, params) => rows(q, cypher, params),
+    await nodesOf(q, path, definition),
+    "callers",
+    depth,
+    WALK_LIMIT,
+    definition.kind === "class" ? "Class" : "Function"
   );
-  return found.filter((row) => Number(row.hops) >= 2).map((row) => ({
+  return walk.reached.filter((fn) => fn.hops >= 2).map((fn) => ({
     relation: "caller",
-    name: str(row.name),
-    path: str(row.path),
-    line: num(row.line),
-    hops: Number(row.hops)
+    name: fn.name,
+    path: fn.path,
+    line: fn.line,
+    hops: fn.hops,
+    possible: fn.possible === void 0 ? void 0 : `through ${fn.possible}`
   }));
 }
 async function subclasses(q, path, name, depth) {
@@ -200,12 +245,14 @@ async function callersOfGone(q, path, definition, depth) {
       sites.push({ path: file, line });
   }
   const around = await enclosing(q, [...new Set(sites.map((site) => site.path))]);
+  const why = definition.kind === "method" ? `a call of .${definition.name}() in a file that imports ${ownerOrName}'s module; the object's type is unknown` : void 0;
   const direct = sites.map((site) => ({
     relation: "caller",
     name: around(site.path, site.line).name,
     path: site.path,
     line: site.line,
-    hops: 1
+    hops: 1,
+    possible: why
   }));
   if (depth < 2) return direct;
   const further = [];
@@ -222,25 +269,38 @@ async function callersOfGone(q, path, definition, depth) {
       depth
     );
     const first = await graphCallers(q, site.path, { kind: "function", name: fn.name, params: "", line: 0 });
+    const through = why === void 0 ? void 0 : `through ${fn.name} \u2192 ${definition.name}: ${why}`;
     for (const dependent of [
-      ...first.map((d) => ({ ...d, hops: 2 })),
+      ...first.callers.map((d) => ({ ...d, hops: 2 })),
       ...deeper.map((d) => ({ ...d, hops: d.hops + 1 }))
     ])
-      if (dependent.hops <= depth) further.push(dependent);
+      if (dependent.hops <= depth) further.push({ ...dependent, possible: dependent.possible ?? through });
   }
   return [...direct, ...further];
 }
 async function dependentsOf(q, path, change, depth, changed, callersOnly = false) {
-  if (!breaking(change)) return [];
+  return (await dependencies(q, path, change, depth, changed, callersOnly)).dependents;
+}
+async function dependencies(q, path, change, depth, changed, callersOnly = false) {
+  if (!breaking(change)) return { dependents: [] };
   const definition = targetOf(change);
   const gone = change.change !== "params";
   const found = [];
+  let unknown;
   const isConstructor = definition.kind === "method" && (definition.name === "__init__" || definition.name === "constructor");
   if (gone) found.push(...await callersOfGone(q, path, change.before, callersOnly ? 1 : depth));
   else {
-    found.push(...await graphCallers(q, path, definition));
+    const graph = await graphCallers(q, path, definition);
+    found.push(...graph.callers);
+    if (definition.kind !== "class") {
+      const engine = await engineCallers(q, path, definition, graph.listed);
+      found.push(...engine.callers);
+      unknown = engine.unknown;
+    }
     if (isConstructor && definition.owner)
-      found.push(...await graphCallers(q, path, { kind: "class", name: definition.owner, params: "", line: 0 }));
+      found.push(
+        ...(await graphCallers(q, path, { kind: "class", name: definition.owner, params: "", line: 0 })).callers
+      );
     if (!callersOnly) found.push(...await transitiveCallers(q, path, definition, depth));
   }
   if (!callersOnly) {
@@ -256,7 +316,7 @@ async function dependentsOf(q, path, change, depth, changed, callersOnly = false
     }
   }
   const seen = /* @__PURE__ */ new Set();
-  return found.filter((dependent) => {
+  const dependents = found.filter((dependent) => {
     const key = `${dependent.relation}\0${dependent.path}\0${dependent.line}\0${dependent.name}`;
     if (seen.has(key) || inChangedLines(changed, dependent.path, dependent.line)) return false;
     if (dependent.path === path && dependent.name === definition.name && dependent.line === definition.line)
@@ -264,6 +324,7 @@ async function dependentsOf(q, path, change, depth, changed, callersOnly = false
     seen.add(key);
     return true;
   });
+  return { dependents, unknown };
 }
 function fileChanges(path, before, after) {
   return signatureChanges(definitionsOf(path, before ?? ""), definitionsOf(path, after ?? ""));
@@ -283,7 +344,7 @@ var RELATION_HEADINGS = {
 };
 function renderImpacts(ctx, impacts, edited, depth) {
   const lines = [];
-  for (const { path, change, dependents } of impacts) {
+  for (const { path, change, dependents, unknown: unknown2 } of impacts) {
     const at = location(ctx.cwd, path, targetOf(change).line);
     lines.push("", `${at}  ${describeChange(change)}`);
     if (!breaking(change)) {
@@ -291,27 +352,37 @@ function renderImpacts(ctx, impacts, edited, depth) {
       continue;
     }
     if (dependents.length === 0) {
-      lines.push(`  nothing outside the changed lines depends on it (within ${count(depth, "link")}).`);
+      lines.push(
+        unknown2 === void 0 ? `  nothing outside the changed lines depends on it (within ${count(depth, "link")}).` : `  the graph links nothing outside the changed lines to it (within ${count(depth, "link")}); possible callers unknown (below).`
+      );
       continue;
     }
+    const listing = (dependent, relation) => {
+      const hops = dependent.hops > 1 ? `  (${count(dependent.hops, relation === "caller" ? "call" : "link")} away)` : "";
+      const mark = edited.has(dependent.path) ? "  [edited in this session]" : "";
+      const possible = dependent.possible === void 0 ? "" : `  [possible: ${dependent.possible}]`;
+      return `  - ${location(ctx.cwd, dependent.path, dependent.line)}  ${dependent.name}${hops}${mark}${possible}`;
+    };
     for (const relation of ["caller", "importer", "subclass", "overrider"]) {
       const group = dependents.filter((dependent) => dependent.relation === relation).sort((a, b) => a.hops - b.hops);
-      if (group.length === 0) continue;
-      lines.push(`  ${RELATION_HEADINGS[relation]} (${group.length}):`);
-      for (const dependent of group) {
-        const hops = dependent.hops > 1 ? `  (${count(dependent.hops, relation === "caller" ? "call" : "link")} away)` : "";
-        const mark = edited.has(dependent.path) ? "  [edited in this session]" : "";
-        lines.push(`  - ${location(ctx.cwd, dependent.path, dependent.line)}  ${dependent.name}${hops}${mark}`);
-      }
+      const sure = group.filter((dependent) => dependent.possible === void 0);
+      if (sure.length > 0) lines.push(`  ${RELATION_HEADINGS[relation]} (${sure.length}):`);
+      for (const dependent of sure) lines.push(listing(dependent, relation));
+      const loose = group.filter((dependent) => dependent.possible !== void 0);
+      if (loose.length === 0) continue;
+      lines.push(`  possible ${RELATION_HEADINGS[relation]} (${loose.length}; not confirmed, each says why):`);
+      for (const dependent of loose) lines.push(listing(dependent, relation));
     }
   }
+  const unknown = impacts.find((impact) => impact.unknown !== void 0)?.unknown;
+  if (unknown !== void 0) lines.push("", unknownLine(unknown));
   return lines;
 }
 function impactTool(deps) {
   return defineTool({
     name: IMPACT_TOOL_NAME,
     label: "cgc impact",
-    description: "What the uncommitted changes of the working tree can break, from git's diff against HEAD and the code graph: each function, class or method added, removed, renamed or with another parameter list, and its callers, importers, subclasses and overriders outside the changed lines, to a depth, as path:line (those in files edited in this session are marked). Use it before finishing a change that touches a signature.",
+    description: "What the uncommitted changes of the working tree can break, from git's diff against HEAD and the code graph: each function, class or method added, removed, renamed or with another parameter list, and its callers, importers, subclasses and overriders outside the changed lines, to a depth, as path:line (possible callers apart, each marked with why; those in files edited in this session are marked). Use it before finishing a change that touches a signature.",
     parameters: Type.Object({
       target: Type.Optional(
         Type.String({
@@ -365,19 +436,17 @@ function impactTool(deps) {
           const after = file.status === "deleted" ? "" : readText(file.path);
           for (const change of fileChanges(file.path, before, after)) {
             if (symbol && ![change.name, change.from, qualified(change)].includes(symbol)) continue;
-            impacts.push({
-              path: file.path,
-              change,
-              dependents: await dependentsOf(q, file.path, change, depth, changed)
-            });
+            impacts.push({ path: file.path, change, ...await dependencies(q, file.path, change, depth, changed) });
           }
         }
         if (impacts.length === 0) return nothingChanged(q, ctx, symbol, files);
         const breakingCount = impacts.filter((impact) => breaking(impact.change)).length;
-        const dependents = impacts.reduce((sum, impact) => sum + impact.dependents.length, 0);
+        const all = impacts.flatMap((impact) => impact.dependents);
+        const possible = all.filter((dependent) => dependent.possible !== void 0).length;
         const fileCount = new Set(impacts.map((impact) => impact.path)).size;
+        const dependents = count(all.length - possible, "dependent") + (possible > 0 ? ` and ${count(possible, "possible caller")}` : "");
         return [
-          `${count(impacts.length, "changed definition")} in ${count(fileCount, "file")} against HEAD (${breakingCount} that can break callers; ${count(dependents, "dependent")} within ${count(depth, "link")}):`,
+          `${count(impacts.length, "changed definition")} in ${count(fileCount, "file")} against HEAD (${breakingCount} that can break callers; ${dependents} within ${count(depth, "link")}):`,
           ...renderImpacts(ctx, impacts, deps.edited(), depth)
         ].join("\n");
       });
@@ -408,6 +477,7 @@ export {
   IMPACT_MAX_DEPTH,
   breaking,
   callSitesIn,
+  dependencies,
   dependentsOf,
   fileChanges,
   impactTool,

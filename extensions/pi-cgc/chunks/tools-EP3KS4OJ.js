@@ -2,7 +2,7 @@ import {
   answer,
   cypherRows,
   graphTools
-} from "./chunk-WWU7BF6M.js";
+} from "./chunk-CFPUVDRS.js";
 import "./chunk-QWBAJ4R4.js";
 import "./chunk-U43P4R4X.js";
 import "./chunk-EM356YHV.js";
