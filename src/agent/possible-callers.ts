@@ -2,27 +2,10 @@
 // the engine's rules (engine/pi_cgc_engine/possible_calls.py) cannot rule out, from the engine's parse of the
 // tree. They are listed apart from the graph's callers, marked with why; where the engine does not run they are
 // unknown, and the answers say so rather than "no callers".
+import type { PossibleSite, PossibleTarget } from "../freshness/engine.ts";
 import { listedSites } from "./call-confidence.ts";
 
-/** A function asked about: its path as the graph stores it, its name, its definition line. */
-export interface PossibleTarget {
-  path: string;
-  name: string;
-  line: number;
-}
-
-/** One possible call site of a target (the engine's answer). */
-export interface PossibleSite {
-  path: string;
-  line: number;
-  /** The function around the call, or `<module>` (callerLine 0) at module level. */
-  caller: string;
-  callerLine: number;
-  rule: string;
-  why: string;
-  /** 0: the rule names the target's class or module; 1: a call on an object of unknown type. */
-  rank: number;
-}
+export type { PossibleSite, PossibleTarget } from "../freshness/engine.ts";
 
 /** The engine's sites, one list per target in the order asked, or why they are unknown. */
 export type PossibleAnswer = { sites: PossibleSite[][] } | { unknown: string };

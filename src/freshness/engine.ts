@@ -64,7 +64,7 @@ export interface PossibleSite {
   rule: string;
   /** Why the call may be the target's, in words. */
   why: string;
-  /** 0: a rule that names the target's class or module; 1: a call on an object of unknown type. */
+  /** 0: a rule that names the target's class or module; 1: a call on an object of unknown type; 2: the same for an override, listed only where nothing else is. */
   rank: number;
 }
 
