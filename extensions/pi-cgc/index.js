@@ -10,6 +10,7 @@ import {
   IMPACT_TOOL_NAME,
   INTENTS,
   INTENT_CATALOG,
+  ToolFailure,
   annotate,
   canonical,
   detectMcpTools,
@@ -162,24 +163,34 @@ function installImpactNotes(pi, current, deps) {
     anchored.push({ content, anchor: void 0 });
     pi.sendMessage({ customType: IMPACT_NOTE_TYPE, content, display: true }, { deliverAs: "steer" });
   };
-  const evaluateNow = async (session) => {
+  const readyPaths = (session) => {
     const state = session.store.get();
-    if (!enabled(session) || state.activity !== "idle" || state.rebuildNeeded || state.otherWriter) return;
+    if (!enabled(session) || state.activity !== "idle" || state.rebuildNeeded || state.otherWriter) return [];
     const stale = new Set(state.changedPaths);
-    const ready = [...pending].filter((path) => !stale.has(path));
+    return [...pending].filter((path) => !stale.has(path));
+  };
+  const evaluateNow = async (session) => {
+    const ready = readyPaths(session);
     if (ready.length === 0) return;
+    const stale = new Set(session.store.get().changedPaths);
     const { dependentsOf } = await import("./chunks/impact-NRXLU5IV.js");
     const lines = [];
-    for (const path of ready) {
+    for (const [index, path] of ready.entries()) {
       pending.delete(path);
-      for (const change of await newChanges(session, path)) {
-        noted.add(`${path}#${keyOf(change.before ?? change)}`);
-        const q = { deps, session, signal: void 0 };
-        const callers = (await dependentsOf(q, path, change, 1, /* @__PURE__ */ new Map(), true)).filter(
-          (caller) => caller.path !== path && !stale.has(caller.path)
-        );
-        const untouched = callers.filter((caller) => !edited.has(caller.path));
-        if (untouched.length > 0) lines.push(impactLine(session.root, path, change, untouched));
+      try {
+        for (const change of await newChanges(session, path)) {
+          const q = { deps, session, signal: void 0 };
+          const callers = (await dependentsOf(q, path, change, 1, /* @__PURE__ */ new Map(), true)).filter(
+            (caller) => caller.path !== path && !stale.has(caller.path)
+          );
+          noted.add(`${path}#${keyOf(change.before ?? change)}`);
+          const untouched = callers.filter((caller) => !edited.has(caller.path));
+          if (untouched.length > 0) lines.push(impactLine(session.root, path, change, untouched));
+        }
+      } catch (error) {
+        if (!(error instanceof ToolFailure && error.code === "CANCELLED")) continue;
+        for (const later of ready.slice(index)) pending.add(later);
+        break;
       }
     }
     if (lines.length > 0 && current() === session) deliver(impactNote(lines));
@@ -188,6 +199,7 @@ function installImpactNotes(pi, current, deps) {
     evaluating = evaluating.then(() => evaluateNow(session)).catch(() => void 0);
     return evaluating;
   };
+  const due = (session) => session && current() === session && readyPaths(session).length > 0 ? evaluate(session) : evaluating;
   pi.on("session_start", () => {
     before = /* @__PURE__ */ new Map();
     edited = /* @__PURE__ */ new Set();
@@ -230,12 +242,19 @@ function installImpactNotes(pi, current, deps) {
     await deps.settle();
     await evaluate(session);
   });
-  pi.on("context", (event) => {
+  pi.on("context", async (event) => {
+    await due(current());
     if (anchored.length === 0) return;
     const contents = new Set(anchored.map((note) => note.content));
     const messages = event.messages.filter(
       (message) => !isNote(message) || !contents.has(String(message.content))
     );
+    const tail = messages[messages.length - 1];
+    if (tail?.role === "assistant")
+      for (let at = event.messages.length - 1; at >= 0 && isNote(event.messages[at]); at--) {
+        const landed = String(event.messages[at].content);
+        for (const note of anchored) if (note.content === landed) note.anchor = identity(tail);
+      }
     for (const note of anchored) {
       note.anchor ??= messages.length > 0 ? identity(messages[messages.length - 1]) : "";
       let at = note.anchor === "" ? 0 : messages.findIndex((message) => identity(message) === note.anchor) + 1;
@@ -257,8 +276,9 @@ function installImpactNotes(pi, current, deps) {
   pi.on("agent_end", () => {
     streaming = false;
   });
-  pi.on("before_agent_start", () => {
+  pi.on("before_agent_start", async () => {
     const session = current();
+    await due(session);
     if (queued.length === 0 || !enabled(session)) return;
     const content = queued.join("\n");
     queued = [];

@@ -5,6 +5,8 @@
 // callers (path:line, at most NOTE_CALLERS, then how many more and `cgc_impact`). Once per changed symbol per
 // session; never when every caller was already edited; never while the graph is possibly stale for the
 // changed file (it waits for the update's read-back); never for a full index (only edits are looked at).
+// An update slower than the edit's wait is read back later: the next model call (or prompt) then waits for the
+// note's query, so the note reaches the first model call after the read-back.
 //
 // "Before" is the file's text just before the session's first edit of it (read in `tool_call`, which pi awaits
 // before the edit runs), or HEAD's for a change made through bash. A body-only edit changes no header, so it
@@ -19,7 +21,7 @@ import { canonical, isWithin } from "../workspace/root.ts";
 import { IMPACT_TOOL_NAME } from "./catalog.ts";
 import { headText } from "./git-changes.ts";
 import type { Dependent } from "./impact.ts";
-import { displayPath } from "./results.ts";
+import { displayPath, ToolFailure } from "./results.ts";
 import { keyOf, type SignatureChange, signature, supportedSource } from "./signatures.ts";
 import type { GraphDeps, GraphSession } from "./tools.ts";
 
@@ -133,26 +135,42 @@ export function installImpactNotes(
     pi.sendMessage({ customType: IMPACT_NOTE_TYPE, content, display: true }, { deliverAs: "steer" });
   };
 
-  /** Notes for the pending files the graph now verifiably holds; the others wait for their read-back. */
-  const evaluateNow = async (session: NotingSession) => {
+  /** The pending files the graph now verifiably holds (the others wait for their read-back). */
+  const readyPaths = (session: NotingSession): string[] => {
     const state = session.store.get();
-    if (!enabled(session) || state.activity !== "idle" || state.rebuildNeeded || state.otherWriter) return;
+    if (!enabled(session) || state.activity !== "idle" || state.rebuildNeeded || state.otherWriter) return [];
     const stale = new Set(state.changedPaths);
-    const ready = [...pending].filter((path) => !stale.has(path));
+    return [...pending].filter((path) => !stale.has(path));
+  };
+
+  /**
+   * Notes for the pending files the graph now verifiably holds. A change counts as noted once its callers are
+   * known: a query cancelled under it (the lease ended with the agent's run, or for pi-cgc's own maintenance)
+   * leaves its file pending, asked again at the next model call or prompt; any other failed query, no note.
+   */
+  const evaluateNow = async (session: NotingSession) => {
+    const ready = readyPaths(session);
     if (ready.length === 0) return;
+    const stale = new Set(session.store.get().changedPaths);
     const { dependentsOf } = await import("./impact.ts");
     const lines: string[] = [];
-    for (const path of ready) {
+    for (const [index, path] of ready.entries()) {
       pending.delete(path);
-      for (const change of await newChanges(session, path)) {
-        noted.add(`${path}#${keyOf(change.before ?? change)}`);
-        const q = { deps, session, signal: undefined };
-        const callers = (await dependentsOf(q, path, change, 1, new Map(), true)).filter(
-          (caller) => caller.path !== path && !stale.has(caller.path),
-        );
-        const untouched = callers.filter((caller) => !edited.has(caller.path));
-        // Called from no other file, or only from files already edited: nothing the agent does not know.
-        if (untouched.length > 0) lines.push(impactLine(session.root, path, change, untouched));
+      try {
+        for (const change of await newChanges(session, path)) {
+          const q = { deps, session, signal: undefined };
+          const callers = (await dependentsOf(q, path, change, 1, new Map(), true)).filter(
+            (caller) => caller.path !== path && !stale.has(caller.path),
+          );
+          noted.add(`${path}#${keyOf(change.before ?? change)}`);
+          const untouched = callers.filter((caller) => !edited.has(caller.path));
+          // Called from no other file, or only from files already edited: nothing the agent does not know.
+          if (untouched.length > 0) lines.push(impactLine(session.root, path, change, untouched));
+        }
+      } catch (error) {
+        if (!(error instanceof ToolFailure && error.code === "CANCELLED")) continue; // a failed query: no note
+        for (const later of ready.slice(index)) pending.add(later);
+        break;
       }
     }
     if (lines.length > 0 && current() === session) deliver(impactNote(lines));
@@ -162,6 +180,13 @@ export function installImpactNotes(
     evaluating = evaluating.then(() => evaluateNow(session)).catch(() => undefined); // a failed query: no note
     return evaluating;
   };
+
+  /**
+   * Before a model call: a note being worked out, or due (a pending file the graph now holds), is waited for,
+   * so that an update read back after the edit's wait still reaches the first model call after its read-back.
+   */
+  const due = (session: NotingSession | undefined): Promise<void> =>
+    session && current() === session && readyPaths(session).length > 0 ? evaluate(session) : evaluating;
 
   pi.on("session_start", () => {
     before = new Map();
@@ -212,12 +237,21 @@ export function installImpactNotes(
     await evaluate(session);
   });
 
-  pi.on("context", (event) => {
+  pi.on("context", async (event) => {
+    await due(current());
     if (anchored.length === 0) return;
     const contents = new Set(anchored.map((note) => note.content));
     const messages = event.messages.filter(
       (message) => !isNote(message) || !contents.has(String((message as ContextMessage).content)),
     );
+    // A note steered during a model call that then ended the run landed after the run's last reply, and pi runs
+    // one more turn for it: there it follows that reply, so that the context does not end with the model's own.
+    const tail = messages[messages.length - 1] as ContextMessage | undefined;
+    if (tail?.role === "assistant")
+      for (let at = event.messages.length - 1; at >= 0 && isNote(event.messages[at]); at--) {
+        const landed = String((event.messages[at] as ContextMessage).content);
+        for (const note of anchored) if (note.content === landed) note.anchor = identity(tail);
+      }
     for (const note of anchored) {
       note.anchor ??= messages.length > 0 ? identity(messages[messages.length - 1]) : "";
       let at = note.anchor === "" ? 0 : messages.findIndex((message) => identity(message) === note.anchor) + 1;
@@ -241,8 +275,9 @@ export function installImpactNotes(
     streaming = false;
   });
 
-  pi.on("before_agent_start", () => {
+  pi.on("before_agent_start", async () => {
     const session = current();
+    await due(session);
     if (queued.length === 0 || !enabled(session)) return;
     const content = queued.join("\n");
     queued = [];
