@@ -165,15 +165,17 @@ describe("possible callers", () => {
     );
   });
 
-  it("with pi-cgc's engine off, callers and dead code say possible callers are unknown, never a plain No callers", async () => {
+  it("with pi-cgc's engine off, callers, dead code and cgc_impact say possible callers are unknown, never a plain No callers", async () => {
     const repo = await indexed();
     const h = await ready(repo, { CGC_FRESHNESS_ENGINE: "false" });
-    const [load, normalize, dead] = await run(h, [
+    const [load, normalize, dead, , impact] = await run(h, [
       callTool("cgc_relations", { relation: "callers", target: "load" }),
       callTool("cgc_relations", { relation: "callers", target: "normalize" }),
       callTool("cgc_dead_code", {}),
+      edit("pkg/base.py", "    def load(self, key):", "    def load(self, key, default):"),
+      callTool("cgc_impact", { target: "load", depth: 1 }),
     ]);
-    for (const result of [load, normalize, dead]) expect(result?.isError, result?.text).toBe(false);
+    for (const result of [load, normalize, dead, impact]) expect(result?.isError, result?.text).toBe(false);
     const unknown =
       "Possible callers the graph does not link: unknown (pi-cgc's engine is off (freshness.engine is false)). Before changing a signature, also grep for calls of the name.";
     expect(load?.text).toBe(["The graph links no callers of load.", unknown].join("\n"));
@@ -184,6 +186,16 @@ describe("possible callers", () => {
     expect(dead?.text).toContain("- Base.load  pkg/base.py:7");
     expect(dead?.text).toMatch(
       /\n\nThis list may include functions with possible callers the graph does not link: they are unknown \(pi-cgc's engine is off \(freshness\.engine is false\)\)\.$/,
+    );
+    expect(impact?.text).toBe(
+      [
+        "1 changed definition in 1 file against HEAD (1 that can break callers; 0 dependents within 1 link):",
+        "",
+        "pkg/base.py:7  parameters changed: Base.load(self, key) → Base.load(self, key, default)",
+        "  the graph links nothing outside the changed lines to it (within 1 link); possible callers unknown (below).",
+        "",
+        unknown,
+      ].join("\n"),
     );
   });
 });
