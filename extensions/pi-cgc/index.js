@@ -975,7 +975,7 @@ var pause = (ms) => new Promise((resolve6) => setTimeout(resolve6, ms));
 var DEBOUNCE_MS = 300;
 var SETTLE_BOUND_MS = 5e3;
 var SETTLE_START_MS = 3e4;
-var POSSIBLE_BUDGET_MS = 1e4;
+var POSSIBLE_BUDGET_MS = 2e4;
 var START_BUDGET_MS = 6e5;
 var EMBEDDED_HOLD_MS = 300;
 var BUSY_RETRIES = 1;

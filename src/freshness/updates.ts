@@ -24,10 +24,11 @@ export const SETTLE_BOUND_MS = 5_000;
 /** Longest it waits for the engine's start (a warm start reads its cache; a cold one parses the tree). */
 const SETTLE_START_MS = 30_000;
 /**
- * Budget of a possible-callers request: the engine answers from memory (the first request also builds each
- * file's view); one queued behind an update that outlives it is answered unknown, and the engine runs on.
+ * Budget of a possible-callers request: the engine answers from memory. Measured at 1 000 files: one target
+ * 3 ms, 300 targets 0.4 s, the first request 1.8 s (it builds each file's view), 856 `__init__`s 1.6–2.3 s. One
+ * queued behind an update that outlives it is answered unknown, and the engine runs on.
  */
-const POSSIBLE_BUDGET_MS = 10_000;
+const POSSIBLE_BUDGET_MS = 20_000;
 /** Budget of the engine's start: a cold start parses the whole tree. */
 const START_BUDGET_MS = 600_000;
 /**
