@@ -107,6 +107,41 @@ async function measureImpactNote(repo: FixtureRepo, home: string): Promise<strin
   }
 }
 
+/**
+ * What a `cgc_relations` callers answer with possible callers costs: a real session on the json package asks for
+ * the callers of JSONDecoder.decode (called through objects in json/__init__.py, which the graph does not link and
+ * pi-cgc's engine lists as possible). Returns the whole answer and its possible part (from its first line that
+ * names possible callers).
+ */
+async function measurePossible(repo: FixtureRepo, home: string): Promise<{ answer: string; possible: string }> {
+  Object.assign(process.env, { HOME: home, CGC_EXECUTABLE: cgcBinary(), CGC_FRESHNESS_AUTO_SYNC: "false" });
+  const ui = recordingUi();
+  const h = await startPi({ cwd: repo.path, ui });
+  try {
+    await waitFor(() => ui.statuses.get("cgc") === "cgc ready · fresh", "a ready graph", 120_000);
+    let received: Context | undefined;
+    h.faux.setResponses([
+      fauxAssistantMessage(
+        fauxToolCall("cgc_relations", { relation: "callers", target: "decode", file: "json/decoder.py" }),
+        { stopReason: "toolUse" },
+      ),
+      (context: Context) => {
+        received = context;
+        return fauxAssistantMessage("ok");
+      },
+    ]);
+    await h.session.prompt("measure");
+    const result = [...(received?.messages ?? [])].reverse().find((m) => m.role === "toolResult");
+    const answer = (result?.content ?? []).map((part) => ("text" in part ? part.text : "")).join("\n");
+    const lines = answer.split("\n");
+    const from = lines.findIndex((line) => /possible/i.test(line));
+    if (from < 0) throw new Error(`no possible callers in the answer: ${answer.slice(0, 2000)}`);
+    return { answer, possible: lines.slice(from).join("\n") };
+  } finally {
+    await h.dispose();
+  }
+}
+
 /** The longest line one symbol adds: NOTE_CALLERS sites named at the repository's longest paths, then "and N more". */
 function impactNoteBound(repo: FixtureRepo): string {
   const [change] = fileChanges(`${repo.path}/m.py`, "def normalize(value):\n", "def normalize(value, sep):\n");
@@ -159,6 +194,22 @@ export async function run(_options: BenchOptions): Promise<BenchReport> {
           fresh.cleanup();
         }
       }
+      if (repo.name === "json") {
+        log("tier tokens: a callers answer with possible callers");
+        const { answer, possible } = await measurePossible(repo, home.home);
+        rows.push([
+          m.repo,
+          "cgc_relations callers of JSONDecoder.decode, the whole answer",
+          String(answer.length),
+          String(estimateTextTokens(answer)),
+        ]);
+        rows.push([
+          m.repo,
+          "the same answer's possible callers, marked with why",
+          String(possible.length),
+          String(estimateTextTokens(possible)),
+        ]);
+      }
       const bound = impactNoteBound(repo);
       rows.push([
         m.repo,
@@ -179,6 +230,8 @@ export async function run(_options: BenchOptions): Promise<BenchReport> {
       "  episode, the annotation once per pi-cgc tool result while possibly stale, and only when enabled.",
       "- The impact note comes from a second session with `proactive.impactNotes` on, after an edit adding a",
       "  parameter to `normalize`; its message is added once per changed symbol per session, and nothing when off.",
+      "- A callers answer is a tool result, not a tier: it costs only when the agent asks. Its possible callers are",
+      "  capped (ten lines, then how many more).",
     ].join("\n");
     return { title: "Prompt tokens of the proactive tiers", markdown };
   } finally {
