@@ -2,10 +2,10 @@
 // the engine's rules (engine/pi_cgc_engine/possible_calls.py) cannot rule out, from the engine's parse of the
 // tree. They are listed apart from the graph's callers, marked with why; where the engine does not run they are
 // unknown, and the answers say so rather than "no callers".
-import type { PossibleSite, PossibleTarget } from "../freshness/engine.ts";
+import type { PossibleSite, PossibleTarget } from "../cgc/possible-sites.ts";
 import { listedSites } from "./call-confidence.ts";
 
-export type { PossibleSite, PossibleTarget } from "../freshness/engine.ts";
+export type { PossibleSite, PossibleTarget } from "../cgc/possible-sites.ts";
 
 /** The engine's sites, one list per target in the order asked, or why they are unknown. */
 export type PossibleAnswer = { sites: PossibleSite[][] } | { unknown: string };

@@ -5,7 +5,10 @@
 // or read back, and lets go of it when idle, so cgc's own processes get in.
 import { mkdirSync } from "node:fs";
 import { ENGINE_SCRIPT } from "../cgc/engine-script.ts";
+import type { PossibleSite, PossibleTarget } from "../cgc/possible-sites.ts";
 import type { LongLivedHandle, RunCode, Runner } from "../cgc/runner.ts";
+
+export type { PossibleSite, PossibleTarget } from "../cgc/possible-sites.ts";
 
 export interface EngineFacts {
   cgcVersion: string;
@@ -45,27 +48,6 @@ export interface UpdateResult {
 export interface VerifyResult {
   reflected: string[];
   unreflected: string[];
-}
-
-/** A function whose possible callers are asked for: its path as the graph stores it, its name, its line. */
-export interface PossibleTarget {
-  path: string;
-  name: string;
-  line: number;
-}
-
-/** A call site of a target's name that the engine's rules (engine/pi_cgc_engine/possible_calls.py) cannot rule out. */
-export interface PossibleSite {
-  path: string;
-  line: number;
-  /** The function around the call, or `<module>` (callerLine 0) at module level. */
-  caller: string;
-  callerLine: number;
-  rule: string;
-  /** Why the call may be the target's, in words. */
-  why: string;
-  /** 0: a rule that names the target's class or module; 1: a call on an object of unknown type; 2: the same for an override, listed only where nothing else is. */
-  rank: number;
 }
 
 export interface PossibleResult {
