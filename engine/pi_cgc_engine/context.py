@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterator, Optional, Set, Tuple
 
 if TYPE_CHECKING:
     from .journal import Journal
+    from .parse_store import ParseStore
     from .walk import KeptWalk
 
 
@@ -63,6 +64,8 @@ class RunContext:
     loop_roles: Dict[int, str] = field(default_factory=dict)
     # Cleared when a FalkorDB answers that it has no indegree().
     degree_function: bool = True
+    # Where Tree.parse keeps and finds each file's parse by its content (set by the command line; None: off).
+    parse_store: Optional["ParseStore"] = None
 
     @contextlib.contextmanager
     def journaling(self, journal: Optional["Journal"]) -> Iterator[None]:

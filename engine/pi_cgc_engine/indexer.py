@@ -26,6 +26,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from . import bulk_cypher, bulk_kuzu, graph_rows
 from . import cgc_contract as cgc
+from .context import RUN
 from .database import PROVEN_BACKENDS, Busy, ZeroSafeDriver
 from .engine import Engine, lean_kept, write_file
 from .files import norm
@@ -137,8 +138,13 @@ def index_command(args: argparse.Namespace, version: str) -> int:
     finally:
         if aside.saved is not None:
             aside.saved.unlink(missing_ok=True)  # not the graph's model: the load failed, or the state was read again
+    store = RUN.parse_store
+    stored = (f", {plural(store.hits, 'parse')} from the parse store, {store.misses} not in it"
+              if store is not None else "")
+    if store is not None:
+        store.sweep()  # what this index wrote counts against the bound
     shown(f"{plural(files, 'file')} written in {ms_since(started) / 1000:.1f} s "
-          f"(read and resolved in {read_ms / 1000:.1f} s{in_part}; written with {how})")
+          f"(read and resolved in {read_ms / 1000:.1f} s{stored}{in_part}; written with {how})")
     return 0
 
 

@@ -53,6 +53,7 @@ from .engine import Engine
 from .files import norm
 from .indexer import add_index_parser, index_command
 from .memory import RECLAIM_EVERY, SAVE_IDLE_S, SAVE_POLL_S, keep_heap, release_free_memory
+from .parse_store import ParseStore
 from .possible_calls import Views
 from .protocol import REFUSED_EXIT, Stop, emit, log, refuse, take_stdout
 
@@ -67,6 +68,8 @@ def serve(args: argparse.Namespace, version: str) -> int:
     keep_heap()
     release_free_memory()
     emit({"event": "ready", "cgcVersion": version, "backend": engine.db.backend, **facts})
+    if RUN.parse_store is not None:
+        RUN.parse_store.sweep()  # what the start wrote counts against the bound
 
     stopping: List[int] = []
 
@@ -206,6 +209,8 @@ def options_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pi-cgc-engine")
     # Before the command, so that `index`'s own arguments are cgc index's (pi-cgc puts this in front of them).
     parser.add_argument("--cache-dir", dest="index_cache_dir", help="index: the engine's cache folder, left warm")
+    parser.add_argument("--parse-store", help="serve and index: the folder of each file's parse kept by its content")
+    parser.add_argument("--parse-store-mb", type=int, default=1024, help="the parse store's bound (0: not used)")
     sub = parser.add_subparsers(dest="command", required=True)
     serve_p = sub.add_parser("serve", help="the incremental engine, speaking JSON lines on stdin and stdout")
     serve_p.add_argument("--root", required=True)
@@ -260,6 +265,9 @@ def main(argv: List[str]) -> int:
         version = cgc.load()
     except cgc.ContractBroken as error:
         refuse(str(error))
+    if args.parse_store and args.parse_store_mb > 0 and args.command in ("serve", "index"):
+        RUN.parse_store = ParseStore(Path(args.parse_store).resolve(), args.parse_store_mb << 20, version,
+                                     cgc.config_on("INDEX_SOURCE"))
     if args.command == "serve":
         RUN.options = options_of(args)
         return serve(args, version)

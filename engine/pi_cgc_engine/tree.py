@@ -51,6 +51,23 @@ class Tree:
         return files
 
     def parse(self, path: Path, known: Tuple[int, int, str]) -> FileEntry:
+        # The parse store first (parse_store.py): the same content at the same place was parsed before.
+        store = RUN.parse_store
+        slot = store.slot(self, path, known) if store is not None else None
+        if slot is not None:
+            assert store is not None
+            kept = store.get(slot)
+            if kept is not None:
+                return FileEntry(known[0], known[1], known[2], *kept)
+        entry = self.parse_now(path, known)
+        # Never what a parse again may give more of: a failed parse is tried again.
+        if slot is not None and not self.parse_in_doubt(path.as_posix(), entry) and (
+                "error" not in entry.data or entry.data.get("write_failed")):
+            assert store is not None
+            store.put(slot, entry.data, entry.imports, path, known)
+        return entry
+
+    def parse_now(self, path: Path, known: Tuple[int, int, str]) -> FileEntry:
         # The pipeline parses with repo_path = the resolved root; a pre-scan of one file is that
         # file's share of the imports map.
         data = canonical_order(self.builder.parse_file(self.root, path, False))
