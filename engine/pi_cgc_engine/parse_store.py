@@ -62,6 +62,10 @@ STALE_TEMP_S = 3600.0
 WRITE_PAUSE_S = 300.0
 
 
+# Where a value is in a parse: the keys and list indices that lead to it.
+Place = Tuple[Any, ...]
+
+
 @dataclass(frozen=True)
 class Slot:
     """Where one file's parse is kept: its key (a hex digest), its path relative to the root, and the root."""
@@ -131,10 +135,12 @@ class ParseStore:
             log(f"parse store: {message}")
 
     def make_folder(self) -> bool:
-        """The folder, made 0700 where the user owns it; False (the store unused) where it is not private."""
+        """The folder, made 0700 where the user owns it; False (the store unused by this process) where it was not
+        private: entries others could have replaced are not read (as cache.read_cache)."""
         try:
+            unsafe = not_private(self.folder, "folder") if os.path.lexists(self.folder) else None
             private_folder(self.folder)
-            unsafe = not_private(self.folder, "folder")
+            unsafe = unsafe or not_private(self.folder, "folder")
         except OSError as error:
             self.say_once("folder", f"not used: {error}")
             return False
@@ -218,9 +224,13 @@ class ParseStore:
         except Exception:  # a body that is not the engine's pickle (it passed its digest: written so)
             return None
         if not (isinstance(kept, dict) and kept.get("key") == slot.key and kept.get("rel") == slot.rel
-                and isinstance(kept.get("data"), dict) and isinstance(kept.get("imports"), dict)):
+                and isinstance(kept.get("data"), dict) and isinstance(kept.get("imports"), dict)
+                and isinstance(kept.get("places"), list)):
             return None
-        return relocated(kept["data"], kept["imports"], slot)
+        try:
+            return relocated(kept["data"], kept["imports"], kept["places"], slot)
+        except (LookupError, TypeError):  # places that are not in its data: not an entry this store wrote
+            return None
 
     # -- writing -------------------------------------------------------------------------------------------
     def put(self, slot: Slot, data: Dict[str, Any], imports: Dict[str, List[str]], path: Path,
@@ -230,7 +240,7 @@ class ParseStore:
         if time.monotonic() < self.writes_paused_until:
             return False
         body = self.encode(data, imports, slot)
-        if body is None or not still_content(path, known):
+        if body is None or not still_content(path, known, slot.root):
             return False
         target = self.entry_path(slot)
         blob = MAGIC + hashlib.sha256(body).digest() + body
@@ -255,22 +265,33 @@ class ParseStore:
         return True
 
     def encode(self, data: Dict[str, Any], imports: Dict[str, List[str]], slot: Slot) -> Optional[bytes]:
-        """The parse with its root taken out, pickled; None where something else in it names the root (it could
-        not be moved to another root as it is)."""
+        """The parse with its root taken out, pickled; None where something else in it names the root (it could not
+        be moved to another root as it is). The file's own path may be anywhere in the data (cgc's Java parser gives
+        each function and class its file's path): where it is is kept, and the path put back there on load."""
         prefix = slot.root + "/"
-        if data.get("path") != prefix + slot.rel or data.get("repo_path") != slot.root:
+        own = prefix + slot.rel
+        if data.get("path") != own or data.get("repo_path") != slot.root:
             return None
         moved_imports: Dict[str, List[str]] = {}
         for name, paths in imports.items():
             if not all(isinstance(p, str) and p.startswith(prefix) for p in paths):
                 return None
             moved_imports[name] = [p[len(prefix):] for p in paths]
-        moved = dict(data)  # the same key order: path and repo_path set again in place on load
-        moved["path"] = moved["repo_path"] = ""
-        if names_root(moved, slot.root) or names_root(list(moved_imports), slot.root):
-            return None
-        return pickle.dumps({"key": slot.key, "rel": slot.rel, "data": moved, "imports": moved_imports},
-                            protocol=pickle.HIGHEST_PROTOCOL)
+        places: List[Place] = []
+        find_own_path(data, own, (), places)
+        # Set to "" for the pickle, then back: the data is the caller's (no copy of a large parse).
+        for place in places:
+            set_at(data, place, "")
+        data["repo_path"] = ""
+        try:
+            if names_root(data, slot.root) or names_root(list(moved_imports), slot.root):
+                return None
+            return pickle.dumps({"key": slot.key, "rel": slot.rel, "data": data, "imports": moved_imports,
+                                 "places": places}, protocol=pickle.HIGHEST_PROTOCOL)
+        finally:
+            for place in places:
+                set_at(data, place, own)
+            data["repo_path"] = slot.root
 
     def write_atomic(self, target: Path, blob: bytes) -> None:
         folder = target.parent
@@ -365,22 +386,49 @@ def names_root(value: Any, root: str) -> bool:
     return False
 
 
-def relocated(data: Dict[str, Any], imports: Dict[str, List[str]],
+def find_own_path(value: Any, own: str, at: Place, places: List[Place]) -> None:
+    """Where in `value` the file's own path is (a place: the keys and indices that lead to it)."""
+    if type(value) is dict:
+        for key, item in value.items():
+            if item == own and type(item) is str:
+                places.append((*at, key))
+            elif type(item) in (dict, list):
+                find_own_path(item, own, (*at, key), places)
+    elif type(value) is list:
+        for index, item in enumerate(value):
+            if item == own and type(item) is str:
+                places.append((*at, index))
+            elif type(item) in (dict, list):
+                find_own_path(item, own, (*at, index), places)
+
+
+def set_at(data: Any, place: Place, value: str) -> None:
+    for step in place[:-1]:
+        data = data[step]
+    data[place[-1]] = value
+
+
+def relocated(data: Dict[str, Any], imports: Dict[str, List[str]], places: List[Place],
               slot: Slot) -> Tuple[Dict[str, Any], Dict[str, List[str]]]:
-    """A kept parse at `slot`'s root: its path, repo_path and imports' paths made absolute there."""
+    """A kept parse at `slot`'s root: the file's path put back where it was, repo_path and the imports' paths made
+    absolute there."""
     prefix = slot.root + "/"
-    data["path"] = prefix + slot.rel
+    own = prefix + slot.rel
+    for place in places:
+        set_at(data, place, own)
     data["repo_path"] = slot.root
     return data, {name: [prefix + p for p in paths] for name, paths in imports.items()}
 
 
-def still_content(path: Path, known: Tuple[int, int, str]) -> bool:
+def still_content(path: Path, known: Tuple[int, int, str], root: str) -> bool:
     """Whether the file still is the content `known` names (size, mtime, sha1), read after its parse: a parse of a
-    file that changed while it was read is not kept under the key of content it may not be."""
+    file that changed while it was read is not kept under the key of content it may not be. And whether its
+    bytes do not name the root: a string of the source equal to the file's path would be moved with the root."""
     try:
         info = path.stat()
         if (info.st_size, info.st_mtime_ns) != (known[0], known[1]):
             return False
-        return hashlib.sha1(path.read_bytes()).hexdigest() == known[2]
+        content = path.read_bytes()
     except OSError:
         return False
+    return hashlib.sha1(content).hexdigest() == known[2] and root.encode() not in content
