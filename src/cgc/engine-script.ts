@@ -38,6 +38,18 @@ export function provenVersions(path: string): string[] {
   }
 }
 
+/** The engine's parse store: each file's parse kept by its content, shared by every workspace (docs/engine.md). */
+export interface ParseStoreOptions {
+  dir: string;
+  /** Its bound in megabytes; 0 keeps none. */
+  mb: number;
+}
+
+/** The engine's arguments for the parse store, before its command (serve and index alike). */
+export function parseStoreArgs(store: ParseStoreOptions | undefined): string[] {
+  return store ? ["--parse-store", store.dir, "--parse-store-mb", String(store.mb)] : [];
+}
+
 export function engineScriptPresent(): boolean {
   return existsSync(ENGINE_SCRIPT);
 }
@@ -56,6 +68,7 @@ export function wholeIndexProgram(facts: {
   executable: string;
   env: NodeJS.ProcessEnv;
   cacheDir: string;
+  parseStore?: ParseStoreOptions;
 }): RunOptions["through"] {
   if (!facts.engineOn) return undefined;
   if (!facts.cgcVersion || !PROVEN_CGC_VERSIONS.includes(facts.cgcVersion) || !engineScriptPresent()) return undefined;
@@ -64,6 +77,6 @@ export function wholeIndexProgram(facts: {
   return {
     path: interpreter.python,
     name: "pi-cgc's index (the engine script)",
-    leading: [ENGINE_SCRIPT, "--cache-dir", facts.cacheDir],
+    leading: [ENGINE_SCRIPT, "--cache-dir", facts.cacheDir, ...parseStoreArgs(facts.parseStore)],
   };
 }

@@ -4,7 +4,7 @@
 // line first, then one answer per request, matched by id. The engine opens the database only to write
 // or read back, and lets go of it when idle, so cgc's own processes get in.
 import { mkdirSync } from "node:fs";
-import { ENGINE_SCRIPT } from "../cgc/engine-script.ts";
+import { ENGINE_SCRIPT, type ParseStoreOptions, parseStoreArgs } from "../cgc/engine-script.ts";
 import type { PossibleSite, PossibleTarget } from "../cgc/possible-sites.ts";
 import type { LongLivedHandle, RunCode, Runner } from "../cgc/runner.ts";
 
@@ -86,6 +86,8 @@ export interface EngineOptions {
   root: string;
   /** Outside the workspace: the engine's warm-start cache. */
   cacheDir: string;
+  /** The parse store (each file's parse by its content) and its bound in MB (0: none kept). */
+  parseStore?: ParseStoreOptions;
   /** Budget of the start (parse of the tree, or the warm cache). */
   startBudgetMs: number;
   /** How long the engine keeps the database open after its last request (its `--hold-ms`). */
@@ -135,6 +137,7 @@ export function startEngine(options: EngineOptions): Engine {
     options.runner.startLongLived(
       [
         ...(options.program ?? [ENGINE_SCRIPT]),
+        ...parseStoreArgs(options.parseStore),
         "serve",
         "--root",
         options.root,

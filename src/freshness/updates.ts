@@ -163,6 +163,7 @@ export function createEngineUpdates(session: UpdatingSession, fellBack: () => vo
       python: interpreter.python,
       root: session.root,
       cacheDir: session.ledger.engineCacheDir,
+      parseStore: { dir: session.ledger.parseStoreDir, mb: session.config()["engine.parseStoreMb"] },
       startBudgetMs: START_BUDGET_MS,
       holdMs: holdsExclusiveLock(session.backend?.name) ? EMBEDDED_HOLD_MS : undefined,
     });

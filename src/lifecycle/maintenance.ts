@@ -89,6 +89,7 @@ export function createMaintenance(deps: MaintenanceDeps): Maintenance {
       executable: runner.executable,
       env: deps.env,
       cacheDir: deps.ledger().engineCacheDir,
+      parseStore: { dir: deps.ledger().parseStoreDir, mb: deps.config()["engine.parseStoreMb"] },
     });
 
   /** What an index or rebuild that wrote left: is every function and class in a file, as a full index leaves them? */

@@ -79,6 +79,8 @@ export interface GraphLedger {
   writtenElsewhere(): void;
   /** The engine's warm-start cache (a folder). */
   readonly engineCacheDir: string;
+  /** The engine's parse store (a folder), shared by every graph: a file's parse depends on its content, not its graph. */
+  readonly parseStoreDir: string;
   /** The tree the graph was last verified on (the change tracker's snapshot). */
   readonly treeFile: string;
 }
@@ -105,6 +107,7 @@ export function graphLedger(env: NodeJS.ProcessEnv, root: string): GraphLedger {
   return {
     root,
     engineCacheDir,
+    parseStoreDir: join(folder, "parse-store"),
     treeFile: join(folder, "trees", `${name}.json`),
     runNote,
     abandonedRunNote() {
