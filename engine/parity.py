@@ -541,7 +541,8 @@ def main() -> int:
                         help="stop the engine before each change and start it after, as a session's engine starts "
                              "at its first change: in turn from its cache (the graph's model), told that something "
                              "else wrote the graph (it then never held the old content), and after a full index "
-                             "just before the change, told the graph was rebuilt (the changed paths unknown)")
+                             "just before the change, told the graph was rebuilt (the changed paths unknown); and "
+                             "a graph `cgc index` wrote before the change, adopted by difference after it")
     parser.add_argument("--no-check", action="store_true",
                         help="run the engine without --check (its narrowed resolution then goes unchecked)")
     parser.add_argument("--narrow-fault", action="store_true",
@@ -617,7 +618,9 @@ def main() -> int:
             # the tree from the disk after the change and never held the changed files' old content; and
             # pi-cgc's own full index just before the change, then told after its start that the graph was
             # rebuilt, the changed paths unknown (changed since the index read them).
-            mode = ("cache", "elsewhere", "rebuilt")[(number - 1) % 3] if args.late_start else "watcher" if args.watcher else "running"
+            # And a fourth: `cgc index` wrote the graph just before the change, and the engine, started after it
+            # without a model of that graph, adopts it by difference (the change among what differs).
+            mode = ("cache", "elsewhere", "rebuilt", "adopt")[(number - 1) % 4] if args.late_start else "watcher" if args.watcher else "running"
             # The files before the change: a deleted folder's files are the watcher's deleted paths.
             existed = files_under(engine_root) if watcher else set()
             late = watcher.between_steps() if watcher else []
@@ -626,11 +629,14 @@ def main() -> int:
                 if mode != "cache":
                     (work / "cache").mkdir(exist_ok=True)
                     (work / "cache" / WRITTEN_ELSEWHERE).write_text("parity\n", encoding="utf-8")
-                if mode == "rebuilt":
+                if mode in ("rebuilt", "adopt"):
                     run([str(CGC), "index", "--force", str(engine_root)], engine_root, envs["engine"])
             touched = step.apply(engine_root)
+            adopted: Dict[str, Any] = {}
             if args.late_start:
                 engine = Engine(engine_root, envs["engine"], work / "cache")
+            if mode == "adopt":
+                adopted = engine.ask("adopt")
             if mode == "rebuilt":
                 told = engine.ask("rebuilt", unknown=[str(p) for p in touched])
                 assert told.get("ok"), told
@@ -656,13 +662,14 @@ def main() -> int:
             only_engine, only_fresh = differing(engine_dump.read_text().splitlines(), fresh_dump.read_text().splitlines())
             diff = len(only_engine) + len(only_fresh)
             total_diff += diff
-            failures += diff > 0 or (not watcher and not answer.get("ok"))
+            failures += diff > 0 or (not watcher and not answer.get("ok")) or (bool(adopted) and not adopted.get("ok"))
             row = {
                 "step": number, "name": step.name, "ok": answer.get("ok"), "code": answer.get("code"),
                 "ms": answer.get("ms"), "lockMs": answer.get("lockMs"), "openMs": answer.get("openMs"),
                 "resolveMs": answer.get("resolveMs"), "checkMs": answer.get("checkMs"),
                 "reresolved": answer.get("reresolved"), "resolved": answer.get("resolved"), "unsure": answer.get("unsure"),
-                "trusted": engine.ready.get("trusted"), "mode": mode,
+                "trusted": engine.ready.get("trusted"), "mode": mode, "adopted": adopted.get("adopted") or answer.get("adopted"),
+                "adoptOk": adopted.get("ok") if adopted else None,
                 "reason": answer.get("reason"), "lines": dumped.get("lines"), "differing": diff,
                 "freshIndexMs": index_ms, "stepMs": round((time.monotonic() - step_start) * 1000),
                 "onlyEngine": only_engine[:5], "onlyFresh": only_fresh[:5],

@@ -16,7 +16,7 @@ VOLATILE = {"_id", "_label", "_src", "_dst", "uid", "indexed_at"}
 IDENTITY = ("path", "name", "line_number", "occurrence_index", "function_line_number")
 
 
-def _props(value: Any) -> Tuple[str, Dict[str, Any]]:
+def properties_of(value: Any) -> Tuple[str, Dict[str, Any]]:
     if isinstance(value, dict):  # KùzuDB
         return str(value.get("_label")), {k: v for k, v in value.items() if k not in VOLATILE and v is not None}
     labels = getattr(value, "labels", None)  # a FalkorDB node (a list) or a Neo4j node (a frozenset)
@@ -51,7 +51,7 @@ def canonical_dump(db: Database, root: Path, dangling: bool = False) -> List[str
     lines: List[str] = []
     unplaced: Set[str] = set()
     for record in db.read("MATCH (n) RETURN n"):
-        label, props = _props(record["n"])
+        label, props = properties_of(record["n"])
         if in_repo(props):
             lines.append(f"N {label} {render(props)}")
         elif dangling and "path" not in props:
@@ -59,7 +59,7 @@ def canonical_dump(db: Database, root: Path, dangling: bool = False) -> List[str
     pathless: Set[str] = set()
     linked: Set[str] = set()  # the pathless nodes at an end of any edge (dangling: the others)
     for record in db.read("MATCH (a)-[e]->(b) RETURN a, e, b"):
-        (a_label, a), (e_label, e), (b_label, b) = _props(record["a"]), _props(record["e"]), _props(record["b"])
+        (a_label, a), (e_label, e), (b_label, b) = properties_of(record["a"]), properties_of(record["e"]), properties_of(record["b"])
         ours = in_repo(a) or in_repo(b)
         if ours:
             lines.append(f"E {e_label} {ident(a_label, a)} -> {ident(b_label, b)} {render(e)}")

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
 
+from . import adopt, graph_rows
 from . import cgc_contract as cgc
 from .cache import CacheKeeping
 from .context import RUN
@@ -27,6 +28,7 @@ from .journal import Journal, as_before
 from .link_rows import (
     CPP_SOURCES,
     LINK_TYPES,
+    assemble_links,
     choose_links,
     compare_links,
     external_parents,
@@ -141,7 +143,9 @@ class UpdateWrite:
         self.delete_files(writer)
         self.lap("deleteFiles")
         for path in self.present_changed:
-            write_file(writer, path, self.new.files[path].data, self.new.imports_map, self.engine.root)
+            # (whole: an engine adopting the graph keeps the source text of the files it read aside, in its stash)
+            write_file(writer, path, self.engine.whole_data(self.new.files[path].data), self.new.imports_map,
+                       self.engine.root)
         self.lap("addFiles")
         self.rewrite_links(writer)
         self.engine.reset_modules(writer, self.metadata)
@@ -260,21 +264,24 @@ class Engine(CacheKeeping):
         self.views = Views(root.as_posix())
         # The files dict the last plan made and the discovery it made it from (see plan).
         self.discovered: Optional[Tuple[Dict[str, FileEntry], List[Path]]] = None
+        # The state is not trusted and still whole (read to be compared with the graph: adopt_graph).
+        self.adoptable = False
 
     # -- start --------------------------------------------------------------------------------
     def start(self, from_disk: bool = False, progress: Optional[Callable[[str], None]] = None,
-              save: bool = True, writing: bool = False) -> Dict[str, Any]:
+              save: bool = True, writing: bool = False, adopting: bool = False) -> Dict[str, Any]:
         """Reads the tree: from the warm cache when it is the graph's model (trusted), else from the disk
         (`from_disk`: the graph was just rebuilt from it, or is about to be), parsing what the cache does not
         have. `progress` is told each phase; `save`: the state read from the disk is saved as the cache;
         `writing`: the whole state is about to be written (every file parsed in full, and kept so until
         lean_kept, its source text and docstrings in `stash`: self.stash.whole gives a file's data whole), else it
-        is lean from the start."""
+        is lean from the start. `adopting`: a state not trusted is kept whole too, until the graph is adopted
+        (adopt_graph)."""
         with collector_paused():
-            return self._start(from_disk, progress, save, writing)
+            return self._start(from_disk, progress, save, writing, adopting)
 
     def _start(self, from_disk: bool, progress: Optional[Callable[[str], None]], save: bool,
-               writing: bool) -> Dict[str, Any]:
+               writing: bool, adopting: bool = False) -> Dict[str, Any]:
         # serve may have read the cache first
         start = self.cache_read_at if self.cache_read_at is not None else time.monotonic()
         cached = self.load_cache()
@@ -298,6 +305,10 @@ class Engine(CacheKeeping):
             lean_kept(self.state)
             return {"files": len(self.state.files), "startMs": ms_since(start), "warm": True,
                     "cached": len(self.state.files), "trusted": True, "diverged": self.diverged}
+        # Not the graph's model: kept whole until the graph is compared with it (adopt_graph).
+        writing = writing or adopting
+        self.adoptable = adopting
+        self.drop_stash()  # a start's stash that no adoption took (a rebuild came first)
         if writing:
             self.stash = SourceStash()
         files, hits = self.read_tree(cached, progress, writing)
@@ -333,7 +344,7 @@ class Engine(CacheKeeping):
         self.trusted = False
         if not writing:
             lean_kept(self.state)
-        if save:
+        if save and not adopting:
             self.save_cache()
         return {"files": len(files), "startMs": ms_since(start), "warm": hits > 0, "cached": hits,
                 "trusted": False, "diverged": self.diverged}
@@ -538,6 +549,16 @@ class Engine(CacheKeeping):
         check_ms, refusal = self.check_against_full(new)
         if refusal is not None:
             return refusal
+        if unsure and self.adoptable and not self.unknown:
+            # The graph's old content is unknown, and the state is whole: the graph is compared with the state after
+            # the change, and what differs is written (the change among it).
+            adopted = self.adopt_graph(new, start)
+            if adopted is not None:
+                if adopted.get("ok"):
+                    adopted.update(resolveMs=resolve_ms, resolveCpuMs=resolve_cpu_ms, checkMs=check_ms,
+                                   reresolved=len(resolved), unsure=len(unsure),
+                                   written=sorted(set(adopted["written"]) | {p for p in changed if p in new.files}))
+                return adopted
         if unsure and self.db.embedded and rewrite_cost(new) >= REBUILD_RATHER_FROM:
             return {"ok": False, "code": "REBUILD",
                     "reason": f"the links of {len(new.files) - len(changed)} other files would be written again "
@@ -604,6 +625,107 @@ class Engine(CacheKeeping):
             "attempts": info.get("attempts", 1),
             "phases": write.phases,
         }
+
+    def adopt_graph(self, new: Optional[TreeState] = None, start: Optional[float] = None) -> Optional[Dict[str, Any]]:
+        """Makes the graph a full index of `new` (the state, by default) by writing only what differs from it, and
+        trusts the state (adopt.py). None where the full index of this tree is not one the replay makes (the
+        caller writes as before); else an update's answer, or BUSY, NO_GRAPH, REBUILD, FAILED."""
+        started = start if start is not None else time.monotonic()
+        state = new if new is not None else self.state
+        profile = graph_rows.PROFILES.get(self.db.backend)
+        datas = [entry.data for entry in state.files.values()]
+        if profile is None or graph_rows.refusal(datas, profile=profile) is not None:
+            return None
+        try:
+            rows = graph_rows.build_graph(self.root, datas, state.imports_map, assemble_links(state), profile=profile,
+                                          normalize=cgc.normalize_path, commit_hash=cgc.repo_commit_hash(self.root),
+                                          whole=self.whole_data)
+        except graph_rows.NotReplicable as error:
+            log(f"the graph cannot be compared with a full index of this tree ({error})")
+            return None
+        replay_ms = ms_since(started)
+        del datas
+        try:
+            open_ms = self.db.open()
+        except Busy as error:
+            self.distrust()
+            return {"ok": False, "code": "BUSY", "reason": str(error)[:500]}
+        lock_start = time.monotonic()
+        held, stamp_before = self.repository_stamp()
+        if not held:
+            return {"ok": False, "code": "NO_GRAPH",
+                    "reason": f"the graph holds no index of {self.root.as_posix()} (deleted, or lost by its server)"}
+        found = adopt.differences(rows, self.db, self.root, state.files)
+        compare_ms = ms_since(lock_start)
+        facts = {"adopted": found.as_json(), "replayMs": replay_ms, "compareMs": compare_ms, "openMs": open_ms}
+        for line in found.examples:
+            log(f"adopt: {line}")
+        del rows
+        if not found.none:
+            cost = sum(len(state.files[p].data.get("function_calls") or ()) for p in found.files | found.links
+                       if p in state.files) * sum(len(e.data.get("functions") or ()) for e in state.files.values())
+            if self.db.embedded and cost >= REBUILD_RATHER_FROM:
+                return {"ok": False, "code": "REBUILD",
+                        "reason": f"{plural(len(found.files | found.links), 'file')} differ from a full index of the "
+                                  "tree; on KùzuDB a full index is faster than writing them again"}
+            self.state = state
+            write = self.adoption_write(state, found)
+            marker, was_trusted = self.mark_unfinished()
+            try:
+                self.db.write_transaction(write.work)
+            except Exception as error:  # answered, and the state says what it knows
+                if not self.db.embedded:
+                    self.diverged = True
+                    return {"ok": False, "code": "DIVERGED", "reason": f"{error}"[:500]}
+                self.trusted = was_trusted
+                return {"ok": False, "code": "FAILED", "reason": f"{error}"[:500]}
+            try:
+                if write.took_out:
+                    self.db.write_transaction(write.purge)
+            except Exception as error:
+                self.diverged = True
+                return {"ok": False, "code": "DIVERGED", "reason": f"purge failed: {error}"[:500]}
+            if marker is not None and not self.db.embedded:
+                marker.unlink(missing_ok=True)
+            facts["phases"] = write.phases
+        self.state = state
+        if RUN.options.check and not found.none:
+            left = adopt.differences(graph_rows.build_graph(
+                self.root, [entry.data for entry in state.files.values()], state.imports_map, assemble_links(state),
+                profile=profile, normalize=cgc.normalize_path, commit_hash=cgc.repo_commit_hash(self.root),
+                whole=self.whole_data), self.db, self.root, state.files)
+            if not left.none:
+                for line in left.examples:
+                    log(f"check: {line}")
+                self.diverged = True
+                return {"ok": False, "code": "DIVERGED",
+                        "reason": f"the adopted graph still differs from a full index: {left.as_json()}"}
+        stamp_after = self.repository_stamp()[1]
+        self.adoptable = False
+        lean_kept(state)
+        self.drop_stash()
+        self.trust()
+        self.cache_dirty = True
+        return {"ok": True, "stampBefore": stamp_before, "stampAfter": stamp_after,
+                "written": sorted(found.files), "removed": sorted(found.stale), "ms": ms_since(started),
+                "lockMs": ms_since(lock_start), "resolved": len(state.files), "reresolved": 0,
+                "rewritten": len(found.links), "attempts": 1, **facts}
+
+    def adoption_write(self, state: TreeState, found: "adopt.Differences") -> UpdateWrite:
+        """The write that makes the graph what a full index of `state` writes, from what differs (adopt_graph)."""
+        changed = found.files | found.stale
+        names = set(found.modules)
+        for path in found.files:
+            names.update(row["name"] for row in module_import_rows(state.files[path].data)
+                         if "error" not in state.files[path].data)
+        if changed:
+            names |= self.modules_imported_by(self.db.writer(), sorted(changed))  # what the graph's files import
+        if state.suffixes is None:
+            state.suffixes = suffixes_after(None, state.files, set(), set())
+        row_by_row = not self.db.falkordb
+        metadata = module_metadata(state.files, names, row_by_row=row_by_row, order=state.keys)
+        return UpdateWrite(self, state, changed, set(found.stale), set(), set(found.links),
+                           sorted(found.files), names, metadata, row_by_row)
 
     def check_against_full(self, new: TreeState) -> Tuple[int, Optional[Dict[str, Any]]]:
         """With serve --check: the narrowed resolution compared with the whole one. (ms, the refusal if they differ)."""

@@ -49,7 +49,7 @@ from . import cgc_contract as cgc
 from .context import RUN, Options
 from .database import PROVEN_BACKENDS, Busy, Database, ZeroSafeDriver
 from .dump import write_dump
-from .engine import Engine
+from .engine import Engine, lean_kept
 from .files import norm
 from .indexer import add_index_parser, index_command
 from .memory import RECLAIM_EVERY, SAVE_IDLE_S, SAVE_POLL_S, keep_heap, release_free_memory
@@ -64,7 +64,7 @@ def serve(args: argparse.Namespace, version: str) -> int:
     engine.read_cache()  # while cgc chooses the database (on FalkorDB Lite, its daemon starts and loads the graph)
     if engine.db.backend not in PROVEN_BACKENDS:
         refuse(f"backend {engine.db.backend} is not one the engine was proven on ({', '.join(sorted(PROVEN_BACKENDS))})")
-    facts = engine.start()
+    facts = engine.start(adopting=True)
     keep_heap()
     release_free_memory()
     emit({"event": "ready", "cgcVersion": version, "backend": engine.db.backend, **facts})
@@ -158,6 +158,8 @@ def handle(engine: Engine, line: bytes) -> Optional[str]:
             answer = engine.update(list(request.get("paths") or []))
             # Saved when idle, not before answering: pickling a large tree costs time the caller waits.
             engine.cache_dirty = engine.cache_dirty or bool(answer.get("ok"))
+        elif op == "adopt":
+            answer = adopt_request(engine)
         elif op == "possible":
             answer = engine.possible(list(request.get("targets") or []))
         elif op == "verify":
@@ -191,6 +193,20 @@ def handle(engine: Engine, line: bytes) -> Optional[str]:
         answer = {"ok": False, "code": "FAILED", "reason": f"{error}"[:500]}
     emit({"id": request.get("id"), **answer})
     return None
+
+
+def adopt_request(engine: Engine) -> Dict[str, Any]:
+    """The graph adopted by difference where the engine started without the graph's model (Engine.adopt_graph)."""
+    if not engine.adoptable:
+        return {"ok": True, "trusted": engine.trusted, "adopted": None}
+    answer = engine.adopt_graph()
+    if answer is None:
+        # Compared by nothing: the state goes lean, and the first update writes every file's links again.
+        engine.adoptable = False
+        lean_kept(engine.state)
+        engine.drop_stash()
+        return {"ok": False, "code": "UNSUPPORTED", "reason": "the full index of this tree is not one the engine replays"}
+    return answer
 
 
 def possible_command(root: Path, context: Optional[str], version: str) -> int:

@@ -1,0 +1,151 @@
+"""A graph written elsewhere, adopted by difference (adopt.py): the engine, started without a cache that describes the
+graph, compares the graph with a full index of the tree and writes only what differs. Real cgc and KùzuDB in a
+private HOME: `cgc index` writes the graph, `serve` adopts it, and the canonical dump (`dump --dangling`) is
+compared with cgc's own index of the same tree.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Dict, List
+
+ENGINE_DIR = Path(__file__).resolve().parent.parent
+ENTRY = ENGINE_DIR / "pi-cgc-engine.py"
+CGC = Path(sys.executable).parent / "cgc"
+
+FILES = {
+    "pkg/__init__.py": "",
+    "pkg/shapes.py": "class Shape:\n    def area(self):\n        return 0\n\n\nclass Square(Shape):\n"
+                     "    def __init__(self, side):\n        self.side = side\n\n    def area(self):\n"
+                     "        return self.side * self.side\n",
+    "pkg/use.py": "from pkg.shapes import Square\n\n\ndef total(sides):\n    return sum(Square(s).area() for s in sides)\n",
+    "pkg/more.py": "from pkg.use import total\n\n\ndef report(values):\n    \"\"\"The total, as text.\"\"\"\n"
+                   "    return f'{total(values)}'\n",
+    "pkg/extra.py": "from pkg.more import report\n\n\ndef main():\n    print(report([1, 2]))\n",
+}
+
+
+def make_tree(parent: Path) -> Path:
+    root = parent / "repo"
+    for name, text in FILES.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    return root
+
+
+def env_of(home: Path) -> Dict[str, str]:
+    keep = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "TREE_SITTER_LANGUAGE_PACK_LIBS_DIR")}
+    home.mkdir(parents=True, exist_ok=True)
+    return {**keep, "HOME": str(home), "COLUMNS": "10000", "ENABLE_AUTO_WATCH": "false", "PYTHONSAFEPATH": "1"}
+
+
+def cgc_index(root: Path, env: Dict[str, str]) -> None:
+    done = subprocess.run([str(CGC), "index", "--force", str(root)], cwd=root, env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
+def dump(root: Path, env: Dict[str, str]) -> List[str]:
+    out = root.parent / "dump.txt"
+    done = subprocess.run([sys.executable, str(ENTRY), "dump", "--root", str(root), "--out", str(out), "--dangling"],
+                          cwd=root, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return out.read_text(encoding="utf-8").splitlines()
+
+
+def cgc_own_dump(tmp: Path, tree: Path) -> List[str]:
+    """cgc's own full index of a copy of `tree` (same basename, so the dumps compare line for line)."""
+    copy = tmp / "fresh" / tree.name
+    shutil.copytree(tree, copy)
+    env = env_of(tmp / "fresh-home")
+    cgc_index(copy, env)
+    return dump(copy, env)
+
+
+def serve(root: Path, env: Dict[str, str], cache: Path, requests: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """The engine's answers: the ready line, then one per request."""
+    lines = "".join(json.dumps({"id": at, **request}) + "\n" for at, request in enumerate(requests))
+    done = subprocess.run([sys.executable, str(ENTRY), "serve", "--root", str(root), "--cache-dir", str(cache),
+                           "--hold-ms", "0"], cwd=root, env=env, input=lines, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+
+
+def write_cypher(root: Path, env: Dict[str, str], query: str) -> None:
+    """One statement on the graph through cgc's own database manager."""
+    script = ("import sys; sys.path.insert(0, sys.argv[1]);"
+              "from pathlib import Path;"
+              "from pi_cgc_engine import cgc_contract as cgc; cgc.load();"
+              "from pi_cgc_engine.database import Database;"
+              "db = Database(Path(sys.argv[2]), None); db.open(); db.read(sys.argv[3]); db.close()")
+    done = subprocess.run([sys.executable, "-c", script, str(ENGINE_DIR), str(root), query], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_a_graph_cgc_wrote_with_nothing_changed_gets_nothing_written(tmp_path: Path) -> None:
+    root, env = make_tree(tmp_path), env_of(tmp_path / "home")
+    cgc_index(root, env)
+    before = dump(root, env)
+    ready, adopted = serve(root, env, tmp_path / "cache", [{"op": "adopt"}])
+    assert ready["trusted"] is False
+    assert adopted["ok"] is True, adopted
+    assert adopted["adopted"] == {"files": 0, "links": 0, "stale": 0, "modules": 0, "shared": 0, "structure": False}
+    assert adopted["written"] == [] and adopted["stampAfter"] == adopted["stampBefore"]
+    assert dump(root, env) == before
+    # Adopted, the cache is the graph's model: the next engine starts trusted.
+    assert serve(root, env, tmp_path / "cache", [])[0]["trusted"] is True
+
+
+def test_wrong_links_left_behind_get_just_those_links_written_again(tmp_path: Path) -> None:
+    root, env = make_tree(tmp_path), env_of(tmp_path / "home")
+    cgc_index(root, env)
+    expected = dump(root, env)
+    # A call's edge gone, as `cgc watch` leaves a caller's link when it re-indexes the callee's file alone and the
+    # caller's edge goes with the old nodes (ADR 0010); and one to the wrong function, as it leaves a call it never
+    # resolved again.
+    write_cypher(root, env, "MATCH (a:Function {name: 'report'})-[e:CALLS]->(b:Function {name: 'total'}) DELETE e")
+    write_cypher(root, env, "MATCH (a:Function {name: 'main'}), (b:Function {name: 'total'}) "
+                            "CREATE (a)-[:CALLS {line_number: 5, full_call_name: 'total', confidence: 0.5}]->(b)")
+    assert dump(root, env) != expected
+    ready, adopted = serve(root, env, tmp_path / "cache", [{"op": "adopt"}])
+    assert adopted["ok"] is True, adopted
+    # Two files' links written again; no file written again, no other file's links.
+    assert adopted["adopted"]["links"] == 2 and adopted["adopted"]["files"] == 0, adopted
+    assert adopted["written"] == [] and adopted["rewritten"] == 2
+    assert dump(root, env) == expected
+
+
+def test_files_changed_and_removed_since_cgc_wrote_the_graph_are_written_again_alone(tmp_path: Path) -> None:
+    root, env = make_tree(tmp_path), env_of(tmp_path / "home")
+    cgc_index(root, env)
+    (root / "pkg" / "more.py").write_text(FILES["pkg/more.py"].replace("as text", "as a string") +
+                                          "\n\ndef twice(values):\n    return total(values) * 2\n", encoding="utf-8")
+    (root / "pkg" / "extra.py").unlink()
+    ready, adopted, update = serve(root, env, tmp_path / "cache", [
+        {"op": "adopt"}, {"op": "update", "paths": [str(root / "pkg" / "more.py"), str(root / "pkg" / "extra.py")]}])
+    assert adopted["ok"] is True, adopted
+    assert adopted["written"] == [str(root / "pkg" / "more.py")]
+    assert adopted["removed"] == [str(root / "pkg" / "extra.py")]
+    assert adopted["adopted"]["files"] == 1 and adopted["adopted"]["stale"] == 1, adopted
+    # After the adoption the engine holds the graph's model: the update finds nothing left to write.
+    assert update["ok"] is True and update["written"] == [], update
+    assert dump(root, env) == cgc_own_dump(tmp_path, root)
+
+
+def test_an_untrusted_first_update_adopts_instead_of_writing_every_files_links(tmp_path: Path) -> None:
+    root, env = make_tree(tmp_path), env_of(tmp_path / "home")
+    cgc_index(root, env)
+    (root / "pkg" / "use.py").write_text(FILES["pkg/use.py"] + "\n\ndef none():\n    return total([])\n",
+                                         encoding="utf-8")
+    ready, update = serve(root, env, tmp_path / "cache", [{"op": "update", "paths": [str(root / "pkg" / "use.py")]}])
+    assert update["ok"] is True, update
+    assert update["adopted"]["files"] == 1 and update["rewritten"] == 0, update
+    assert update["written"] == [str(root / "pkg" / "use.py")]
+    assert dump(root, env) == cgc_own_dump(tmp_path, root)
