@@ -2,7 +2,16 @@
 // isolated home, with one fault injected per case. Where the real cgc cannot produce a fault on demand, a
 // fake from test/fixtures/fakes/ stands in and names the real behaviour it stands for. Every case ends
 // with the process table clean and no claim the graph does not back. docs/reliability.md lists the cases.
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
@@ -14,6 +23,7 @@ import { createChangeTracker } from "../../src/workspace/tracker.ts";
 import { type CgcHome, cgcBinary, cgcStart, makeCgcHome } from "../helpers/cgc-env.ts";
 import { restoreEnv, restoreSuiteEnv, suiteEnv, withEnv } from "../helpers/env.ts";
 import { startFalkorDB } from "../helpers/falkordb.ts";
+import { compareWithFullIndexInNewHome } from "../helpers/graph-parity.ts";
 import { startPiRpc } from "../helpers/pi-rpc.ts";
 import { type PiHarness, type RecordingUi, recordingUi, startPi, toolResults, waitFor } from "../helpers/pi-sdk.ts";
 import { caseRepos, indexedTinyRepo, TINY_FACTS, type TinyRepo } from "../helpers/repos.ts";
@@ -519,4 +529,160 @@ describe("a CGC home cgc cannot use", () => {
       chmodSync(unusable, 0o755);
     }
   });
+});
+
+describe("the engine's parse store damaged, unwritable, removed, or written by two sessions at once", () => {
+  /** A parse store of its own for the case: the agent folder pi-cgc keeps it in (<agentDir>/pi-cgc/parse-store). */
+  function ownStore(): string {
+    const agent = mkdtempSync(join(tmpdir(), "pi-cgc-agent-"));
+    withEnv({ PI_CODING_AGENT_DIR: agent });
+    return join(agent, "pi-cgc", "parse-store");
+  }
+
+  /** The store's entries (one per file's parse, in 256 folders by the key's first two digits). */
+  function storeEntries(store: string): string[] {
+    if (!existsSync(store)) return [];
+    return readdirSync(store, { withFileTypes: true })
+      .filter((dir) => dir.isDirectory())
+      .flatMap((dir) =>
+        readdirSync(join(store, dir.name))
+          .filter((name) => name.endsWith(".parse"))
+          .map((name) => join(store, dir.name, name)),
+      )
+      .sort();
+  }
+
+  /** pi-cgc's own index of the workspace, asked for and confirmed (`--force`: the rebuild). */
+  async function indexThroughPi(session: Awaited<ReturnType<typeof startSession>>, force: boolean): Promise<void> {
+    session.ui.confirmAnswer = true;
+    await session.h.session.prompt(force ? "/cgc index --force" : "/cgc index");
+    await waitFor(() => session.chip() === "cgc ready · fresh", "fresh after the index", 120_000);
+  }
+
+  /** An edit through pi's write tool, applied by the engine: fresh again. */
+  async function editAndWait(session: Awaited<ReturnType<typeof startSession>>, name: string): Promise<void> {
+    await agentAddsFunction(session.h, name);
+    await waitFor(() => session.chip() === "cgc ready · fresh", `fresh after adding ${name}`, 120_000);
+  }
+
+  async function expectFullIndexParity(root: string, env: Record<string, string>): Promise<void> {
+    const parity = await compareWithFullIndexInNewHome(root, env);
+    expect({ missing: parity.missing, extra: parity.extra }, parity.keptIn).toEqual({ missing: [], extra: [] });
+  }
+
+  it("damaged entries (bytes flipped, cut short): each is a miss and a parse again; the graph equals a full index", async () => {
+    const store = ownStore();
+    const repo = repos.tiny();
+    const session = await startSession(repo.path);
+    await waitFor(() => session.chip() === "cgc unindexed", "the unindexed verdict");
+    await indexThroughPi(session, false);
+    const kept = storeEntries(store);
+    expect(kept.length).toBeGreaterThanOrEqual(TINY_FACTS.pythonFiles.length);
+    const damaged = new Map<string, Buffer>();
+    kept.forEach((entry, at) => {
+      const bytes = readFileSync(entry);
+      const middle = Math.floor(bytes.length / 2);
+      const bad =
+        at % 2 === 0
+          ? Buffer.concat([
+              bytes.subarray(0, middle),
+              Buffer.from([(bytes[middle] ?? 0) ^ 0x20]),
+              bytes.subarray(middle + 1),
+            ])
+          : bytes.subarray(0, middle);
+      writeFileSync(entry, bad);
+      damaged.set(entry, bad);
+    });
+    await indexThroughPi(session, true);
+    await editAndWait(session, "after_damage");
+    await expectFullIndexParity(repo.path, home.env);
+    // Every damaged entry was written again whole by the parse that replaced it.
+    for (const [entry, bad] of damaged) expect(readFileSync(entry).equals(bad), entry).toBe(false);
+  }, 600_000);
+
+  it("a store no write can reach (stands for a full disk): parses are not kept, and the graph equals a full index", async () => {
+    const store = ownStore();
+    // The real fault is ENOSPC on each write (the engine's pytest injects that one). Root ignores file modes, so
+    // a file where each of the store's 256 folders must go stands for a disk that takes no more files.
+    mkdirSync(store, { recursive: true, mode: 0o700 });
+    for (let n = 0; n < 256; n++) writeFileSync(join(store, n.toString(16).padStart(2, "0")), "");
+    const repo = repos.tiny();
+    const session = await startSession(repo.path);
+    await waitFor(() => session.chip() === "cgc unindexed", "the unindexed verdict");
+    await indexThroughPi(session, false);
+    await editAndWait(session, "on_a_full_disk");
+    await indexThroughPi(session, true);
+    await expectFullIndexParity(repo.path, home.env);
+    expect(storeEntries(store)).toEqual([]);
+  }, 600_000);
+
+  it("the store removed under a running engine: made again at the next write; the graph equals a full index", async () => {
+    const store = ownStore();
+    const repo = repos.tiny();
+    const session = await startSession(repo.path);
+    await waitFor(() => session.chip() === "cgc unindexed", "the unindexed verdict");
+    await indexThroughPi(session, false);
+    await editAndWait(session, "before_removal"); // the engine runs from here on
+    expect(storeEntries(store).length).toBeGreaterThan(0);
+    rmSync(store, { recursive: true, force: true });
+    await editAndWait(session, "after_removal");
+    expect(storeEntries(store).length).toBeGreaterThan(0); // the edited file's parse, kept in the folder made again
+    await indexThroughPi(session, true);
+    await expectFullIndexParity(repo.path, home.env);
+    expect(storeEntries(store).length).toBeGreaterThanOrEqual(TINY_FACTS.pythonFiles.length);
+  }, 600_000);
+
+  it("two sessions (two pi processes, two graphs) indexing copies of one tree at once: both graphs equal a full index", async () => {
+    const agent = mkdtempSync(join(tmpdir(), "pi-cgc-agent-"));
+    const store = join(agent, "pi-cgc", "parse-store");
+    const args = ["--no-session", "--no-extensions", "-e", EXTENSION];
+    // Copies of one tree (as worktrees of one repository are): the same files at the same places, the same keys.
+    const sides = ["first", "second"].map((name) => {
+      const cgcHome = makeCgcHome();
+      const tree = repos.tiny({ name });
+      const pi = startPiRpc({
+        cli: PI_CLI,
+        cwd: tree.path,
+        args,
+        env: { HOME: cgcHome.home, PI_CODING_AGENT_DIR: agent, PI_OFFLINE: "1", CGC_EXECUTABLE: cgcBinary() },
+        onUiRequest: () => ({ confirmed: true }),
+      });
+      return { name, cgcHome, tree, pi };
+    });
+    const chipsFrom = (pi: (typeof sides)[number]["pi"], from: number) =>
+      pi.frames
+        .slice(from)
+        .map(chipOf)
+        .filter((text): text is string => text !== undefined);
+    /** A run sent now, seen through: a chip other than fresh after `from`, then fresh. */
+    const settled = (pi: (typeof sides)[number]["pi"], from: number) => {
+      const chips = chipsFrom(pi, from);
+      return chips.some((text) => text !== "cgc ready · fresh") && chips.at(-1) === "cgc ready · fresh";
+    };
+    try {
+      await Promise.all(sides.map(({ pi }) => pi.waitFor((f) => chipOf(f) === "cgc unindexed", 60_000)));
+      const indexFrom = sides.map(({ pi }) => pi.frames.length);
+      for (const { pi } of sides) pi.send({ type: "prompt", message: "/cgc index" }); // both at once
+      await Promise.all(
+        sides.map(({ pi }, at) => waitFor(() => settled(pi, indexFrom[at] ?? 0), "fresh after the index", 180_000)),
+      );
+      expect(storeEntries(store).length).toBeGreaterThanOrEqual(TINY_FACTS.pythonFiles.length);
+      // An edit in each, applied by each session's engine (which reads its tree through the store).
+      for (const { name, tree } of sides)
+        writeFileSync(join(tree.path, "pkg", `edit_${name}.py`), `def edit_${name}(value):\n    return value\n`);
+      const syncFrom = sides.map(({ pi }) => pi.frames.length);
+      for (const { pi } of sides) pi.send({ type: "prompt", message: "/cgc sync" });
+      await Promise.all(
+        sides.map(({ pi }, at) => waitFor(() => settled(pi, syncFrom[at] ?? 0), "fresh after the sync", 180_000)),
+      );
+      for (const { tree, cgcHome } of sides) await expectFullIndexParity(tree.path, cgcHome.env);
+    } finally {
+      for (const { pi, cgcHome } of sides) {
+        await pi.stop();
+        await expectNoCgcLeft(cgcHome.home);
+        cgcHome.cleanup();
+      }
+      rmSync(agent, { recursive: true, force: true });
+    }
+  }, 900_000);
 });
