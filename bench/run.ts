@@ -20,6 +20,7 @@ const MODULES = [
   "edit-to-fresh",
   "engine-discovery",
   "index-cost",
+  "index-force",
   "startup-overhead",
   "truth",
 ];
