@@ -51,9 +51,10 @@ import {
   liteSocketOnlyEnv,
   liteSocketPath,
   mountChip,
+  parseStoreArgs,
   socketAnswers,
   wholeIndexProgram
-} from "./chunks/chunk-NDSD6ZNO.js";
+} from "./chunks/chunk-XFEVYGKY.js";
 import {
   count
 } from "./chunks/chunk-U43P4R4X.js";
@@ -61,7 +62,7 @@ import {
   agentDir,
   graphLedger,
   loadConfig
-} from "./chunks/chunk-ETUFDOJ7.js";
+} from "./chunks/chunk-ENJUY6A2.js";
 import {
   detectCgcBackend,
   holdsExclusiveLock,
@@ -888,6 +889,7 @@ function startEngine(options) {
   const handle = options.runner.startLongLived(
     [
       ...options.program ?? [ENGINE_SCRIPT],
+      ...parseStoreArgs(options.parseStore),
       "serve",
       "--root",
       options.root,
@@ -1031,6 +1033,7 @@ function createEngineUpdates(session, fellBack) {
       python: interpreter.python,
       root: session.root,
       cacheDir: session.ledger.engineCacheDir,
+      parseStore: { dir: session.ledger.parseStoreDir, mb: session.config()["engine.parseStoreMb"] },
       startBudgetMs: START_BUDGET_MS,
       holdMs: holdsExclusiveLock(session.backend?.name) ? EMBEDDED_HOLD_MS : void 0
     });
@@ -1274,7 +1277,7 @@ var boundBy = (signal) => (ms) => new Promise((resolve6) => {
 // src/freshness/watch-start.ts
 function startWatcherLater(session, deps) {
   if (session.config()["freshness.watch"] === "off") return;
-  void import("./chunks/watcher-SGETNR5B.js").then(
+  void import("./chunks/watcher-ZNG6BD4R.js").then(
     ({ startWatcherIfEnabled }) => {
       if (!deps.isCurrent() || session.disposed) return;
       const watcher = startWatcherIfEnabled(session, {
@@ -2097,7 +2100,8 @@ function createMaintenance(deps) {
     engineOn: deps.config()["freshness.engine"],
     executable: runner.executable,
     env: deps.env,
-    cacheDir: deps.ledger().engineCacheDir
+    cacheDir: deps.ledger().engineCacheDir,
+    parseStore: { dir: deps.ledger().parseStoreDir, mb: deps.config()["engine.parseStoreMb"] }
   });
   const readBackStructure = async (what) => {
     const unlinked = await uncontainedCount(runner, deps.root());
@@ -3094,7 +3098,7 @@ function registerCgcCommand(pi, current, hooks) {
       };
       if (!Object.hasOwn(VERBS, verb)) return show(`Unknown verb "${verb}".
 ${usage()}`, "warning");
-      verbs ??= import("./chunks/verbs-QXRZMZPU.js");
+      verbs ??= import("./chunks/verbs-CUSZG7QJ.js");
       return (await verbs).runVerb(verb, rest, { session, ctx, show, hooks: hooks() });
     }
   });

@@ -160,6 +160,12 @@ var CONFIG_KEYS = {
     env: "CGC_FRESHNESS_MAX_SYNCS_PER_SESSION",
     doc: "Most automatic full-rebuild syncs in one session; engine updates and `/cgc sync` are not counted."
   }),
+  "engine.parseStoreMb": key({
+    type: integerType(0, 1024 * 1024),
+    default: 1024,
+    env: "CGC_ENGINE_PARSE_STORE_MB",
+    doc: "Most megabytes the engine's parse store keeps (each file's parse by its content, shared by every workspace and worktree); the least recently used go first; 0 keeps none."
+  }),
   "proactive.sessionNote": key({
     type: booleanType,
     default: true,
@@ -314,6 +320,7 @@ function graphLedger(env, root) {
   return {
     root,
     engineCacheDir,
+    parseStoreDir: join2(folder, "parse-store"),
     treeFile: join2(folder, "trees", `${name}.json`),
     runNote,
     abandonedRunNote() {

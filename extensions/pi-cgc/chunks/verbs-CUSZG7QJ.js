@@ -4,21 +4,21 @@ import {
   describeLiteNetwork,
   engineFile,
   formatElapsed
-} from "./chunk-NDSD6ZNO.js";
+} from "./chunk-XFEVYGKY.js";
 import {
   count
 } from "./chunk-U43P4R4X.js";
 import {
   describeWatcher,
   watcherOf
-} from "./chunk-SRYG7ELP.js";
+} from "./chunk-6W653PZK.js";
 import {
   CONFIG_KEYS,
   CONFIG_KEY_NAMES,
   describeSource,
   isConfigKey,
   isPlainObject
-} from "./chunk-ETUFDOJ7.js";
+} from "./chunk-ENJUY6A2.js";
 import {
   describeBackend,
   shownBackend

@@ -1,6 +1,6 @@
 import {
   graphLedger
-} from "./chunk-ETUFDOJ7.js";
+} from "./chunk-ENJUY6A2.js";
 import {
   detectCgcBackend,
   isServerBackend

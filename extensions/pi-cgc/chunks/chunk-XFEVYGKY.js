@@ -330,6 +330,9 @@ function provenVersions(path) {
     return [];
   }
 }
+function parseStoreArgs(store) {
+  return store ? ["--parse-store", store.dir, "--parse-store-mb", String(store.mb)] : [];
+}
 function engineScriptPresent() {
   return existsSync3(ENGINE_SCRIPT);
 }
@@ -341,7 +344,7 @@ function wholeIndexProgram(facts) {
   return {
     path: interpreter.python,
     name: "pi-cgc's index (the engine script)",
-    leading: [ENGINE_SCRIPT, "--cache-dir", facts.cacheDir]
+    leading: [ENGINE_SCRIPT, "--cache-dir", facts.cacheDir, ...parseStoreArgs(facts.parseStore)]
   };
 }
 
@@ -352,6 +355,7 @@ export {
   engineFile,
   ENGINE_SCRIPT,
   PROVEN_CGC_VERSIONS,
+  parseStoreArgs,
   engineScriptPresent,
   wholeIndexProgram,
   socketAnswers,
