@@ -75,22 +75,30 @@ class Slot:
     root: str
 
 
+# The engine's modules whose code makes what Tree.parse returns: the parse itself and cgc's hooks (tree,
+# cgc_contract), source order (files), the write marks (graph_rows and the replay it runs), this store's layout.
+PARSE_MODULES = ("tree", "cgc_contract", "files", "graph_rows", "graph_replay", "graph_model", "graph_profiles",
+                 "graph_sanitize", "parse_store")
+
+
 def engine_code_digest() -> str:
-    """The sha1 of the engine package's own source: the entries are the engine's parse (its source order, its
-    write marks), and a changed engine makes new ones."""
+    """The sha1 of the source of PARSE_MODULES: a changed one makes new entries (a change elsewhere in the engine
+    keeps them)."""
     digest = hashlib.sha1()
-    for source in sorted(Path(__file__).resolve().parent.glob("*.py")):
-        digest.update(source.name.encode())
-        digest.update(source.read_bytes())
+    here = Path(__file__).resolve().parent
+    for name in PARSE_MODULES:
+        digest.update(name.encode())
+        digest.update((here / f"{name}.py").read_bytes())
     return digest.hexdigest()
 
 
 def parser_versions() -> str:
-    """The versions of the parsing libraries under cgc (a new grammar can parse the same bytes otherwise)."""
+    """The versions of the parsing libraries under cgc (a new grammar can parse the same bytes otherwise; a notebook
+    is converted to Python by nbconvert first)."""
     from importlib import metadata
 
     found: List[str] = []
-    for name in ("tree-sitter", "tree-sitter-language-pack", "tree-sitter-c-sharp"):
+    for name in ("tree-sitter", "tree-sitter-language-pack", "tree-sitter-c-sharp", "nbconvert", "nbformat"):
         try:
             found.append(f"{name}={metadata.version(name)}")
         except metadata.PackageNotFoundError:
