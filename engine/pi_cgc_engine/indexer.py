@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from . import bulk_cypher, bulk_kuzu, graph_rows
+from . import bulk_cypher, bulk_kuzu, graph_rows, relocate
 from . import cgc_contract as cgc
 from .context import RUN
 from .database import PROVEN_BACKENDS, Busy, ZeroSafeDriver
@@ -84,6 +84,18 @@ CGC_OWN_INDEX_SETTINGS = ("SCIP_INDEXER", "ENABLE_VECTOR_RESOLVE", "ENABLE_INHER
 
 
 def index_command(args: argparse.Namespace, version: str) -> int:
+    # A new worktree's graph from its main checkout's (relocate.py): the export forks before any database opens.
+    from_main = getattr(args, "from_main", None)
+    export = relocate.Export(Path(from_main).resolve(), Path(args.path).resolve()) \
+        if from_main and args.main_cache_dir and not args.force else None
+    try:
+        return _index_command(args, version, export)
+    finally:
+        if export is not None:
+            export.cancel()
+
+
+def _index_command(args: argparse.Namespace, version: str, export: Optional[relocate.Export]) -> int:
     root = Path(args.path).resolve()
     cache_dir = Path(args.index_cache_dir).resolve() if args.index_cache_dir else None
     engine = Engine(root, cache_dir, args.context, version)
@@ -104,6 +116,11 @@ def index_command(args: argparse.Namespace, version: str) -> int:
     if present and not args.force:
         engine.db.close()
         return cgc_index(root, False, backend)
+    if export is not None:
+        done, present = relocate.index_from_main(engine, export, Path(args.main_cache_dir).resolve(), version, Progress())
+        if done:
+            return 0
+        engine.db.open()
     started = time.monotonic()
     shown = Progress()
     engine.start(from_disk=True, progress=shown, save=False, writing=True)
@@ -263,4 +280,7 @@ def add_index_parser(sub: Any) -> None:
     index_p.add_argument("path", metavar="ROOT")
     index_p.add_argument("--force", "-f", action="store_true", help="delete the root's graph first and index it again")
     index_p.add_argument("--context")
+    index_p.add_argument("--from-main", metavar="MAIN", help="a new worktree's graph from its main checkout MAIN's, "
+                         "where that graph is current (relocate.py); else the full index")
+    index_p.add_argument("--main-cache-dir", metavar="D", help="the main checkout's engine cache folder")
 

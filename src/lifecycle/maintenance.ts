@@ -59,7 +59,7 @@ export interface MaintenanceDeps {
   store: Store;
   tracker: ChangeTracker;
   notices: NoticeLedger;
-  worktree: Pick<WorktreeScope, "createContext">;
+  worktree: Pick<WorktreeScope, "createContext" | "fromMain">;
   config(): Config;
   root(): string;
   backend(): Backend | null | undefined;
@@ -134,6 +134,12 @@ export function createMaintenance(deps: MaintenanceDeps): Maintenance {
     const ledger = deps.ledger();
     const settleNote = ledger.runStarted(what); // read by the next probe if this run never settles
     ledger.writtenElsewhere(); // the engine's cache no longer describes the graph
+    // A new worktree's context starts from the main checkout's graph where that one is current (pi-cgc's own
+    // index only: engine/pi_cgc_engine/relocate.py, which falls back to the full index on its own).
+    const through = fullIndexThrough();
+    const main = what === "index" && through ? deps.worktree.fromMain() : undefined;
+    const indexArgs =
+      main && "root" in main ? [...args, "--from-main", main.root, "--main-cache-dir", main.cacheDir] : args;
     // A worktree without its context gets it here, under the same consent as the index itself.
     const prepared =
       what === "index" ? deps.worktree.createContext(runner, deps.backend()) : Promise.resolve(undefined);
@@ -141,10 +147,10 @@ export function createMaintenance(deps: MaintenanceDeps): Maintenance {
       .then(
         (failed) =>
           failed ??
-          runner.run(args, {
+          runner.run(indexArgs, {
             kind: "maintenance",
             cwd: root,
-            through: fullIndexThrough(),
+            through,
             onLine: (line) => {
               const progress = progressOf(line);
               if (progress) store.apply((state) => maintenanceProgress(state, progress.text, progress.totalMs));

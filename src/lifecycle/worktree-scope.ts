@@ -11,6 +11,7 @@ import type { WorktreeMode } from "../config/keys.ts";
 import { agentDir } from "../config/load.ts";
 import type { ProbeVerdict } from "../state/model.ts";
 import type { NoticeLedger } from "../state/notices.ts";
+import { currentMainGraph, type MainGraph, mainCheckoutOf } from "../workspace/main-graph.ts";
 import {
   contextNameFor,
   describeIdentity,
@@ -240,6 +241,18 @@ export function createWorktreeScope(options: WorktreeScopeOptions) {
     return undefined;
   }
 
+  /**
+   * Where the pending context's graph can start from: the main checkout's graph, when it is current
+   * (workspace/main-graph.ts); else why not. Undefined outside a pending linked worktree.
+   */
+  function fromMain(): MainGraph | { why: string } | undefined {
+    const here = linked();
+    if (!here || state.kind !== "pending") return undefined;
+    const mainRoot = mainCheckoutOf(here.identity);
+    if (!mainRoot) return { why: "the repository has no main checkout" };
+    return currentMainGraph(options.env, mainRoot);
+  }
+
   /** A context was deleted (cgc_contexts, confirmed by the user): its record goes. True when it was this session's. */
   function contextDeleted(name: string): boolean {
     removeRecord(records, name);
@@ -287,6 +300,7 @@ export function createWorktreeScope(options: WorktreeScopeOptions) {
     resolve,
     refuseServerBackend,
     createContext,
+    fromMain,
     contextDeleted,
     describe,
     /** Runner: arguments for every database-backed subcommand. */

@@ -12,6 +12,8 @@ import { indexResumed, indexSkipped } from "../cgc/parse.ts";
 import { describeWatcher, watcherOf } from "../freshness/watcher.ts";
 import type { CgcSession } from "../lifecycle/session.ts";
 import type { State } from "../state/model.ts";
+import { count } from "../state/words.ts";
+import { differingFiles } from "../workspace/main-graph.ts";
 import type { CommandHooks, Show, Verb } from "./command.ts";
 import { openSettings } from "./settings.ts";
 import { renderConfigTable, renderStatus } from "./status.ts";
@@ -101,6 +103,15 @@ async function indexCost(session: VerbSession, backend: string | undefined): Pro
   return "files" in counted ? estimateIndex(counted, backend, indexer) : undefined;
 }
 
+/** What the new worktree's index will do when it starts from the main checkout's graph (lifecycle/maintenance.ts). */
+async function fromMainLine(session: VerbSession): Promise<string | undefined> {
+  const main = session.fullIndexThrough() !== undefined ? session.worktree.fromMain() : undefined;
+  if (!main || !("root" in main)) return undefined;
+  const differ = await differingFiles(main.root, session.root);
+  const files = differ === undefined ? "the files that differ" : count(differ, "file");
+  return ` pi-cgc starts it from the main checkout's graph (${main.root}), its paths moved: ${files} differ, applied as one update; a full index runs instead if that graph cannot be used.`;
+}
+
 const isTransient = (state: State) => state.readiness === "busy" || state.readiness === "unknown";
 
 async function indexVerb(session: VerbSession, ctx: ExtensionCommandContext, force: boolean, show: Show) {
@@ -118,7 +129,8 @@ async function indexVerb(session: VerbSession, ctx: ExtensionCommandContext, for
   const scope = session.worktree.state;
   const inContext = scope.kind === "active" ? ` in the CGC named context ${scope.name}` : "";
   const cost = await indexCost(session, backend);
-  const costLine = cost ? ` ${describeIndexCost(cost)}` : "";
+  const fromMain = scope.kind === "pending" ? await fromMainLine(session) : undefined;
+  const costLine = fromMain ?? (cost ? ` ${describeIndexCost(cost)}` : "");
   const confirmed =
     scope.kind === "pending"
       ? await ctx.ui.confirm(
