@@ -59,10 +59,11 @@ import {
   count
 } from "./chunks/chunk-U43P4R4X.js";
 import {
+  ENGINE_WRITTEN_ELSEWHERE,
   agentDir,
   graphLedger,
   loadConfig
-} from "./chunks/chunk-ENJUY6A2.js";
+} from "./chunks/chunk-DIDPKZI7.js";
 import {
   detectCgcBackend,
   holdsExclusiveLock,
@@ -490,7 +491,7 @@ ${card}` };
 }
 
 // src/freshness/install.ts
-import { basename as basename3, dirname as dirname2, join as join2, resolve as resolve3 } from "node:path";
+import { basename as basename3, dirname as dirname2, join as join3, resolve as resolve3 } from "node:path";
 import {
   isEditToolResult as isEditToolResult2,
   isWriteToolResult as isWriteToolResult2
@@ -855,7 +856,13 @@ function createQuietSync(deps) {
 }
 
 // src/freshness/engine.ts
-import { mkdirSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync } from "node:fs";
+import { join as join2 } from "node:path";
+function engineModelKept(cacheDir, root) {
+  const cache = join2(cacheDir, `${createHash("sha1").update(root).digest("hex")}.pickle`);
+  return existsSync(cache) && !existsSync(cache.replace(/\.pickle$/, ".untrusted")) && !existsSync(join2(cacheDir, ENGINE_WRITTEN_ELSEWHERE));
+}
 function startEngine(options) {
   mkdirSync(options.cacheDir, { recursive: true });
   let phase = { phase: "starting" };
@@ -963,6 +970,7 @@ function startEngine(options) {
     update: (paths, budgetMs) => request("update", { paths }, budgetMs),
     verify: (paths, budgetMs) => request("verify", { paths }, budgetMs),
     rebuilt: (unknown, budgetMs) => request("rebuilt", { unknown }, budgetMs),
+    adopt: (budgetMs) => request("adopt", {}, budgetMs),
     possible: (targets, budgetMs) => request("possible", { targets }, budgetMs, true),
     async stop() {
       clearTimeout(startTimer);
@@ -994,9 +1002,16 @@ function createEngineUpdates(session, fellBack) {
   let rebuildStartedAt;
   let stopping;
   let notStarted = "not started yet: it starts at the first change, applies it and stays";
+  let adoptDone = Promise.resolve();
+  let adoptionConsidered = false;
   const ready = () => engine?.phase.phase === "ready";
   session.store.subscribe((state, previous) => {
-    if (rebuiltBeforeReady && !engine && state.readiness === "ready" && previous.readiness !== "ready") consider();
+    if (state.readiness !== "ready" || previous.readiness === "ready") return;
+    if (rebuiltBeforeReady && !engine) consider();
+    if (!adoptionConsidered && !engine && session.config()["freshness.autoSync"]) {
+      adoptionConsidered = true;
+      if (!engineModelKept(session.ledger.engineCacheDir, session.root)) consider();
+    }
   });
   const refusal = () => {
     const state = session.store.get();
@@ -1042,6 +1057,7 @@ function createEngineUpdates(session, fellBack) {
         why = "";
         const since = session.store.get().rebuildNeeded || session.ledger.abandonedRunNote();
         if (rebuiltBeforeReady && !phase.facts.trusted && !since) tellRebuilt();
+        else if (!phase.facts.trusted && !since) adopt();
         if (session.store.get().changedPaths.length > 0) schedule();
       } else if (!session.disposed) {
         why = `not used: ${"reason" in phase ? phase.reason : "it did not start"}`;
@@ -1075,6 +1091,33 @@ function createEngineUpdates(session, fellBack) {
       if (!answer.ok && !session.disposed) retire(answer.reason);
     });
   };
+  const adopt = () => {
+    const current = engine;
+    if (!current) return;
+    const settleNote = session.ledger.runStarted("adopt");
+    const once = () => current.adopt(session.config()["timeouts.maintenanceMs"]);
+    const asked = holdsExclusiveLock(session.backend?.name) ? session.runner.exclusive(once) : once();
+    adoptDone = asked.then((answer) => {
+      settleNote(answer.ok ? "OK" : answer.code === "BUSY" ? "BUSY" : "FAILED");
+      if (session.disposed || engine !== current) return;
+      if (!answer.ok) {
+        if (answer.code === "REBUILD") fellBack();
+        return;
+      }
+      const { stampBefore, stampAfter, adopted, ms } = answer.value;
+      const outside = session.provenance.ownWrite(stampBefore, stampAfter, settleNote.windowId);
+      if (outside) {
+        session.store.apply((state) => graphWrittenOutside(state, outside));
+        session.ledger.writtenElsewhere();
+        fellBack();
+        return;
+      }
+      if (adopted) {
+        const wrote = adopted.files + adopted.links + adopted.stale;
+        last = `graph adopted in ${ms} ms (${wrote === 0 ? "nothing differed from a full index" : `${count(wrote, "file")} written again`})`;
+      }
+    });
+  };
   const schedule = () => {
     if (!ready() || !session.config()["freshness.autoSync"]) return;
     if (timer) clearTimeout(timer);
@@ -1086,6 +1129,7 @@ function createEngineUpdates(session, fellBack) {
   };
   const applyOnce = async (current) => {
     await rebuiltDone;
+    await adoptDone;
     const { readiness, reason } = session.store.get();
     if (readiness === "unindexed") return `Nothing to update: cgc is unindexed (${reason}).`;
     if (session.ledger.abandonedRunNote()) return void 0;
@@ -1277,7 +1321,7 @@ var boundBy = (signal) => (ms) => new Promise((resolve6) => {
 // src/freshness/watch-start.ts
 function startWatcherLater(session, deps) {
   if (session.config()["freshness.watch"] === "off") return;
-  void import("./chunks/watcher-ZNG6BD4R.js").then(
+  void import("./chunks/watcher-UCXFYAXG.js").then(
     ({ startWatcherIfEnabled }) => {
       if (!deps.isCurrent() || session.disposed) return;
       const watcher = startWatcherIfEnabled(session, {
@@ -1377,7 +1421,7 @@ function installFreshness(pi, current) {
       const raw = event.input.path;
       if (typeof raw !== "string") return;
       const absolute = resolve3(ctx.cwd, raw.replace(/^@/, ""));
-      observe(session, [join2(canonical(dirname2(absolute)), basename3(absolute))]);
+      observe(session, [join3(canonical(dirname2(absolute)), basename3(absolute))]);
     } else if (event.toolName === "bash") {
       checkFiles(session);
     }
@@ -1451,7 +1495,7 @@ import { writeSync } from "node:fs";
 // src/cgc/output.ts
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join as join3, resolve as resolve4 } from "node:path";
+import { join as join4, resolve as resolve4 } from "node:path";
 import { stripVTControlCharacters } from "node:util";
 import { formatSize, truncateHead, truncateTail } from "@mariozechner/pi-coding-agent";
 function stripControl(text) {
@@ -1491,7 +1535,7 @@ function createSpillDir(workspace) {
   return {
     write(text) {
       dir ??= makePrivateDir(workspace);
-      const path = join3(dir, `cgc-output-${++counter}.txt`);
+      const path = join4(dir, `cgc-output-${++counter}.txt`);
       writeFileSync(path, text, { mode: 384 });
       chmodSync(path, 384);
       return path;
@@ -1506,7 +1550,7 @@ function createSpillDir(workspace) {
   };
 }
 function makePrivateDir(workspace) {
-  const dir = mkdtempSync(join3(tmpdir(), "pi-cgc-"));
+  const dir = mkdtempSync(join4(tmpdir(), "pi-cgc-"));
   chmodSync(dir, 448);
   if (isWithin(resolve4(workspace), dir)) {
     throw new Error(`refusing to spill cgc output inside the workspace (${dir}); set TMPDIR elsewhere`);
@@ -1533,7 +1577,7 @@ ${tail.content}`, truncated: true, originalBytes, spillPath };
 
 // src/cgc/runner.ts
 import { spawn as spawn2 } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync as existsSync2 } from "node:fs";
 import { PassThrough } from "node:stream";
 var PINNED_ENV = {
   ENABLE_AUTO_WATCH: "false",
@@ -1614,7 +1658,7 @@ function createRunner(options) {
     });
     if (closed) return Promise.resolve(done("CANCELLED", "the session ended"));
     if (spec.signal?.aborted) return Promise.resolve(done("CANCELLED", "cancelled before start"));
-    if (!existsSync(spec.cwd))
+    if (!existsSync2(spec.cwd))
       return Promise.resolve(done("UNAVAILABLE", `working directory does not exist: ${spec.cwd}`));
     return new Promise((resolve6) => {
       const child = launch(program, argv, spec.cwd, spec.env, spec.longLived?.stdin === true);
@@ -2083,8 +2127,8 @@ function readSnapshot(path) {
 }
 
 // src/lifecycle/maintenance.ts
-import { existsSync as existsSync2 } from "node:fs";
-import { join as join4 } from "node:path";
+import { existsSync as existsSync3 } from "node:fs";
+import { join as join5 } from "node:path";
 function createMaintenance(deps) {
   const { store, notices, runner, tracker } = deps;
   let maintenance;
@@ -2127,8 +2171,8 @@ function createMaintenance(deps) {
     const root = deps.root();
     const index = kind === "syncing" ? void 0 : tracker.indexStarting(root);
     const before = index?.before ?? [];
-    const cgcignore = join4(root, ".cgcignore");
-    const hadCgcignore = existsSync2(cgcignore);
+    const cgcignore = join5(root, ".cgcignore");
+    const hadCgcignore = existsSync3(cgcignore);
     if (before.length > 0) store.apply((state) => changesObserved(state, before));
     store.apply((state, now) => maintenanceStarted(state, kind, what, now, estimate));
     const ledger = deps.ledger();
@@ -2290,9 +2334,9 @@ function verdictNotice(facts) {
 
 // src/workspace/git.ts
 import { readFileSync as readFileSync5, statSync } from "node:fs";
-import { isAbsolute, join as join5, resolve as resolve5 } from "node:path";
+import { isAbsolute, join as join6, resolve as resolve5 } from "node:path";
 function readGitDirs(root) {
-  const dotGit = join5(root, ".git");
+  const dotGit = join6(root, ".git");
   let isDir;
   try {
     isDir = statSync(dotGit).isDirectory();
@@ -2304,9 +2348,9 @@ function readGitDirs(root) {
   if (!pointer) return { ok: false, error: `${dotGit} is a file without a "gitdir:" line` };
   const gitDir = isAbsolute(pointer) ? pointer : resolve5(root, pointer);
   const id = /[/\\]worktrees[/\\]([^/\\]+)[/\\]?$/.exec(gitDir)?.[1];
-  const common = readText2(join5(gitDir, "commondir"))?.trim();
+  const common = readText2(join6(gitDir, "commondir"))?.trim();
   if (!common) {
-    const isGitDir = readText2(join5(gitDir, "HEAD")) !== void 0;
+    const isGitDir = readText2(join6(gitDir, "HEAD")) !== void 0;
     if (isGitDir && !id) return { ok: true, value: { gitDir, commonDir: gitDir } };
     const why = isGitDir ? "has no commondir file" : "is not a git directory";
     return { ok: false, error: `${dotGit} points to ${gitDir}, which ${why}` };
@@ -2317,16 +2361,16 @@ function readGitDirs(root) {
 function readHeadCommit(root) {
   const dirs = readGitDirs(root);
   if (!dirs.ok) return void 0;
-  const head = readText2(join5(dirs.value.gitDir, "HEAD"))?.trim();
+  const head = readText2(join6(dirs.value.gitDir, "HEAD"))?.trim();
   if (!head) return void 0;
   if (/^[0-9a-f]{40}$/.test(head)) return head;
   const ref = /^ref:\s*(\S+)$/.exec(head)?.[1];
   if (!ref) return void 0;
   for (const dir of [dirs.value.gitDir, dirs.value.commonDir]) {
-    const loose = readText2(join5(dir, ref))?.trim();
+    const loose = readText2(join6(dir, ref))?.trim();
     if (loose && /^[0-9a-f]{40}$/.test(loose)) return loose;
   }
-  const packed = readText2(join5(dirs.value.commonDir, "packed-refs")) ?? "";
+  const packed = readText2(join6(dirs.value.commonDir, "packed-refs")) ?? "";
   for (const line of packed.split("\n")) {
     const [sha, name] = line.trim().split(" ");
     if (name === ref && sha && /^[0-9a-f]{40}$/.test(sha)) return sha;
@@ -2564,13 +2608,13 @@ function createReadiness(deps) {
 }
 
 // src/lifecycle/worktree-scope.ts
-import { existsSync as existsSync4 } from "node:fs";
+import { existsSync as existsSync5 } from "node:fs";
 import { dirname as dirname4 } from "node:path";
 
 // src/workspace/worktree.ts
-import { createHash } from "node:crypto";
-import { existsSync as existsSync3, linkSync, mkdirSync as mkdirSync3, readdirSync as readdirSync2, readFileSync as readFileSync6, renameSync as renameSync2, rmSync as rmSync2, writeFileSync as writeFileSync3 } from "node:fs";
-import { join as join6 } from "node:path";
+import { createHash as createHash2 } from "node:crypto";
+import { existsSync as existsSync4, linkSync, mkdirSync as mkdirSync3, readdirSync as readdirSync2, readFileSync as readFileSync6, renameSync as renameSync2, rmSync as rmSync2, writeFileSync as writeFileSync3 } from "node:fs";
+import { join as join7 } from "node:path";
 function detectWorktree(cwd) {
   const root = gitToplevel(cwd);
   if (!root) return { kind: "not-git" };
@@ -2582,20 +2626,20 @@ function detectWorktree(cwd) {
 }
 function contextNameFor(identity2) {
   const slug = identity2.worktreeId.toLowerCase().replace(/[^a-z0-9._-]+/g, "-").replace(/[-._]*[-.][-._]*/g, (run) => run === "." || run === "_" ? run : "-").replace(/^[-.]+|[-.]+$/g, "").slice(0, 32).replace(/[-.]+$/, "") || "worktree";
-  const hash = createHash("sha256").update(`${identity2.commonDir}\0${identity2.worktreeId}`).digest("hex");
+  const hash = createHash2("sha256").update(`${identity2.commonDir}\0${identity2.worktreeId}`).digest("hex");
   return `wt-${slug}-${hash.slice(0, 8)}`;
 }
 function sameIdentity(a, b) {
   return a.commonDir === b.commonDir && a.worktreeId === b.worktreeId;
 }
 function worktreeExists(identity2) {
-  return existsSync3(join6(identity2.commonDir, "worktrees", identity2.worktreeId));
+  return existsSync4(join7(identity2.commonDir, "worktrees", identity2.worktreeId));
 }
 function worktreeRecordDir(agentDir2) {
-  return join6(agentDir2, "cgc-worktrees");
+  return join7(agentDir2, "cgc-worktrees");
 }
 function readRecord(dir, name) {
-  const path = join6(dir, `${name}.json`);
+  const path = join7(dir, `${name}.json`);
   let text;
   try {
     text = readFileSync6(path, "utf8");
@@ -2631,7 +2675,7 @@ function isRecord(value) {
   return typeof record === "object" && record !== null && typeof record.commonDir === "string" && typeof record.worktreeId === "string" && typeof record.path === "string" && typeof record.createdAt === "string";
 }
 function writeRecord(dir, name, record, claim = false) {
-  const path = join6(dir, `${name}.json`);
+  const path = join7(dir, `${name}.json`);
   const aside = `${path}.${process.pid}.${Date.now()}.tmp`;
   try {
     mkdirSync3(dir, { recursive: true });
@@ -2667,7 +2711,7 @@ function claimPath(aside, path) {
   }
 }
 function removeRecord(dir, name) {
-  rmSync2(join6(dir, `${name}.json`), { force: true });
+  rmSync2(join7(dir, `${name}.json`), { force: true });
 }
 function ownershipOf(record, identity2) {
   if (!record) return { kind: "unrecorded" };
@@ -2805,7 +2849,7 @@ ${result.stdout}`);
         `Worktree isolation refused: cgc already has a context ${name} that pi-cgc has no record of creating for this ${describeIdentity(identity2, root)}, so it is not used. If nothing else needs it, remove it (cgc context delete ${name}; cgc keeps its files) and pi-cgc creates its own; or set worktree.mode to off.`
       );
     }
-    if (!existsSync4(dirname4(context.dbPath))) {
+    if (!existsSync5(dirname4(context.dbPath))) {
       return refuse(
         name,
         `Worktree isolation refused: cgc lists the context ${name} at ${context.dbPath}, which does not exist (cgc drops [bracketed] text from the paths it prints), so cgc's MCP server cannot be pointed at it.`
@@ -3098,7 +3142,7 @@ function registerCgcCommand(pi, current, hooks) {
       };
       if (!Object.hasOwn(VERBS, verb)) return show(`Unknown verb "${verb}".
 ${usage()}`, "warning");
-      verbs ??= import("./chunks/verbs-CUSZG7QJ.js");
+      verbs ??= import("./chunks/verbs-ALSRGCKG.js");
       return (await verbs).runVerb(verb, rest, { session, ctx, show, hooks: hooks() });
     }
   });

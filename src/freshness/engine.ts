@@ -3,10 +3,13 @@
 // library and leaves it as a full index of the same tree would. JSON lines: one `ready` (or `refused`)
 // line first, then one answer per request, matched by id. The engine opens the database only to write
 // or read back, and lets go of it when idle, so cgc's own processes get in.
-import { mkdirSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
 import { ENGINE_SCRIPT, type ParseStoreOptions, parseStoreArgs } from "../cgc/engine-script.ts";
 import type { PossibleSite, PossibleTarget } from "../cgc/possible-sites.ts";
 import type { LongLivedHandle, RunCode, Runner } from "../cgc/runner.ts";
+import { ENGINE_WRITTEN_ELSEWHERE } from "../state/ledger.ts";
 
 export type { PossibleSite, PossibleTarget } from "../cgc/possible-sites.ts";
 
@@ -24,7 +27,7 @@ export interface EngineFacts {
  * DIVERGED: an update stopped half-way left the graph unknown. NO_GRAPH: the graph holds no index of the root.
  * REBUILD: nothing written; the update would write every file's links again, which a full index does faster.
  */
-export type EngineCode = RunCode | "DIVERGED" | "NO_GRAPH" | "REBUILD";
+export type EngineCode = RunCode | "DIVERGED" | "NO_GRAPH" | "REBUILD" | "UNSUPPORTED";
 export type EngineAnswer<T> = { ok: true; value: T } | { ok: false; code: EngineCode; reason: string };
 
 export interface UpdateResult {
@@ -43,6 +46,16 @@ export interface UpdateResult {
   resolveCpuMs?: number;
   /** Where the time under the lock went, ms per step (the bench reports them). */
   phases?: Record<string, number>;
+  /** Where the engine compared the graph with a full index of the tree (adopt): what differed, by kind. */
+  adopted?: AdoptedCounts | null;
+}
+
+/** What a graph written elsewhere held otherwise than a full index of the tree: files written again, and so on. */
+export interface AdoptedCounts {
+  files: number;
+  links: number;
+  stale: number;
+  modules: number;
 }
 
 export interface VerifyResult {
@@ -73,6 +86,12 @@ export interface Engine {
    */
   rebuilt(unknown: string[], budgetMs: number): Promise<EngineAnswer<unknown>>;
   /**
+   * An engine that started without the graph's model compares the graph with a full index of the tree and writes
+   * only what differs; from then on it holds the model. UNSUPPORTED: a tree the engine cannot compare (its first
+   * update then writes every file's links).
+   */
+  adopt(budgetMs: number): Promise<EngineAnswer<UpdateResult>>;
+  /**
    * Each target's possible call sites, from the engine's parse of the tree (the graph is not read). It answers
    * from memory; past its budget the answer is TIMEOUT and the engine keeps running (nothing was written).
    */
@@ -101,6 +120,20 @@ export interface EngineOptions {
 }
 
 type Waiter = (answer: Record<string, unknown>) => void;
+
+/**
+ * Whether the engine's cache for `root` is the graph's model: saved, with neither of the marks that say it may not
+ * be (engine/pi_cgc_engine/cache.py: the cache file is named by the sha1 of the root, its `.untrusted` mark beside
+ * it, and WRITTEN_ELSEWHERE in the folder). Without it the engine must compare the graph with the tree.
+ */
+export function engineModelKept(cacheDir: string, root: string): boolean {
+  const cache = join(cacheDir, `${createHash("sha1").update(root).digest("hex")}.pickle`);
+  return (
+    existsSync(cache) &&
+    !existsSync(cache.replace(/\.pickle$/, ".untrusted")) &&
+    !existsSync(join(cacheDir, ENGINE_WRITTEN_ELSEWHERE))
+  );
+}
 
 export function startEngine(options: EngineOptions): Engine {
   mkdirSync(options.cacheDir, { recursive: true });
@@ -221,6 +254,7 @@ export function startEngine(options: EngineOptions): Engine {
     update: (paths, budgetMs) => request<UpdateResult>("update", { paths }, budgetMs),
     verify: (paths, budgetMs) => request<VerifyResult>("verify", { paths }, budgetMs),
     rebuilt: (unknown, budgetMs) => request<unknown>("rebuilt", { unknown }, budgetMs),
+    adopt: (budgetMs) => request<UpdateResult>("adopt", {}, budgetMs),
     possible: (targets, budgetMs) => request<PossibleResult>("possible", { targets }, budgetMs, true),
     async stop() {
       clearTimeout(startTimer);

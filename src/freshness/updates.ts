@@ -10,7 +10,7 @@ import type { CgcSession } from "../lifecycle/session.ts";
 import { freshnessVerified, graphWrittenOutside, maintenanceSettled, maintenanceStarted } from "../state/model.ts";
 import { count } from "../state/words.ts";
 import { CLOCK_SLACK_MS, lastTouched } from "../workspace/tree.ts";
-import { type Engine, type PossibleSite, type PossibleTarget, startEngine } from "./engine.ts";
+import { type Engine, engineModelKept, type PossibleSite, type PossibleTarget, startEngine } from "./engine.ts";
 
 const NOTHING_TO_UPDATE = "Nothing to update: no file changed since the graph was verified.";
 
@@ -119,10 +119,21 @@ export function createEngineUpdates(session: UpdatingSession, fellBack: () => vo
   let stopping: Promise<void> | undefined;
   let notStarted = "not started yet: it starts at the first change, applies it and stays";
 
+  /** The engine's comparison of a graph it had no model of (adopt): updates wait for it. */
+  let adoptDone: Promise<unknown> = Promise.resolve();
+  let adoptionConsidered = false;
+
   const ready = () => engine?.phase.phase === "ready";
-  // A rebuild settles before the re-probe that ends it says the graph is ready: the engine starts then.
   session.store.subscribe((state, previous) => {
-    if (rebuiltBeforeReady && !engine && state.readiness === "ready" && previous.readiness !== "ready") consider();
+    if (state.readiness !== "ready" || previous.readiness === "ready") return;
+    // A rebuild settles before the re-probe that ends it says the graph is ready: the engine starts then.
+    if (rebuiltBeforeReady && !engine) consider();
+    // A graph the engine has no model of (written by cgc outside pi-cgc, or its cache lost): the engine starts now
+    // and adopts it in the background, so that the session's first edit is an ordinary update.
+    if (!adoptionConsidered && !engine && session.config()["freshness.autoSync"]) {
+      adoptionConsidered = true;
+      if (!engineModelKept(session.ledger.engineCacheDir, session.root)) consider();
+    }
   });
 
   /** Why the engine may not run here (`tell`: the user expected it and is told once), or "wait" for the probe. */
@@ -173,6 +184,7 @@ export function createEngineUpdates(session: UpdatingSession, fellBack: () => vo
         // Unless something wrote the graph since (the rebuild then to come will tell it again).
         const since = session.store.get().rebuildNeeded || session.ledger.abandonedRunNote();
         if (rebuiltBeforeReady && !phase.facts.trusted && !since) tellRebuilt();
+        else if (!phase.facts.trusted && !since) adopt();
         if (session.store.get().changedPaths.length > 0) schedule();
       } else if (!session.disposed) {
         why = `not used: ${"reason" in phase ? phase.reason : "it did not start"}`;
@@ -219,6 +231,40 @@ export function createEngineUpdates(session: UpdatingSession, fellBack: () => vo
     });
   };
 
+  /**
+   * The engine started without the graph's model: it compares the graph with a full index of the tree it read and
+   * writes only what differs (engine/pi_cgc_engine/adopt.py), before any update of this session. A graph cgc wrote
+   * of the same tree gets nothing written.
+   */
+  const adopt = () => {
+    const current = engine;
+    if (!current) return;
+    const settleNote = session.ledger.runStarted("adopt");
+    const once = () => current.adopt(session.config()["timeouts.maintenanceMs"]);
+    const asked = holdsExclusiveLock(session.backend?.name) ? session.runner.exclusive(once) : once();
+    adoptDone = asked.then((answer) => {
+      settleNote(answer.ok ? "OK" : answer.code === "BUSY" ? "BUSY" : "FAILED");
+      if (session.disposed || engine !== current) return;
+      if (!answer.ok) {
+        // BUSY, UNSUPPORTED: the first update goes as before. REBUILD: so much differs that a full index is faster.
+        if (answer.code === "REBUILD") fellBack();
+        return;
+      }
+      const { stampBefore, stampAfter, adopted, ms } = answer.value;
+      const outside = session.provenance.ownWrite(stampBefore, stampAfter, settleNote.windowId);
+      if (outside) {
+        session.store.apply((state) => graphWrittenOutside(state, outside));
+        session.ledger.writtenElsewhere();
+        fellBack();
+        return;
+      }
+      if (adopted) {
+        const wrote = adopted.files + adopted.links + adopted.stale;
+        last = `graph adopted in ${ms} ms (${wrote === 0 ? "nothing differed from a full index" : `${count(wrote, "file")} written again`})`;
+      }
+    });
+  };
+
   const schedule = () => {
     if (!ready() || !session.config()["freshness.autoSync"]) return;
     if (timer) clearTimeout(timer);
@@ -231,6 +277,7 @@ export function createEngineUpdates(session: UpdatingSession, fellBack: () => vo
 
   const applyOnce = async (current: Engine): Promise<string | undefined> => {
     await rebuiltDone;
+    await adoptDone;
     // No graph to update (the last update found it gone, say): the probe's verdict stands, and a full rebuild
     // is not the answer either (an unindexed workspace is indexed only as the user chose).
     const { readiness, reason } = session.store.get();

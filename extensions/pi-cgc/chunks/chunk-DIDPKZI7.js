@@ -443,5 +443,6 @@ export {
   isConfigKey,
   isPlainObject,
   describeSource,
+  ENGINE_WRITTEN_ELSEWHERE,
   graphLedger
 };

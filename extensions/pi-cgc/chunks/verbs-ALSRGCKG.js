@@ -11,14 +11,14 @@ import {
 import {
   describeWatcher,
   watcherOf
-} from "./chunk-6W653PZK.js";
+} from "./chunk-JXE34AG3.js";
 import {
   CONFIG_KEYS,
   CONFIG_KEY_NAMES,
   describeSource,
   isConfigKey,
   isPlainObject
-} from "./chunk-ENJUY6A2.js";
+} from "./chunk-DIDPKZI7.js";
 import {
   describeBackend,
   shownBackend

@@ -1,6 +1,6 @@
 import {
   graphLedger
-} from "./chunk-ENJUY6A2.js";
+} from "./chunk-DIDPKZI7.js";
 import {
   detectCgcBackend,
   isServerBackend
