@@ -7,8 +7,8 @@
 
 serve speaks JSON lines (stdout: protocol only; logs go to stderr). First line:
   {"event":"ready","cgcVersion","backend","files","startMs","warm","cached","trusted","diverged"}
-  (trusted: started from a cache that is what the graph holds; otherwise the first update rewrites every
-  file's links, since the engine read the tree after changes whose old content it never held)
+  (trusted: started from a cache that is what the graph holds; otherwise the engine compares the graph with the
+  tree it read before its first write: adopt)
   or {"event":"refused","reason"} and exit 3 (another cgc version, no importable cgc, unproven backend).
 Requests, one per line, each answered by one line with the same id:
   {"id","op":"update","paths":[abs…]} → {"ok":true,"stampBefore","stampAfter","written","removed","ms","lockMs",
@@ -30,6 +30,12 @@ Requests, one per line, each answered by one line with the same id:
   {"id","op":"rebuilt","unknown":[abs…]} → the caller rebuilt the graph fully: re-read the tree from the
       disk, clear DIVERGED, trust the state (what the graph holds) but for the unknown paths (changed since
       the rebuild read them: the next update treats them as an untrusted engine does)
+  {"id","op":"adopt"} → an engine that started without the graph's model compares the graph with a full index of
+      the tree it read and writes only what differs (adopt.py): an update's answer with "adopted" (files written
+      again, files whose links alone were, stale files, modules that differed), or {"ok":true,"adopted":null} where
+      the engine holds the model already, or BUSY, NO_GRAPH, REBUILD (so much differs that a full index is faster
+      on KùzuDB), UNSUPPORTED (a tree whose full index the engine does not replay). An untrusted engine's first
+      update adopts the same way, the change among what differs.
   {"id","op":"shutdown"} → {"ok":true}, exit 0. stdin EOF, SIGINT and SIGTERM also exit 0.
 """
 
