@@ -447,6 +447,9 @@ class Engine(CacheKeeping):
         named = {p for p in requested if p in held}
         if dirs:
             named.update(path for path in held if any(path.startswith(d + "/") for d in dirs))
+        # What to parse, gathered first: a checkout, a pull or a rebase changes hundreds of files at once, parsed
+        # together on both cores (parse_pool), then resolved and written as one update.
+        to_parse: List[Tuple[str, Path, Tuple[int, int, str]]] = []
         for path in named:
             known = digest_of(current.get(path) or Path(path))
             entry = old[path]
@@ -454,19 +457,27 @@ class Engine(CacheKeeping):
                 modified.add(path)
                 unsure.add(path)
             if known[2] != entry.digest or self.tree.parse_in_doubt(path, entry):
-                parsed = self.tree.parse(current.get(path) or Path(path), known)
+                to_parse.append((path, current.get(path) or Path(path), known))
+            elif path in modified and entry.lean:
+                # Written again (its old content as the graph has it is unknown): from a whole parse.
+                to_parse.append((path, current.get(path) or Path(path), known))
+            elif known[:2] != (entry.size, entry.mtime_ns):
+                # Derived from the data, which is the same: carried with it.
+                files[path] = dataclasses.replace(entry, size=known[0], mtime_ns=known[1], digest=known[2])
+        added_order = list(added)
+        to_parse.extend((path, current[path], digest_of(current[path])) for path in added_order)
+        fresh = dict(zip((path for path, _, _ in to_parse),
+                         parse_all(self.tree, [(where, known) for _, where, known in to_parse])))
+        for path, _, known in to_parse:
+            if path in added:
+                continue
+            entry, parsed = old[path], fresh[path]
+            if known[2] != entry.digest or self.tree.parse_in_doubt(path, entry):
                 if known[2] != entry.digest or not same_content(parsed.data, entry):
                     modified.add(path)
                 elif path not in modified:
                     parsed.parsed = entry.parsed  # the same content: its copy given to cgc stands (resolve_tree)
-                files[path] = parsed
-                continue
-            if path in modified and entry.lean:
-                # Written again (its old content as the graph has it is unknown): from a whole parse.
-                files[path] = self.tree.parse(current.get(path) or Path(path), known)
-            elif known[:2] != (entry.size, entry.mtime_ns):
-                # Derived from the data, which is the same: carried with it.
-                files[path] = dataclasses.replace(entry, size=known[0], mtime_ns=known[1], digest=known[2])
+            files[path] = parsed
         # Likewise a requested path gone from the disk that the engine never held: the graph may still have it.
         never_held = {
             p for p in requested
@@ -475,8 +486,8 @@ class Engine(CacheKeeping):
         }
         removed |= never_held
         unsure |= never_held
-        for path in added:
-            files[path] = self.tree.parse(current[path], digest_of(current[path]))
+        for path in added_order:
+            files[path] = fresh[path]
         changed = removed | added | modified
         self.discovered = (files, found)  # the files of this discovery (see above)
         if not changed:
@@ -701,6 +712,12 @@ class Engine(CacheKeeping):
                 return {"ok": False, "code": "DIVERGED",
                         "reason": f"the adopted graph still differs from a full index: {left.as_json()}"}
         stamp_after = self.repository_stamp()[1]
+        # The whole graph was compared: whatever an update stopped half-way left is written again now.
+        if self.diverged:
+            self.diverged = False
+            dirty = self.dirty_marker()
+            if dirty is not None:
+                dirty.unlink(missing_ok=True)
         self.adoptable = False
         lean_kept(state)
         self.drop_stash()

@@ -19,7 +19,7 @@ export interface EngineFacts {
   files: number;
   startMs: number;
   warm: boolean;
-  /** Started from a cache that is what the graph holds; otherwise its first update rewrites every file's links. */
+  /** Started from a cache that is what the graph holds; otherwise it compares the graph with the tree (adopt). */
   trusted: boolean;
 }
 

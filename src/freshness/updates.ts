@@ -64,7 +64,7 @@ export interface EngineUpdates {
   /**
    * Something else writes (or wrote) the graph (pi-cgc's `cgc watch`, or one outside pi-cgc; `by` says which):
    * a running engine's model no longer describes it. The engine is stopped; the next change starts it again from
-   * the disk, untrusted, and its first update rewrites every file's links (ADR 0011).
+   * the disk, untrusted, and compares the graph with a full index of the tree before it writes (ADR 0011).
    */
   writtenElsewhere(by: string): void;
   /** Waits (bounded) for a pending update; returns the changed paths it did not get to. */
@@ -457,8 +457,8 @@ export function createEngineUpdates(session: UpdatingSession, fellBack: () => vo
       if (!current) return;
       engine = undefined;
       notStarted =
-        `stopped: ${by}; the engine starts again at the next change it sees, and its ` +
-        "first update then rewrites every file's links";
+        `stopped: ${by}; the engine starts again at the next change it sees, and ` +
+        "then compares the graph with a full index of the tree before it writes";
       // An update under way ends first: stopped half-way, it would leave a part-written graph, which only a full
       // rebuild can vouch for.
       stopping = (async () => {

@@ -34,8 +34,13 @@ export interface ParityStep {
   unsure: number;
   /** Whether the engine's last start took its cache as the graph's model. */
   trusted?: boolean;
-  /** How the engine met this step's change (--late-start): from its cache, told "written elsewhere", or rebuilt. */
-  mode: "running" | "cache" | "elsewhere" | "rebuilt";
+  /**
+   * How the engine met this step's change (--late-start): from its cache, told "written elsewhere", rebuilt, or a
+   * graph `cgc index` wrote before the change, adopted after it.
+   */
+  mode: "running" | "cache" | "elsewhere" | "rebuilt" | "adopt";
+  /** What the engine's comparison with a full index found differing (adopt, or an untrusted first update). */
+  adopted?: { files: number; links: number; stale: number; modules: number } | null;
   differing: number;
   onlyEngine: string[];
   onlyFresh: string[];

@@ -1,7 +1,9 @@
-// The impact note when the engine's first update outlasts the edit's wait, with the real pi (faux model) and the
-// real cgc: a graph written by `cgc index` outside pi, so the engine starts cold and its first update writes every
-// file's call links again (ADR 0011) — longer than SETTLE_BOUND_MS. The note must reach the first model call after
-// the update is read back, whether that call comes in the same run or with the next prompt.
+// The impact note when the engine's update outlasts the edit's wait, with the real pi (faux model) and the real
+// cgc. The edit changes a file that thousands of calls in other files point into: the update writes every one of
+// those links again (on KùzuDB each a MATCH … MERGE that scans the Function table), longer than SETTLE_BOUND_MS.
+// The graph is written by `cgc index` outside pi, so the session also adopts it first (ADR 0011). The note must
+// reach the first model call after the update is read back, whether that call comes in the same run or with the
+// next prompt.
 import type { Context } from "@mariozechner/pi-ai";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -13,19 +15,18 @@ import { cgcStatus, type PiHarness, recordingUi, startPi, waitFor } from "../hel
 import { type FixtureRepo, tinyRepo } from "../helpers/repos.ts";
 
 /**
- * Plain functions calling each other (`files` × `functions`, each calling `calls` of its file's functions). On
- * KùzuDB the rewrite of every file's links grows with the tree's functions times its calls: here about 90
- * million, 10 % below the 100 million from which the engine leaves the update to a full index instead
- * (engine/pi_cgc_engine/engine.py, REBUILD_RATHER_FROM), so about as slow as an engine update gets there: 8–13 s
- * on a 2-core machine beside other suites. Generated rather than real code: cgc's own index of real code whose
- * first update is as slow took twice as long as of this tree (under a minute), for its many other nodes.
+ * Functions calling `orphan` of pkg/text.py (`files` × `functions`, each calling it `calls` times). The edit to
+ * pkg/text.py detaches every one of those calls' edges, and the update writes them again: on KùzuDB that grows with
+ * the calls times the tree's functions, here about 90 million (8–13 s on a 2-core machine beside other suites).
+ * `orphan` keeps `normalize`'s callers the note lists apart from these. Generated rather than real code: cgc's own
+ * index of real code as slow to update took twice as long as of this tree, for its many other nodes.
  */
 function callHeavyModules(files: number, functions: number, calls: number): Record<string, string> {
   const modules: Record<string, string> = {};
   for (let file = 0; file < files; file++) {
-    const defs: string[] = [];
+    const defs: string[] = ["from pkg.text import orphan\n"];
     for (let fn = 0; fn < functions; fn++) {
-      const called = Array.from({ length: calls }, (_, k) => `f${file}_${(fn + k + 1) % functions}(x)`);
+      const called = Array.from({ length: calls }, () => "orphan(x)");
       defs.push(`def f${file}_${fn}(x):\n    return ${called.join(" + ")}\n`);
     }
     modules[`gen/m${file}.py`] = defs.join("\n\n");
