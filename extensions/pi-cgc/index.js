@@ -1128,7 +1128,6 @@ function createEngineUpdates(session, fellBack) {
   };
   const applyOnce = async (current) => {
     await rebuiltDone;
-    await adoptDone;
     const { readiness, reason } = session.store.get();
     if (readiness === "unindexed") return `Nothing to update: cgc is unindexed (${reason}).`;
     if (session.ledger.abandonedRunNote()) return void 0;
@@ -1137,6 +1136,11 @@ function createEngineUpdates(session, fellBack) {
     if (paths.length === 0) return freshness === "possibly-stale" ? void 0 : NOTHING_TO_UPDATE;
     const budget = session.config()["timeouts.maintenanceMs"];
     session.store.apply((state, now) => maintenanceStarted(state, "updating", "update", now));
+    await adoptDone;
+    if (session.store.get().rebuildNeeded) {
+      session.store.apply((state, now) => maintenanceSettled(state, "OK", now));
+      return void 0;
+    }
     const settleNote = session.ledger.runStarted("update");
     const { updated, checked } = await talk(current, paths, budget);
     if (session.disposed) {

@@ -277,7 +277,6 @@ export function createEngineUpdates(session: UpdatingSession, fellBack: () => vo
 
   const applyOnce = async (current: Engine): Promise<string | undefined> => {
     await rebuiltDone;
-    await adoptDone;
     // No graph to update (the last update found it gone, say): the probe's verdict stands, and a full rebuild
     // is not the answer either (an unindexed workspace is indexed only as the user chose).
     const { readiness, reason } = session.store.get();
@@ -291,6 +290,12 @@ export function createEngineUpdates(session: UpdatingSession, fellBack: () => vo
     if (paths.length === 0) return freshness === "possibly-stale" ? undefined : NOTHING_TO_UPDATE;
     const budget = session.config()["timeouts.maintenanceMs"];
     session.store.apply((state, now) => maintenanceStarted(state, "updating", "update", now));
+    // A graph the engine had no model of is compared with the tree first (adopt): part of making the edit fresh.
+    await adoptDone;
+    if (session.store.get().rebuildNeeded) {
+      session.store.apply((state, now) => maintenanceSettled(state, "OK", now));
+      return undefined; // the adoption found another writer's stamp: the full rebuild takes over
+    }
     const settleNote = session.ledger.runStarted("update");
     const { updated, checked } = await talk(current, paths, budget);
     // A session that ended meanwhile cannot read the update back nor remember the tree it wrote: the run stays
