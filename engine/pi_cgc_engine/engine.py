@@ -142,6 +142,11 @@ class UpdateWrite:
         self.took_out = True
         # Whether it can leave an ExternalClass node without an edge (see PURGE_QUERIES).
         self.external_classes = True
+        # An adoption's write (adopt_graph): the graph's old edges are not the state's rows, so any ExternalClass
+        # they reached may be left without one.
+        self.adopting = False
+        # Modules an adoption found differing: the purge looks at them too.
+        self.extra_orphans: Set[str] = set()
 
     def lap(self, name: str) -> None:
         now = time.monotonic()
@@ -201,11 +206,13 @@ class UpdateWrite:
         held_files = engine.state.files
         doomed = sorted({p for p in self.changed if p in held_files or p in self.removed} | self.stale)
         assert new.suffixes is not None  # (set by suffixes_after in planned_write)
-        self.took_out = bool(doomed or self.rewritten or new.suffixes & CPP_SOURCES or ".java" in new.suffixes)
+        self.took_out = bool(doomed or self.rewritten or self.adopting or new.suffixes & CPP_SOURCES
+                             or ".java" in new.suffixes)
         self.orphan_candidates.clear()
         self.orphan_candidates.update(engine.modules_linked_from(writer, doomed))
+        self.orphan_candidates.update(self.extra_orphans)
         # The graph's rows of the files whose edges go are the engine's last ones, where it held them.
-        self.external_classes = bool(self.unsure or self.stale) or external_parents(
+        self.external_classes = bool(self.unsure or self.stale or self.adopting) or external_parents(
             as_before(engine.state.rows), itertools.chain(doomed, self.rewritten))
         for path in doomed:
             if engine.db.falkordb:
@@ -763,8 +770,11 @@ class Engine(CacheKeeping):
             state.suffixes = suffixes_after(None, state.files, set(), set())
         row_by_row = not self.db.falkordb
         metadata = module_metadata(state.files, names, row_by_row=row_by_row, order=state.keys)
-        return UpdateWrite(self, state, changed, set(found.stale), set(), set(found.links),
-                           sorted(found.files), names, metadata, row_by_row)
+        write = UpdateWrite(self, state, changed, set(found.stale), set(), set(found.links),
+                            sorted(found.files), names, metadata, row_by_row)
+        write.adopting = True
+        write.extra_orphans = set(found.modules)
+        return write
 
     def check_against_full(self, new: TreeState) -> Tuple[int, Optional[Dict[str, Any]]]:
         """With serve --check: the narrowed resolution compared with the whole one. (ms, the refusal if they differ)."""
