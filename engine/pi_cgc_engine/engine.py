@@ -288,6 +288,8 @@ class Engine(CacheKeeping):
         self.discovered: Optional[Tuple[Dict[str, FileEntry], List[Path]]] = None
         # The state is not trusted and still whole (read to be compared with the graph: adopt_graph).
         self.adoptable = False
+        # How a forced index that compared the graph wrote it (indexer.adopted_by_difference).
+        self.adopted_how = ""
 
     # -- start --------------------------------------------------------------------------------
     def start(self, from_disk: bool = False, progress: Optional[Callable[[str], None]] = None,
@@ -704,7 +706,10 @@ class Engine(CacheKeeping):
         if not found.none:
             cost = sum(len(state.files[p].data.get("function_calls") or ()) for p in found.files | found.links
                        if p in state.files) * sum(len(e.data.get("functions") or ()) for e in state.files.values())
-            if self.db.embedded and cost >= REBUILD_RATHER_FROM:
+            written = sum(definitions(state.files[p]) for p in found.files if p in state.files)
+            total = sum(definitions(entry) for entry in state.files.values())
+            heavy = written >= REBUILD_RATHER_FROM_DEFINITIONS and written >= total * REBUILD_RATHER_FROM_SHARE
+            if self.db.embedded and (cost >= REBUILD_RATHER_FROM or heavy):
                 return {"ok": False, "code": "REBUILD",
                         "reason": f"{plural(len(found.files | found.links), 'file')} differ from a full index of the "
                                   "tree; on KùzuDB a full index is faster than writing them again"}

@@ -131,6 +131,10 @@ def _index_command(args: argparse.Namespace, version: str, export: Optional[relo
     in_part = (f"; {plural(len(unwritable), 'file')} only in part ({backend} cannot take a NUL character in a "
                f"docstring): {', '.join(unwritable[:5])}{', …' if len(unwritable) > 5 else ''}") if unwritable else ""
     files = len(engine.state.files)
+    if present and adopted_by_difference(engine, shown):
+        shown(f"{plural(files, 'file')} written in {ms_since(started) / 1000:.1f} s (read and resolved in "
+              f"{read_ms / 1000:.1f} s{in_part}; written with {engine.adopted_how})")
+        return 0
     # This process only writes the state and saves it: what the cache does not keep goes before the rows are made.
     engine.state.shed_unsaved()
     gc.collect()
@@ -163,6 +167,30 @@ def _index_command(args: argparse.Namespace, version: str, export: Optional[relo
     shown(f"{plural(files, 'file')} written in {ms_since(started) / 1000:.1f} s "
           f"(read and resolved in {read_ms / 1000:.1f} s{stored}{in_part}; written with {how})")
     return 0
+
+
+def adopted_by_difference(engine: Engine, progress: Callable[[str], None]) -> bool:
+    """A forced index of a graph that holds the root: the graph compared with the full index of the tree and only
+    what differs written (Engine.adopt_graph), where cgc's writer would delete the whole graph first (on KùzuDB
+    that delete alone outlasts a cold index at 1 000 files) and write it all again. False where the comparison
+    cannot be made or so much differs that the whole write is the faster: the caller writes the whole graph."""
+    progress("comparing the graph with the tree")
+    try:
+        answer = engine.adopt_graph()
+    except Exception as error:  # the whole write below makes the graph whatever this left
+        log(f"the graph could not be compared with the tree ({str(error)[:300]}): it is written whole")
+        return False
+    if answer is None or not answer.get("ok"):
+        if answer is not None:
+            log(f"the graph is written whole: {answer.get('code')}: {str(answer.get('reason'))[:300]}")
+        return False
+    found = answer.get("adopted") or {}
+    differed = sum(int(found.get(key) or 0) for key in ("files", "links", "stale"))
+    engine.adopted_how = (f"adoption: {plural(differed, 'file')} differed from the graph" if differed
+                          else "adoption: nothing differed from the graph")
+    engine.db.close()
+    engine.save_cache()
+    return True
 
 
 class StateSetAside:

@@ -149,3 +149,25 @@ def test_an_untrusted_first_update_adopts_instead_of_writing_every_files_links(t
     assert update["adopted"]["files"] == 1 and update["rewritten"] == 0, update
     assert update["written"] == [str(root / "pkg" / "use.py")]
     assert dump(root, env) == cgc_own_dump(tmp_path, root)
+
+
+def test_a_forced_index_of_an_unchanged_graph_writes_nothing_and_one_of_a_changed_tree_writes_the_change(
+        tmp_path: Path) -> None:
+    root, env = make_tree(tmp_path), env_of(tmp_path / "home")
+    cgc_index(root, env)
+    before = dump(root, env)
+
+    def forced() -> str:
+        done = subprocess.run([sys.executable, str(ENTRY), "--cache-dir", str(tmp_path / "cache"), "index", "--force",
+                               str(root)], cwd=root, env=env, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr[-3000:]
+        return done.stdout + done.stderr
+
+    assert "written with adoption: nothing differed from the graph" in forced()
+    assert dump(root, env) == before
+    (root / "pkg" / "use.py").write_text(FILES["pkg/use.py"].replace("sum(", "max(0, sum(") .replace(
+        "for s in sides)", "for s in sides))"), encoding="utf-8")
+    assert "written with adoption: 1 file differed from the graph" in forced()
+    assert dump(root, env) == cgc_own_dump(tmp_path, root)
+    # The forced index left the engine's cache as the graph's model.
+    assert serve(root, env, tmp_path / "cache", [])[0]["trusted"] is True
