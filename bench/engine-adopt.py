@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import Any, Dict, List
 
 PROJECT = Path(__file__).resolve().parent.parent
-PYTHON = PROJECT / ".venv" / "bin" / "python"
+# cgc's interpreter per backend: FalkorDB Lite's is the one with the falkordblite package (scripts/setup.mjs).
+PYTHONS = {"kuzudb": PROJECT / ".venv" / "bin" / "python", "falkordb": PROJECT / ".venv-lite" / "bin" / "python"}
 ENTRY = PROJECT / "engine" / "pi-cgc-engine.py"
 NEXT_PYTHON = Path.home() / ".pyenv" / "versions"
 
@@ -80,12 +81,19 @@ def make_tree(root: Path, size: int) -> List[str]:
 def env_of(home: Path, backend: str) -> Dict[str, str]:
     home.mkdir(parents=True, exist_ok=True)
     keep = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "TZ", "TREE_SITTER_LANGUAGE_PACK_LIBS_DIR")}
-    return {**keep, "HOME": str(home), "COLUMNS": "10000", "ENABLE_AUTO_WATCH": "false", "DEFAULT_DATABASE": backend}
+    # KùzuDB named; FalkorDB Lite is what cgc picks by itself where its package is installed.
+    chosen = {"DEFAULT_DATABASE": backend} if backend == "kuzudb" else {}
+    return {**keep, "HOME": str(home), "COLUMNS": "10000", "ENABLE_AUTO_WATCH": "false", "PI_CGC_BENCH_BACKEND": backend,
+            **chosen}
+
+
+def python_of(env: Dict[str, str]) -> str:
+    return str(PYTHONS[env["PI_CGC_BENCH_BACKEND"]])
 
 
 def timed_index(root: Path, env: Dict[str, str], *extra: str, force: bool = False) -> float:
     started = time.monotonic()
-    done = subprocess.run([str(PYTHON), str(ENTRY), *extra, "index", *(["--force"] if force else []), str(root)],
+    done = subprocess.run([python_of(env), str(ENTRY), *extra, "index", *(["--force"] if force else []), str(root)],
                           cwd=root, env=env,
                           capture_output=True, text=True, timeout=3600)
     if done.returncode != 0:
@@ -96,7 +104,7 @@ def timed_index(root: Path, env: Dict[str, str], *extra: str, force: bool = Fals
 class Serve:
     def __init__(self, root: Path, env: Dict[str, str], cache: Path, log: Path):
         started = time.monotonic()
-        self.proc = subprocess.Popen([str(PYTHON), str(ENTRY), "serve", "--root", str(root), "--cache-dir", str(cache),
+        self.proc = subprocess.Popen([python_of(env), str(ENTRY), "serve", "--root", str(root), "--cache-dir", str(cache),
                                       "--hold-ms", "300"], cwd=root, env=env, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=log.open("a"), text=True)
         assert self.proc.stdout is not None
@@ -121,7 +129,7 @@ class Serve:
 
 def dump(root: Path, env: Dict[str, str]) -> List[str]:
     out = root.parent / f"{root.parent.name}.dump"
-    subprocess.run([str(PYTHON), str(ENTRY), "dump", "--root", str(root), "--out", str(out), "--dangling"], cwd=root,
+    subprocess.run([python_of(env), str(ENTRY), "dump", "--root", str(root), "--out", str(out), "--dangling"], cwd=root,
                    env=env, check=True, capture_output=True, timeout=3600)
     return out.read_text(encoding="utf-8").splitlines()
 

@@ -63,21 +63,6 @@ from .tree_state import TreeState
 REBUILD_RATHER_FROM = 100_000_000
 
 
-# An update that writes the files holding this share of the tree's definitions (functions, classes, variables) is
-# left to pi-cgc's full index on KùzuDB: cgc's writer writes each node and edge with a statement of its own, where
-# the full index loads them in bulk. Measured on a 2-core machine, beside other work: a checkout of 10 of 100 files
-# of the standard library that held 33 % of its nodes took 60 s to update (32 s of it writing the files), the full
-# index of the tree 29 s. Below about a seventh the update is the faster one, and below a thousand definitions it
-# takes seconds whatever the share.
-REBUILD_RATHER_FROM_SHARE = 0.14
-REBUILD_RATHER_FROM_DEFINITIONS = 1_000
-
-
-def definitions(entry: FileEntry) -> int:
-    data = entry.data
-    return sum(len(data.get(key) or ()) for key in ("functions", "classes", "variables"))
-
-
 def rewrite_cost(state: TreeState) -> int:
     """What writing every file's links again costs on KùzuDB, as REBUILD_RATHER_FROM counts it: the tree's calls
     times its functions."""
@@ -594,13 +579,6 @@ class Engine(CacheKeeping):
                                    reresolved=len(resolved), unsure=len(unsure),
                                    written=sorted(set(adopted["written"]) | {p for p in changed if p in new.files}))
                 return adopted
-        if self.db.embedded and len(changed) > 1:
-            written = sum(definitions(new.files[p]) for p in changed if p in new.files)
-            total = sum(definitions(entry) for entry in new.files.values())
-            if written >= REBUILD_RATHER_FROM_DEFINITIONS and written / total >= REBUILD_RATHER_FROM_SHARE:
-                return {"ok": False, "code": "REBUILD",
-                        "reason": f"{plural(len(changed), 'file')} holding {written * 100 // total} % of the tree's "
-                                  "definitions changed at once; on KùzuDB a full index writes them faster"}
         if unsure and self.db.embedded and rewrite_cost(new) >= REBUILD_RATHER_FROM:
             return {"ok": False, "code": "REBUILD",
                     "reason": f"the links of {len(new.files) - len(changed)} other files would be written again "
@@ -706,10 +684,7 @@ class Engine(CacheKeeping):
         if not found.none:
             cost = sum(len(state.files[p].data.get("function_calls") or ()) for p in found.files | found.links
                        if p in state.files) * sum(len(e.data.get("functions") or ()) for e in state.files.values())
-            written = sum(definitions(state.files[p]) for p in found.files if p in state.files)
-            total = sum(definitions(entry) for entry in state.files.values())
-            heavy = written >= REBUILD_RATHER_FROM_DEFINITIONS and written >= total * REBUILD_RATHER_FROM_SHARE
-            if self.db.embedded and (cost >= REBUILD_RATHER_FROM or heavy):
+            if self.db.embedded and cost >= REBUILD_RATHER_FROM:
                 return {"ok": False, "code": "REBUILD",
                         "reason": f"{plural(len(found.files | found.links), 'file')} differ from a full index of the "
                                   "tree; on KùzuDB a full index is faster than writing them again"}

@@ -1002,12 +1002,14 @@ function createEngineUpdates(session, fellBack) {
   let stopping;
   let notStarted = "not started yet: it starts at the first change, applies it and stays";
   let adoptDone = Promise.resolve();
+  let adoptPending = false;
   let adoptionConsidered = false;
   const ready = () => engine?.phase.phase === "ready";
   session.store.subscribe((state, previous) => {
     if (state.readiness !== "ready" || previous.readiness === "ready") return;
     if (rebuiltBeforeReady && !engine) consider();
-    if (!adoptionConsidered && !engine && session.config()["freshness.autoSync"]) {
+    const watched = session.config()["freshness.watch"] !== "off" || state.otherWriter;
+    if (!adoptionConsidered && !engine && session.config()["freshness.autoSync"] && !watched) {
       adoptionConsidered = true;
       if (!engineModelKept(session.ledger.engineCacheDir, session.root)) consider();
     }
@@ -1092,12 +1094,14 @@ function createEngineUpdates(session, fellBack) {
   };
   const adopt = () => {
     const current = engine;
-    if (!current) return;
+    if (!current || session.store.get().otherWriter) return;
     const settleNote = session.ledger.runStarted("adopt");
     const once = () => current.adopt(session.config()["timeouts.maintenanceMs"]);
     const asked = holdsExclusiveLock(session.backend?.name) ? session.runner.exclusive(once) : once();
+    adoptPending = true;
     adoptDone = asked.then((answer) => {
-      settleNote(answer.ok ? "OK" : answer.code === "BUSY" ? "BUSY" : "FAILED");
+      adoptPending = false;
+      settleNote(answer.ok || answer.code === "UNSUPPORTED" ? "OK" : answer.code === "BUSY" ? "BUSY" : "FAILED");
       if (session.disposed || engine !== current) return;
       if (!answer.ok) {
         if (answer.code === "REBUILD") fellBack();
@@ -1128,6 +1132,11 @@ function createEngineUpdates(session, fellBack) {
   };
   const applyOnce = async (current) => {
     await rebuiltDone;
+    if (adoptPending) {
+      session.store.apply((state, now) => maintenanceStarted(state, "updating", "update", now));
+      await adoptDone;
+      session.store.apply((state, now) => maintenanceSettled(state, "OK", now));
+    }
     const { readiness, reason } = session.store.get();
     if (readiness === "unindexed") return `Nothing to update: cgc is unindexed (${reason}).`;
     if (session.ledger.abandonedRunNote()) return void 0;
@@ -1136,11 +1145,6 @@ function createEngineUpdates(session, fellBack) {
     if (paths.length === 0) return freshness === "possibly-stale" ? void 0 : NOTHING_TO_UPDATE;
     const budget = session.config()["timeouts.maintenanceMs"];
     session.store.apply((state, now) => maintenanceStarted(state, "updating", "update", now));
-    await adoptDone;
-    if (session.store.get().rebuildNeeded) {
-      session.store.apply((state, now) => maintenanceSettled(state, "OK", now));
-      return void 0;
-    }
     const settleNote = session.ledger.runStarted("update");
     const { updated, checked } = await talk(current, paths, budget);
     if (session.disposed) {

@@ -121,6 +121,7 @@ export function createEngineUpdates(session: UpdatingSession, fellBack: () => vo
 
   /** The engine's comparison of a graph it had no model of (adopt): updates wait for it. */
   let adoptDone: Promise<unknown> = Promise.resolve();
+  let adoptPending = false;
   let adoptionConsidered = false;
 
   const ready = () => engine?.phase.phase === "ready";
@@ -130,7 +131,9 @@ export function createEngineUpdates(session: UpdatingSession, fellBack: () => vo
     if (rebuiltBeforeReady && !engine) consider();
     // A graph the engine has no model of (written by cgc outside pi-cgc, or its cache lost): the engine starts now
     // and adopts it in the background, so that the session's first edit is an ordinary update.
-    if (!adoptionConsidered && !engine && session.config()["freshness.autoSync"]) {
+    // Not beside a `cgc watch` (pi-cgc's or the user's): the watcher keeps the graph then, and the engine waits.
+    const watched = session.config()["freshness.watch"] !== "off" || state.otherWriter;
+    if (!adoptionConsidered && !engine && session.config()["freshness.autoSync"] && !watched) {
       adoptionConsidered = true;
       if (!engineModelKept(session.ledger.engineCacheDir, session.root)) consider();
     }
@@ -238,12 +241,16 @@ export function createEngineUpdates(session: UpdatingSession, fellBack: () => vo
    */
   const adopt = () => {
     const current = engine;
-    if (!current) return;
+    // Nothing is written beside another writer: the first update, which waits for it to stop, compares instead.
+    if (!current || session.store.get().otherWriter) return;
     const settleNote = session.ledger.runStarted("adopt");
     const once = () => current.adopt(session.config()["timeouts.maintenanceMs"]);
     const asked = holdsExclusiveLock(session.backend?.name) ? session.runner.exclusive(once) : once();
+    adoptPending = true;
     adoptDone = asked.then((answer) => {
-      settleNote(answer.ok ? "OK" : answer.code === "BUSY" ? "BUSY" : "FAILED");
+      adoptPending = false;
+      // A comparison that wrote nothing leaves no run behind (UNSUPPORTED: it never wrote either).
+      settleNote(answer.ok || answer.code === "UNSUPPORTED" ? "OK" : answer.code === "BUSY" ? "BUSY" : "FAILED");
       if (session.disposed || engine !== current) return;
       if (!answer.ok) {
         // BUSY, UNSUPPORTED: the first update goes as before. REBUILD: so much differs that a full index is faster.
@@ -277,6 +284,12 @@ export function createEngineUpdates(session: UpdatingSession, fellBack: () => vo
 
   const applyOnce = async (current: Engine): Promise<string | undefined> => {
     await rebuiltDone;
+    if (adoptPending) {
+      // A graph the engine had no model of is compared with the tree first (adopt): part of making the edit fresh.
+      session.store.apply((state, now) => maintenanceStarted(state, "updating", "update", now));
+      await adoptDone;
+      session.store.apply((state, now) => maintenanceSettled(state, "OK", now));
+    }
     // No graph to update (the last update found it gone, say): the probe's verdict stands, and a full rebuild
     // is not the answer either (an unindexed workspace is indexed only as the user chose).
     const { readiness, reason } = session.store.get();
@@ -290,12 +303,6 @@ export function createEngineUpdates(session: UpdatingSession, fellBack: () => vo
     if (paths.length === 0) return freshness === "possibly-stale" ? undefined : NOTHING_TO_UPDATE;
     const budget = session.config()["timeouts.maintenanceMs"];
     session.store.apply((state, now) => maintenanceStarted(state, "updating", "update", now));
-    // A graph the engine had no model of is compared with the tree first (adopt): part of making the edit fresh.
-    await adoptDone;
-    if (session.store.get().rebuildNeeded) {
-      session.store.apply((state, now) => maintenanceSettled(state, "OK", now));
-      return undefined; // the adoption found another writer's stamp: the full rebuild takes over
-    }
     const settleNote = session.ledger.runStarted("update");
     const { updated, checked } = await talk(current, paths, budget);
     // A session that ended meanwhile cannot read the update back nor remember the tree it wrote: the run stays
