@@ -565,7 +565,7 @@ class Engine(CacheKeeping):
             self.state = new
             lean_kept(new)
             return {"ok": True, "written": [], "removed": [], "ms": ms_since(start), "lockMs": 0, "openMs": 0,
-                    "resolveMs": resolve_ms, "resolved": 0, "reresolved": 0}
+                    "resolveMs": resolve_ms, "resolved": 0, "reresolved": 0, "rewritten": 0}
         check_ms, refusal = self.check_against_full(new)
         if refusal is not None:
             return refusal

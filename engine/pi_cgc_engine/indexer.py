@@ -184,6 +184,9 @@ def adopted_by_difference(engine: Engine, progress: Callable[[str], None]) -> bo
         if answer is not None:
             log(f"the graph is written whole: {answer.get('code')}: {str(answer.get('reason'))[:300]}")
         return False
+    # Stamped as every index stamps the Repository: the graph is a full index of the tree as of now (pi-cgc's sync
+    # reads the stamp back to know the rebuild happened).
+    engine.db.write_transaction(lambda writer: writer.add_repository_to_graph(engine.root, False))
     found = answer.get("adopted") or {}
     differed = sum(int(found.get(key) or 0) for key in ("files", "links", "stale"))
     engine.adopted_how = (f"adoption: {plural(differed, 'file')} differed from the graph" if differed

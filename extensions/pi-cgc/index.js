@@ -989,6 +989,10 @@ var START_BUDGET_MS = 6e5;
 var EMBEDDED_HOLD_MS = 300;
 var BUSY_RETRIES = 1;
 var BUSY_SKIP = "Update skipped: ";
+function adoptionNote(adopted, ms) {
+  const wrote = adopted.files + adopted.links + adopted.stale;
+  return `graph adopted in ${ms} ms (${wrote === 0 ? "nothing differed from a full index" : `${count(wrote, "file")} written again`})`;
+}
 function createEngineUpdates(session, fellBack) {
   let engine;
   let why = "waiting for the first probe";
@@ -1003,6 +1007,7 @@ function createEngineUpdates(session, fellBack) {
   let notStarted = "not started yet: it starts at the first change, applies it and stays";
   let adoptDone = Promise.resolve();
   let adoptPending = false;
+  let adoptedNote = "";
   let adoptionConsidered = false;
   const ready = () => engine?.phase.phase === "ready";
   session.store.subscribe((state, previous) => {
@@ -1044,6 +1049,7 @@ function createEngineUpdates(session, fellBack) {
       return;
     }
     why = "starting";
+    adoptedNote = "";
     engine = startEngine({
       runner: session.runner,
       python: interpreter.python,
@@ -1115,10 +1121,7 @@ function createEngineUpdates(session, fellBack) {
         fellBack();
         return;
       }
-      if (adopted) {
-        const wrote = adopted.files + adopted.links + adopted.stale;
-        last = `graph adopted in ${ms} ms (${wrote === 0 ? "nothing differed from a full index" : `${count(wrote, "file")} written again`})`;
-      }
+      if (adopted) adoptedNote = adoptionNote(adopted, ms);
     });
   };
   const schedule = () => {
@@ -1192,8 +1195,9 @@ function createEngineUpdates(session, fellBack) {
     const reflected = updated.ok ? checked.value.reflected : [];
     session.store.apply((state, now) => freshnessVerified(state, reflected, now));
     if (updated.ok) {
-      const { ms, lockMs, rewritten } = updated.value;
-      last = `last update: ${count(paths.length, "file")} in ${ms} ms (database held ${lockMs} ms; links of ${count(rewritten, "other file")} rewritten)`;
+      const { ms, lockMs, rewritten, adopted } = updated.value;
+      if (adopted) adoptedNote = adoptionNote(adopted, ms);
+      last = `last update: ${count(paths.length, "file")} in ${ms} ms (database held ${lockMs} ms; links of ${count(rewritten ?? 0, "other file")} rewritten)`;
     }
     const { otherWriter } = session.store.get();
     if (otherWriter) return `Updated ${session.root}, but ${otherWriter}.`;
@@ -1248,7 +1252,8 @@ function createEngineUpdates(session, fellBack) {
     if (engine?.phase.phase === "ready") {
       const { cgcVersion, backend, files, startMs, warm } = engine.phase.facts;
       const started = `started in ${(startMs / 1e3).toFixed(1)} s${warm ? " (warm)" : ""}`;
-      return `ready \u2014 cgc ${cgcVersion}, ${backend}, ${files} files, ${started}${last ? `; ${last}` : ""}`;
+      const notes = [adoptedNote, last].filter((note) => note !== "");
+      return `ready \u2014 cgc ${cgcVersion}, ${backend}, ${files} files, ${started}${notes.map((note) => `; ${note}`).join("")}`;
     }
     if (engine) return why;
     const refused = refusal();

@@ -10,7 +10,14 @@ import type { CgcSession } from "../lifecycle/session.ts";
 import { freshnessVerified, graphWrittenOutside, maintenanceSettled, maintenanceStarted } from "../state/model.ts";
 import { count } from "../state/words.ts";
 import { CLOCK_SLACK_MS, lastTouched } from "../workspace/tree.ts";
-import { type Engine, engineModelKept, type PossibleSite, type PossibleTarget, startEngine } from "./engine.ts";
+import {
+  type AdoptedCounts,
+  type Engine,
+  engineModelKept,
+  type PossibleSite,
+  type PossibleTarget,
+  startEngine,
+} from "./engine.ts";
 
 const NOTHING_TO_UPDATE = "Nothing to update: no file changed since the graph was verified.";
 
@@ -101,6 +108,12 @@ export type UpdatingSession = Pick<
  * by another process); the caller's full rebuild takes over (an update the timer started has no caller
  * waiting to fall back).
  */
+/** What an adoption found, for /cgc status. */
+function adoptionNote(adopted: AdoptedCounts, ms: number): string {
+  const wrote = adopted.files + adopted.links + adopted.stale;
+  return `graph adopted in ${ms} ms (${wrote === 0 ? "nothing differed from a full index" : `${count(wrote, "file")} written again`})`;
+}
+
 export function createEngineUpdates(session: UpdatingSession, fellBack: () => void): EngineUpdates {
   let engine: Engine | undefined;
   let why = "waiting for the first probe";
@@ -122,6 +135,8 @@ export function createEngineUpdates(session: UpdatingSession, fellBack: () => vo
   /** The engine's comparison of a graph it had no model of (adopt): updates wait for it. */
   let adoptDone: Promise<unknown> = Promise.resolve();
   let adoptPending = false;
+  /** What the engine's last adoption found, for /cgc status. */
+  let adoptedNote = "";
   let adoptionConsidered = false;
 
   const ready = () => engine?.phase.phase === "ready";
@@ -172,6 +187,7 @@ export function createEngineUpdates(session: UpdatingSession, fellBack: () => vo
       return;
     }
     why = "starting";
+    adoptedNote = "";
     engine = startEngine({
       runner: session.runner,
       python: interpreter.python,
@@ -265,10 +281,7 @@ export function createEngineUpdates(session: UpdatingSession, fellBack: () => vo
         fellBack();
         return;
       }
-      if (adopted) {
-        const wrote = adopted.files + adopted.links + adopted.stale;
-        last = `graph adopted in ${ms} ms (${wrote === 0 ? "nothing differed from a full index" : `${count(wrote, "file")} written again`})`;
-      }
+      if (adopted) adoptedNote = adoptionNote(adopted, ms);
     });
   };
 
@@ -365,8 +378,10 @@ export function createEngineUpdates(session: UpdatingSession, fellBack: () => vo
     const reflected = updated.ok ? checked.value.reflected : [];
     session.store.apply((state, now) => freshnessVerified(state, reflected, now));
     if (updated.ok) {
-      const { ms, lockMs, rewritten } = updated.value;
-      last = `last update: ${count(paths.length, "file")} in ${ms} ms (database held ${lockMs} ms; links of ${count(rewritten, "other file")} rewritten)`;
+      const { ms, lockMs, rewritten, adopted } = updated.value;
+      // An engine without the graph's model compared it with the tree in this update (adopt).
+      if (adopted) adoptedNote = adoptionNote(adopted, ms);
+      last = `last update: ${count(paths.length, "file")} in ${ms} ms (database held ${lockMs} ms; links of ${count(rewritten ?? 0, "other file")} rewritten)`;
     }
     const { otherWriter } = session.store.get();
     if (otherWriter) return `Updated ${session.root}, but ${otherWriter}.`;
@@ -434,7 +449,8 @@ export function createEngineUpdates(session: UpdatingSession, fellBack: () => vo
     if (engine?.phase.phase === "ready") {
       const { cgcVersion, backend, files, startMs, warm } = engine.phase.facts;
       const started = `started in ${(startMs / 1000).toFixed(1)} s${warm ? " (warm)" : ""}`;
-      return `ready — cgc ${cgcVersion}, ${backend}, ${files} files, ${started}${last ? `; ${last}` : ""}`;
+      const notes = [adoptedNote, last].filter((note) => note !== "");
+      return `ready — cgc ${cgcVersion}, ${backend}, ${files} files, ${started}${notes.map((note) => `; ${note}`).join("")}`;
     }
     if (engine) return why;
     const refused = refusal();
