@@ -330,7 +330,7 @@ describe("the incremental engine", () => {
     // Killed once the quiet moment has passed during the update: no turn's end is left to start the full
     // rebuild; the failure itself must (it did not: the chip stayed "possibly stale" until the next prompt).
     await waitFor(() => /^cgc updating… ([3-9]|\d{2,})s/.test(s.chip() ?? ""), "the update to run for 3 s", 60_000);
-    const [engine] = processesOf(home.home, /pi-cgc-engine\.py serve/);
+    const [engine] = processesOf(home.home, /pi-cgc-engine\.py (--\S+ \S+ )*serve /);
     expect(engine).toBeDefined();
     process.kill(engine?.pid as number, "SIGKILL");
     await waitFor(() => s.chip() === "cgc ready · fresh", "fresh after the full rebuild", 180_000);

@@ -380,7 +380,9 @@ const chip = (run: Run) => run.ui.statuses.get("cgc");
 async function quiet(run: Run, afterAgentRun: boolean): Promise<void> {
   // The engine lives as long as the session: idle means no other child of pi-cgc's runs.
   const working = () => {
-    const engines = new Set(processesOf(run.home.home, /pi-cgc-engine\.py serve/).map((engine) => engine.pid));
+    const engines = new Set(
+      processesOf(run.home.home, /pi-cgc-engine\.py (--\S+ \S+ )*serve /).map((engine) => engine.pid),
+    );
     return liveGroups().filter((group) => !engines.has(group));
   };
   const idle = () => !BUSY_CHIP.test(chip(run) ?? "") && working().length === 0;
@@ -729,7 +731,7 @@ async function firstWriter(run: Run, timeoutMs: number): Promise<{ pid: number; 
     const indexer = processesOf(run.home.home, /pi-cgc-engine\.py .*\bindex\b/)[0];
     if (indexer && / · (discovering|parsing|resolving|writing|deleting) /.test(chip(run) ?? ""))
       return { pid: indexer.pid, what: "pi-cgc index child" };
-    const engine = processesOf(run.home.home, /pi-cgc-engine\.py serve/)[0];
+    const engine = processesOf(run.home.home, /pi-cgc-engine\.py (--\S+ \S+ )*serve /)[0];
     if (engine && /^cgc updating…/.test(chip(run) ?? "")) return { pid: engine.pid, what: "engine" };
     return undefined;
   }, timeoutMs);
