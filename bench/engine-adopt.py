@@ -13,7 +13,9 @@ and a branch on which a tenth of them are the next Python's versions (~/.pyenv/v
 3. the branch checked out: the changed files as one update of the engine, warm from its cache;
 4. the graph compared with pi-cgc's full index of a copy of the tree in another HOME (canonical dumps).
 
-Prints one JSON line per case, then a table. Run from the project root; it makes its own HOMEs.
+Prints one JSON line per case, then a table. Run from the project root; it makes its own HOMEs. cgc runs from the
+tree's parent folder: the tree is the standard library, whose files (abc.py, typing.py, …) the Python that starts
+FalkorDB Lite's daemon would import from its working folder.
 """
 
 from __future__ import annotations
@@ -94,7 +96,7 @@ def python_of(env: Dict[str, str]) -> str:
 def timed_index(root: Path, env: Dict[str, str], *extra: str, force: bool = False) -> float:
     started = time.monotonic()
     done = subprocess.run([python_of(env), str(ENTRY), *extra, "index", *(["--force"] if force else []), str(root)],
-                          cwd=root, env=env,
+                          cwd=root.parent, env=env,
                           capture_output=True, text=True, timeout=3600)
     if done.returncode != 0:
         raise SystemExit(f"index failed: {done.stderr[-2000:]}")
@@ -105,7 +107,7 @@ class Serve:
     def __init__(self, root: Path, env: Dict[str, str], cache: Path, log: Path):
         started = time.monotonic()
         self.proc = subprocess.Popen([python_of(env), str(ENTRY), "serve", "--root", str(root), "--cache-dir", str(cache),
-                                      "--hold-ms", "300"], cwd=root, env=env, stdin=subprocess.PIPE,
+                                      "--hold-ms", "300"], cwd=root.parent, env=env, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=log.open("a"), text=True)
         assert self.proc.stdout is not None
         self.ready = json.loads(self.proc.stdout.readline())
@@ -129,7 +131,8 @@ class Serve:
 
 def dump(root: Path, env: Dict[str, str]) -> List[str]:
     out = root.parent / f"{root.parent.name}.dump"
-    subprocess.run([python_of(env), str(ENTRY), "dump", "--root", str(root), "--out", str(out), "--dangling"], cwd=root,
+    subprocess.run([python_of(env), str(ENTRY), "dump", "--root", str(root), "--out", str(out), "--dangling"],
+                   cwd=root.parent,
                    env=env, check=True, capture_output=True, timeout=3600)
     return out.read_text(encoding="utf-8").splitlines()
 
