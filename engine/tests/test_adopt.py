@@ -171,3 +171,32 @@ def test_a_forced_index_of_an_unchanged_graph_writes_nothing_and_one_of_a_change
     assert dump(root, env) == cgc_own_dump(tmp_path, root)
     # The forced index left the engine's cache as the graph's model.
     assert serve(root, env, tmp_path / "cache", [])[0]["trusted"] is True
+
+
+def modules(count: int, suffix: str) -> Dict[str, str]:
+    """`count` modules, each calling the next one's function: a change to all of them changes every link."""
+    return {f"batch/m{i}.py": (f"from batch.m{(i + 1) % count} import f{(i + 1) % count}{suffix}\n\n\n"
+                               f"def f{i}{suffix}(x):\n    return f{(i + 1) % count}{suffix}(x) if x else {i}\n")
+            for i in range(count)}
+
+
+def test_a_change_of_many_files_at_once_is_one_update_parsed_together(tmp_path: Path) -> None:
+    root = make_tree(tmp_path)
+    for name, text in modules(80, "").items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    env = env_of(tmp_path / "home")
+    cache = tmp_path / "cache"
+    done = subprocess.run([sys.executable, str(ENTRY), "--cache-dir", str(cache), "index", str(root)], cwd=root.parent,
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    # A branch switch: every one of the 80 files renamed its function (more than parse_pool.POOL_FROM: parsed by
+    # the pool of forked workers).
+    changed = modules(80, "_renamed")
+    for name, text in changed.items():
+        (root / name).write_text(text, encoding="utf-8")
+    ready, update = serve(root, env, cache, [{"op": "update", "paths": [str(root / name) for name in changed]}])
+    assert ready["trusted"] is True
+    assert update["ok"] is True, update
+    assert len(update["written"]) == 80 and update["unsure"] == 0, update
+    assert dump(root, env) == cgc_own_dump(tmp_path, root)
