@@ -1107,7 +1107,8 @@ function createEngineUpdates(session, fellBack) {
     adoptPending = true;
     adoptDone = asked.then((answer) => {
       adoptPending = false;
-      settleNote(answer.ok || answer.code === "UNSUPPORTED" ? "OK" : answer.code === "BUSY" ? "BUSY" : "FAILED");
+      const wroteNothing = !answer.ok && ["UNSUPPORTED", "NO_GRAPH", "REBUILD"].includes(answer.code);
+      settleNote(answer.ok ? "OK" : wroteNothing ? "SKIPPED" : answer.code === "BUSY" ? "BUSY" : "FAILED");
       if (session.disposed || engine !== current) return;
       if (!answer.ok) {
         if (answer.code === "REBUILD") fellBack();

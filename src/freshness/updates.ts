@@ -145,8 +145,8 @@ export function createEngineUpdates(session: UpdatingSession, fellBack: () => vo
     // A rebuild settles before the re-probe that ends it says the graph is ready: the engine starts then.
     if (rebuiltBeforeReady && !engine) consider();
     // A graph the engine has no model of (written by cgc outside pi-cgc, or its cache lost): the engine starts now
-    // and adopts it in the background, so that the session's first edit is an ordinary update.
-    // Not beside a `cgc watch` (pi-cgc's or the user's): the watcher keeps the graph then, and the engine waits.
+    // and adopts it in the background, so that the session's first edit is an ordinary update. Not beside a
+    // `cgc watch` (pi-cgc's or the user's): the watcher keeps the graph then.
     const watched = session.config()["freshness.watch"] !== "off" || state.otherWriter;
     if (!adoptionConsidered && !engine && session.config()["freshness.autoSync"] && !watched) {
       adoptionConsidered = true;
@@ -265,8 +265,9 @@ export function createEngineUpdates(session: UpdatingSession, fellBack: () => vo
     adoptPending = true;
     adoptDone = asked.then((answer) => {
       adoptPending = false;
-      // A comparison that wrote nothing leaves no run behind (UNSUPPORTED: it never wrote either).
-      settleNote(answer.ok || answer.code === "UNSUPPORTED" ? "OK" : answer.code === "BUSY" ? "BUSY" : "FAILED");
+      // An answer given before any write leaves no unfinished run behind.
+      const wroteNothing = !answer.ok && ["UNSUPPORTED", "NO_GRAPH", "REBUILD"].includes(answer.code);
+      settleNote(answer.ok ? "OK" : wroteNothing ? "SKIPPED" : answer.code === "BUSY" ? "BUSY" : "FAILED");
       if (session.disposed || engine !== current) return;
       if (!answer.ok) {
         // BUSY, UNSUPPORTED: the first update goes as before. REBUILD: so much differs that a full index is faster.
