@@ -28,12 +28,13 @@ from . import bulk_cypher, bulk_kuzu, graph_rows, relocate
 from . import cgc_contract as cgc
 from .context import RUN
 from .database import PROVEN_BACKENDS, Busy, ZeroSafeDriver
-from .engine import Engine, lean_kept, write_file
+from .engine import Engine, lean_kept
 from .files import norm
 from .link_rows import CPP_SOURCES, assemble_links, choose_links, write_links
 from .memory import release_free_memory
 from .protocol import emit_text, log, ms_since, plural, stdout_given_back
 from .tree_state import TreeState
+from .update_write import write_file
 
 # What follows the parse, in multiples of the time the tree took to read (discovery and parse), from the bench
 # (bench/RESULTS.md, "Full index"): the resolution and the rows, then the load. The run re-estimates its whole
@@ -131,10 +132,20 @@ def _index_command(args: argparse.Namespace, version: str, export: Optional[relo
     in_part = (f"; {plural(len(unwritable), 'file')} only in part ({backend} cannot take a NUL character in a "
                f"docstring): {', '.join(unwritable[:5])}{', …' if len(unwritable) > 5 else ''}") if unwritable else ""
     files = len(engine.state.files)
-    if present and adopted_by_difference(engine, shown):
-        shown(f"{plural(files, 'file')} written in {ms_since(started) / 1000:.1f} s (read and resolved in "
-              f"{read_ms / 1000:.1f} s{in_part}; written with {engine.adopted_how})")
-        return 0
+    how = engine.adopted_how if present and adopted_by_difference(engine, shown) else write_whole(engine, present, shown)
+    store = RUN.parse_store
+    stored = (f", {plural(store.hits, 'parse')} from the parse store, {store.misses} not in it"
+              if store is not None else "")
+    if store is not None:
+        store.sweep()  # what this index wrote counts against the bound
+    shown(f"{plural(files, 'file')} written in {ms_since(started) / 1000:.1f} s "
+          f"(read and resolved in {read_ms / 1000:.1f} s{stored}{in_part}; written with {how})")
+    return 0
+
+
+def write_whole(engine: Engine, present: bool, shown: Callable[[str], None]) -> str:
+    """The whole graph of the engine's state written (the root's old graph deleted first where `present`), and the
+    cache saved as its model. Returns how it was written."""
     # This process only writes the state and saves it: what the cache does not keep goes before the rows are made.
     engine.state.shed_unsaved()
     gc.collect()
@@ -159,14 +170,7 @@ def _index_command(args: argparse.Namespace, version: str, export: Optional[relo
     finally:
         if aside.saved is not None:
             aside.saved.unlink(missing_ok=True)  # not the graph's model: the load failed, or the state was read again
-    store = RUN.parse_store
-    stored = (f", {plural(store.hits, 'parse')} from the parse store, {store.misses} not in it"
-              if store is not None else "")
-    if store is not None:
-        store.sweep()  # what this index wrote counts against the bound
-    shown(f"{plural(files, 'file')} written in {ms_since(started) / 1000:.1f} s "
-          f"(read and resolved in {read_ms / 1000:.1f} s{stored}{in_part}; written with {how})")
-    return 0
+    return how
 
 
 def adopted_by_difference(engine: Engine, progress: Callable[[str], None]) -> bool:
