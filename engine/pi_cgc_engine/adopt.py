@@ -4,9 +4,10 @@ writes, and only the files that differ written again.
 An engine without a trusted cache does not know what the graph holds: `cgc index` or a `cgc watch` wrote it, or
 pi-cgc before the cache was lost. It reads the tree (Engine.start), replays the full index of it in memory
 (graph_rows.build_graph, the rows pi-cgc's own index loads), and reads the graph's nodes and edges back. Each
-node and edge is rendered as the canonical dump renders it (dump.py) and put with the file it belongs to. The
-files whose lines differ are written again as an update writes a changed file; the files whose links alone
-differ get their links written again. A graph equal to the replay gets nothing written.
+node and edge becomes a line (on FalkorDB and Neo4j as the canonical dump renders it, dump.py; on KùzuDB its
+table's columns, below) put with the file it belongs to. The files whose lines differ are written again as an
+update writes a changed file; the files whose links alone differ get their links written again. A graph equal to
+the replay gets nothing written.
 """
 
 from __future__ import annotations
