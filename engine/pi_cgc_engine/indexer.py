@@ -132,7 +132,10 @@ def _index_command(args: argparse.Namespace, version: str, export: Optional[relo
     in_part = (f"; {plural(len(unwritable), 'file')} only in part ({backend} cannot take a NUL character in a "
                f"docstring): {', '.join(unwritable[:5])}{', …' if len(unwritable) > 5 else ''}") if unwritable else ""
     files = len(engine.state.files)
-    how = engine.adopted_how if present and adopted_by_difference(engine, shown) else write_whole(engine, present, shown)
+    # On KùzuDB, where cgc's delete of the old graph alone outlasts a cold index. On FalkorDB Lite the graph cgc's
+    # index leaves can hold functions no file contains, which pi-cgc's sync reads back after the whole write.
+    adopted = present and engine.db.embedded and adopted_by_difference(engine, shown)
+    how = engine.adopted_how if adopted else write_whole(engine, present, shown)
     store = RUN.parse_store
     stored = (f", {plural(store.hits, 'parse')} from the parse store, {store.misses} not in it"
               if store is not None else "")

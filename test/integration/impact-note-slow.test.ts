@@ -1,9 +1,11 @@
 // The impact note when the engine's update outlasts the edit's wait, with the real pi (faux model) and the real
-// cgc. The edit changes a file that thousands of calls in other files point into: the update writes every one of
-// those links again (on KùzuDB each a MATCH … MERGE that scans the Function table), longer than SETTLE_BOUND_MS.
-// The graph is written by `cgc index` outside pi, so the session also adopts it first (ADR 0011). The note must
-// reach the first model call after the update is read back, whether that call comes in the same run or with the
-// next prompt.
+// cgc. The edit changes a file of thousands of functions, which the update writes again, longer than
+// SETTLE_BOUND_MS. The graph is written by `cgc index` outside pi, so the session also adopts it first (ADR 0011).
+// The note must reach the first model call after the update is read back, whether that call comes in the same run
+// or with the next prompt.
+
+import { appendFileSync } from "node:fs";
+import { join } from "node:path";
 import type { Context } from "@mariozechner/pi-ai";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -15,23 +17,16 @@ import { cgcStatus, type PiHarness, recordingUi, startPi, waitFor } from "../hel
 import { type FixtureRepo, tinyRepo } from "../helpers/repos.ts";
 
 /**
- * Functions calling `orphan` of pkg/text.py (`files` × `functions`, each calling it `calls` times). The edit to
- * pkg/text.py detaches every one of those calls' edges, and the update writes them again: on KùzuDB that grows with
- * the calls times the tree's functions, here about 90 million (8–13 s on a 2-core machine beside other suites).
- * `orphan` keeps `normalize`'s callers the note lists apart from these. Generated rather than real code: cgc's own
- * index of real code as slow to update took twice as long as of this tree, for its many other nodes.
+ * Functions appended to pkg/text.py, the file the case's edit changes: the update deletes the file's nodes and
+ * writes them again with cgc's writer, a statement per node (on KùzuDB about 30 s for these on a 2-core machine
+ * beside other suites; 1 500 took over 3 s alone in the engine's own kill case). None calls `normalize`, whose
+ * callers the note lists.
  */
-function callHeavyModules(files: number, functions: number, calls: number): Record<string, string> {
-  const modules: Record<string, string> = {};
-  for (let file = 0; file < files; file++) {
-    const defs: string[] = ["from pkg.text import orphan\n"];
-    for (let fn = 0; fn < functions; fn++) {
-      const called = Array.from({ length: calls }, () => "orphan(x)");
-      defs.push(`def f${file}_${fn}(x):\n    return ${called.join(" + ")}\n`);
-    }
-    modules[`gen/m${file}.py`] = defs.join("\n\n");
-  }
-  return modules;
+function generatedFunctions(count: number): string {
+  return Array.from(
+    { length: count },
+    (_, i) => `def generated_${i}(value):\n    return generated_${(i + 1) % count}(value) if value else ${i}\n`,
+  ).join("\n\n");
 }
 
 const SIGNATURE = fauxAssistantMessage(
@@ -57,7 +52,8 @@ const harnesses: PiHarness[] = [];
 
 beforeAll(async () => {
   suiteEnv({ CGC_EXECUTABLE: cgcBinary() });
-  graphs = [0, 1].map(() => ({ home: makeCgcHome(), repo: tinyRepo({ extraFiles: callHeavyModules(40, 105, 5) }) }));
+  graphs = [0, 1].map(() => ({ home: makeCgcHome(), repo: tinyRepo() }));
+  for (const { repo } of graphs) appendFileSync(join(repo.path, "pkg", "text.py"), `\n\n${generatedFunctions(5_000)}`);
   await Promise.all(
     graphs.map(async ({ home, repo }) => {
       const result = await cgcExec(["index", repo.path], { cwd: repo.path, env: home.env, timeoutMs: 900_000 });
