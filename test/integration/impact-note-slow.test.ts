@@ -109,8 +109,10 @@ async function firstUpdateWasSlow(h: PiHarness, chipAfterEdit: string | undefine
   const premise = "the case's premise: the engine's first update outlasted the edit's wait";
   expect(chipAfterEdit, premise).toMatch(/^cgc updating…/);
   const status = await cgcStatus(h);
+  // The edit's update waited for the adoption of the graph cgc wrote, which took the edit in, where that came first.
+  const adopted = Number(/graph adopted in (\d+) ms/.exec(status)?.[1] ?? 0);
   const ms = Number(/last update: 1 file in (\d+) ms/.exec(status)?.[1]);
-  expect(ms, `${premise}\n${status}`).toBeGreaterThan(SETTLE_BOUND_MS);
+  expect(adopted + ms, `${premise}\n${status}`).toBeGreaterThan(SETTLE_BOUND_MS);
 }
 
 describe("the impact note after a first update slower than the edit's wait", () => {
