@@ -118,8 +118,6 @@ class Engine(CacheKeeping):
         self.discovered: Optional[Tuple[Dict[str, FileEntry], List[Path]]] = None
         # The state is not trusted and still whole (read to be compared with the graph: adopt_graph).
         self.adoptable = False
-        # How a forced index that compared the graph wrote it (indexer.adopted_by_difference).
-        self.adopted_how = ""
 
     # -- start --------------------------------------------------------------------------------
     def start(self, from_disk: bool = False, progress: Optional[Callable[[str], None]] = None,

@@ -134,8 +134,8 @@ def _index_command(args: argparse.Namespace, version: str, export: Optional[relo
     files = len(engine.state.files)
     # On KùzuDB, where cgc's delete of the old graph alone outlasts a cold index. On FalkorDB Lite the graph cgc's
     # index leaves can hold functions no file contains, which pi-cgc's sync reads back after the whole write.
-    adopted = present and engine.db.embedded and adopted_by_difference(engine, shown)
-    how = engine.adopted_how if adopted else write_whole(engine, present, shown)
+    adopted = adopted_by_difference(engine, shown) if present and engine.db.embedded else None
+    how = adopted or write_whole(engine, present, shown)
     store = RUN.parse_store
     stored = (f", {plural(store.hits, 'parse')} from the parse store, {store.misses} not in it"
               if store is not None else "")
@@ -176,31 +176,31 @@ def write_whole(engine: Engine, present: bool, shown: Callable[[str], None]) -> 
     return how
 
 
-def adopted_by_difference(engine: Engine, progress: Callable[[str], None]) -> bool:
+def adopted_by_difference(engine: Engine, progress: Callable[[str], None]) -> Optional[str]:
     """A forced index of a graph that holds the root: the graph compared with the full index of the tree and only
     what differs written (Engine.adopt_graph), where cgc's writer would delete the whole graph first (on KùzuDB
-    that delete alone outlasts a cold index at 1 000 files) and write it all again. False where the comparison
-    cannot be made or so much differs that the whole write is the faster: the caller writes the whole graph."""
+    that delete alone outlasts a cold index at 1 000 files) and write it all again. Returns how it was written; None
+    where the comparison cannot be made or so much differs that the whole write is the faster: the caller writes the
+    whole graph."""
     progress("comparing the graph with the tree")
     try:
         answer = engine.adopt_graph()
     except Exception as error:  # the whole write below makes the graph whatever this left
         log(f"the graph could not be compared with the tree ({str(error)[:300]}): it is written whole")
-        return False
+        return None
     if answer is None or not answer.get("ok"):
         if answer is not None:
             log(f"the graph is written whole: {answer.get('code')}: {str(answer.get('reason'))[:300]}")
-        return False
+        return None
     # Stamped as every index stamps the Repository: the graph is a full index of the tree as of now (pi-cgc's sync
     # reads the stamp back to know the rebuild happened).
     engine.db.write_transaction(lambda writer: writer.add_repository_to_graph(engine.root, False))
     found = answer.get("adopted") or {}
     differed = sum(int(found.get(key) or 0) for key in ("files", "links", "stale"))
-    engine.adopted_how = (f"adoption: {plural(differed, 'file')} differed from the graph" if differed
-                          else "adoption: nothing differed from the graph")
     engine.db.close()
     engine.save_cache()
-    return True
+    return (f"adoption: {plural(differed, 'file')} differed from the graph" if differed
+            else "adoption: nothing differed from the graph")
 
 
 class StateSetAside:
