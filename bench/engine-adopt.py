@@ -174,7 +174,8 @@ def case(work: Path, backend: str, size: int) -> Dict[str, Any]:
         "adoptS": round(adopted["wallS"], 1), "adopted": adopted.get("adopted"), "adoptOk": adopted.get("ok"),
         "firstEditS": round(first_edit["wallS"], 2), "firstEditOk": first_edit.get("ok"),
         "checkoutFiles": len(changed), "checkoutS": round(checkout_s, 1), "checkoutOk": checkout.get("ok"),
-        "checkoutCode": checkout.get("code"), "checkoutReason": checkout.get("reason"), "differingLines": differing,
+        "checkoutCode": checkout.get("code"), "checkoutReason": checkout.get("reason"),
+        "checkoutPhases": checkout.get("phases"), "differingLines": differing,
     }
 
 

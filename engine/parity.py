@@ -547,6 +547,9 @@ def main() -> int:
                         help="run the engine without --check (its narrowed resolution then goes unchecked)")
     parser.add_argument("--narrow-fault", action="store_true",
                         help="the engine with a planted wrong narrowing (engine/tests/fault_engine.py): the check must refuse it")
+    parser.add_argument("--bulk", choices=["auto", "always", "never"],
+                        help="the engine's --bulk: on KùzuDB, write each update's rows in bulk where it pays, always, "
+                             "or never")
     parser.add_argument("--watcher", action="store_true",
                         help="measure cgc's own watcher instead of the engine: `cgc watch` keeps the first tree's "
                              "graph, the engine only dumps it (needs --falkor-port or --neo4j-uris)")
@@ -581,6 +584,8 @@ def main() -> int:
     if not args.no_check:
         ENGINE_FLAGS.append("--check")
     NARROW_FAULT[0] = args.narrow_fault
+    if args.bulk:
+        ENGINE_FLAGS.extend(["--bulk", args.bulk])
 
     initial, steps = scenario(args.scenario)
     steps = steps[: args.max_steps] if args.max_steps else steps
@@ -665,7 +670,7 @@ def main() -> int:
             failures += diff > 0 or (not watcher and not answer.get("ok")) or (bool(adopted) and not adopted.get("ok"))
             row = {
                 "step": number, "name": step.name, "ok": answer.get("ok"), "code": answer.get("code"),
-                "ms": answer.get("ms"), "lockMs": answer.get("lockMs"), "openMs": answer.get("openMs"),
+                "ms": answer.get("ms"), "bulk": answer.get("bulk"), "lockMs": answer.get("lockMs"), "openMs": answer.get("openMs"),
                 "resolveMs": answer.get("resolveMs"), "checkMs": answer.get("checkMs"),
                 "reresolved": answer.get("reresolved"), "resolved": answer.get("resolved"), "unsure": answer.get("unsure"),
                 "trusted": engine.ready.get("trusted"), "mode": mode, "adopted": adopted.get("adopted") or answer.get("adopted"),

@@ -240,9 +240,11 @@ def _edge_records(edges: Dict[Any, Dict[str, Any]], pair: Tuple[str, str], cols:
         yield record
 
 
-def load(target: Any, rows: GraphRows, *, temp_parent: Optional[str] = None, require_empty: bool = True) -> Dict[str, Any]:
+def load(target: Any, rows: GraphRows, *, temp_parent: Optional[str] = None, require_empty: bool = True,
+         in_transaction: bool = False) -> Dict[str, Any]:
     """Writes every node and edge of `rows` into the database, and empties `rows` as it goes (each table once
-    written to its file). Returns counts and timings (ms)."""
+    written to its file). Returns counts and timings (ms). `in_transaction`: the caller's transaction is open on
+    `target` and is the caller's to end (update_bulk); else the load is one transaction of its own."""
     start = time.monotonic()
     conn = connection_of(target)
     try:
@@ -290,17 +292,19 @@ def load(target: Any, rows: GraphRows, *, temp_parent: Optional[str] = None, req
                 del edges
             release_free_memory()  # what the rows held, before the database's memory grows
             # One transaction: an index cut short (killed, a full disk, the database failing) leaves nothing of itself.
-            conn.execute("BEGIN TRANSACTION")
+            if not in_transaction:
+                conn.execute("BEGIN TRANSACTION")
             for query in copies:
                 conn.execute(query)
                 stats["copies"] += 1
             for _kind, label, pk, column, key, value in fixups:
                 conn.execute(f"MATCH (n:`{label}`) WHERE n.`{pk}` = $key SET n.`{column}` = $value", {"key": key, "value": value})
                 stats["fixups"] += 1
-            conn.execute("COMMIT")
+            if not in_transaction:
+                conn.execute("COMMIT")
             committed = True
         finally:
-            if not committed:
+            if not committed and not in_transaction:
                 try:
                     conn.execute("ROLLBACK")
                 except Exception:  # a transaction the failure already ended

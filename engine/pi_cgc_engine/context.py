@@ -41,6 +41,8 @@ class Options:
     order_at_once: bool = False
     # Change the last state's large dicts in place under a journal (else copy them).
     in_place: bool = True
+    # When an update's rows go in bulk on KùzuDB (update_bulk): "auto" where it pays, "always", "never".
+    bulk: str = "auto"
 
 
 class NarrowingFailed(Exception):

@@ -157,6 +157,8 @@ class Database:
         self.ctx = ctx
         self.is_open = False
         self.binder_failures: Dict[str, str] = {}
+        # The open write transaction's connection on KùzuDB, while write_transaction's work runs (update_bulk).
+        self.transaction: Optional[TxnConnection] = None
         # cgc's choice of backend makes the manager, and on FalkorDB Lite starts its daemon, which loads the
         # whole graph before it answers: 2.4 s at 5 000 files, the larger part of a warm start's wait. So it
         # runs beside the engine's start, which reads the cache meanwhile; the first use waits for it.
@@ -232,10 +234,13 @@ class Database:
                 driver = cgc.kuzu_transaction_driver(self.manager, txn)
                 raw.execute("BEGIN TRANSACTION")
                 error: Optional[BaseException] = None
+                self.transaction = txn
                 try:
                     work(cgc.GraphWriter(driver, db_manager=self.manager))
                 except BaseException as caught:  # decided below, then re-raised
                     error = caught
+                finally:
+                    self.transaction = None
                 if txn.lost is None and error is None:
                     raw.execute("COMMIT")
                     return {"attempts": attempts, "statements": txn.statements}

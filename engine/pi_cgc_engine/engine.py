@@ -67,6 +67,29 @@ def rewrite_cost(state: TreeState) -> int:
     return functions * calls
 
 
+# cgc's writer sends each node and edge of a written file as a statement of its own on KùzuDB; the replay of a full
+# index (graph_rows) makes every row of the tree in memory, and the update then loads the written files' rows in
+# bulk (update_bulk). The replay costs about the same per item as the writer's statement does per BULK_RATIO items,
+# so an update goes in bulk where the items it writes reach the tree's divided by it.
+BULK_RATIO = 50
+# The items of a file the writer makes a statement or more of.
+WRITTEN_ITEMS = ("functions", "classes", "variables", "imports", "function_calls")
+
+
+def items_of(data: Dict[str, Any]) -> int:
+    return sum(len(data.get(key) or ()) for key in WRITTEN_ITEMS)
+
+
+def bulk_pays(state: TreeState, whole: Set[str], links: Set[str]) -> bool:
+    """Whether writing `whole` files and the links of `links` in bulk is the faster way (BULK_RATIO; serve --bulk)."""
+    if RUN.options.bulk != "auto":
+        return RUN.options.bulk == "always"
+    files = state.files
+    written = sum(items_of(files[p].data) for p in whole if p in files)
+    written += sum(len(files[p].data.get("function_calls") or ()) for p in links - whole if p in files)
+    return written * BULK_RATIO >= sum(items_of(entry.data) for entry in files.values())
+
+
 def lean_kept(state: TreeState) -> None:
     """Every kept file, and its share of the kept indices, without what nothing reads after it was written
     (files.make_lean): about half of what the engine holds. Files already lean are passed over."""
@@ -422,11 +445,17 @@ class Engine(CacheKeeping):
                                    reresolved=len(resolved), unsure=len(unsure),
                                    written=sorted(set(adopted["written"]) | {p for p in changed if p in new.files}))
                 return adopted
-        if unsure and self.db.embedded and rewrite_cost(new) >= REBUILD_RATHER_FROM:
+        write = self.planned_write(new, changed, removed, added, resolved, unsure)
+        replay_ms = 0
+        if self.db.embedded and bulk_pays(new, set(write.present_changed), write.rewritten | (
+                set(new.files) - changed if unsure else set())):
+            replay_start = time.monotonic()
+            write.bulk = self.replay(new)
+            replay_ms = ms_since(replay_start)
+        if write.bulk is None and unsure and self.db.embedded and rewrite_cost(new) >= REBUILD_RATHER_FROM:
             return {"ok": False, "code": "REBUILD",
                     "reason": f"the links of {len(new.files) - len(changed)} other files would be written again "
                               "(the graph was written elsewhere); on KùzuDB a full index is faster"}
-        write = self.planned_write(new, changed, removed, added, resolved, unsure)
         try:
             open_ms = self.db.open()
         except Busy as error:
@@ -481,6 +510,8 @@ class Engine(CacheKeeping):
             "resolveMs": resolve_ms,
             "resolveCpuMs": resolve_cpu_ms,
             "checkMs": check_ms,
+            "replayMs": replay_ms,
+            "bulk": write.bulk is not None,
             "resolved": len(new.files),
             "reresolved": len(resolved),
             "rewritten": len(write.rewritten),
@@ -489,25 +520,30 @@ class Engine(CacheKeeping):
             "phases": write.phases,
         }
 
+    def replay(self, state: TreeState) -> Optional[graph_rows.GraphRows]:
+        """The rows a full index of `state` writes (graph_rows), or None where the replay refuses this tree."""
+        profile = graph_rows.PROFILES.get(self.db.backend)
+        datas = [entry.data for entry in state.files.values()]
+        if profile is None or graph_rows.refusal(datas, profile=profile) is not None:
+            return None
+        try:
+            return graph_rows.build_graph(self.root, datas, state.imports_map, assemble_links(state), profile=profile,
+                                          normalize=cgc.normalize_path, commit_hash=cgc.repo_commit_hash(self.root),
+                                          whole=self.whole_data)
+        except graph_rows.NotReplicable as error:
+            log(f"no full index of this tree is replayed ({error})")
+            return None
+
     def adopt_graph(self, new: Optional[TreeState] = None, start: Optional[float] = None) -> Optional[Dict[str, Any]]:
         """Makes the graph a full index of `new` (the state, by default) by writing only what differs from it, and
         trusts the state (adopt.py). None where the full index of this tree is not one the replay makes (the
         caller writes as before); else an update's answer, or BUSY, NO_GRAPH, REBUILD, FAILED."""
         started = start if start is not None else time.monotonic()
         state = new if new is not None else self.state
-        profile = graph_rows.PROFILES.get(self.db.backend)
-        datas = [entry.data for entry in state.files.values()]
-        if profile is None or graph_rows.refusal(datas, profile=profile) is not None:
-            return None
-        try:
-            rows = graph_rows.build_graph(self.root, datas, state.imports_map, assemble_links(state), profile=profile,
-                                          normalize=cgc.normalize_path, commit_hash=cgc.repo_commit_hash(self.root),
-                                          whole=self.whole_data)
-        except graph_rows.NotReplicable as error:
-            log(f"the graph cannot be compared with a full index of this tree ({error})")
+        rows = self.replay(state)
+        if rows is None:
             return None
         replay_ms = ms_since(started)
-        del datas
         try:
             open_ms = self.db.open()
         except Busy as error:
@@ -523,16 +559,18 @@ class Engine(CacheKeeping):
         facts = {"adopted": found.as_json(), "replayMs": replay_ms, "compareMs": compare_ms, "openMs": open_ms}
         for line in found.examples:
             log(f"adopt: {line}")
-        del rows
         if not found.none:
+            bulk = self.db.embedded and bulk_pays(state, found.files, found.links)
             cost = sum(len(state.files[p].data.get("function_calls") or ()) for p in found.files | found.links
                        if p in state.files) * sum(len(e.data.get("functions") or ()) for e in state.files.values())
-            if self.db.embedded and cost >= REBUILD_RATHER_FROM:
+            if self.db.embedded and not bulk and cost >= REBUILD_RATHER_FROM:
                 return {"ok": False, "code": "REBUILD",
                         "reason": f"{plural(len(found.files | found.links), 'file')} differ from a full index of the "
                                   "tree; on KùzuDB a full index is faster than writing them again"}
             self.state = state
             write = self.adoption_write(state, found)
+            if bulk:
+                write.bulk = rows
             marker, was_trusted = self.mark_unfinished()
             try:
                 self.db.write_transaction(write.work)
@@ -551,12 +589,11 @@ class Engine(CacheKeeping):
             if marker is not None and not self.db.embedded:
                 marker.unlink(missing_ok=True)
             facts["phases"] = write.phases
+        del rows
         self.state = state
-        if RUN.options.check and not found.none:
-            left = adopt.differences(graph_rows.build_graph(
-                self.root, [entry.data for entry in state.files.values()], state.imports_map, assemble_links(state),
-                profile=profile, normalize=cgc.normalize_path, commit_hash=cgc.repo_commit_hash(self.root),
-                whole=self.whole_data), self.db, self.root, state.files)
+        replayed = self.replay(state) if RUN.options.check and not found.none else None
+        if replayed is not None:
+            left = adopt.differences(replayed, self.db, self.root, state.files)
             if not left.none:
                 for line in left.examples:
                     log(f"check: {line}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator, List, Optional, Tuple
 
@@ -31,6 +32,14 @@ def _parse(item: Tuple[Path, Tuple[int, int, str]]) -> "FileEntry":
     return entry
 
 
+def _worker_start() -> None:
+    # A forked worker comes with serve's handlers, which raise Stop once on SIGTERM or SIGINT: the pool's terminate
+    # then left a worker blocked on the task queue's lock, and the update waited on it for good. A worker ends on
+    # SIGTERM, and leaves a Ctrl-C to the engine, which ends the pool.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def workers() -> int:
     return max(1, min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1, 8))
 
@@ -49,10 +58,13 @@ def parse_all(tree: "Tree", items: List[Tuple[Path, Tuple[int, int, str]]],
         return
     _tree = tree
     try:
-        with multiprocessing.get_context("fork").Pool(count) as pool:
+        with multiprocessing.get_context("fork").Pool(count, initializer=_worker_start) as pool:
             for at, entry in enumerate(pool.imap(_parse, items, CHUNK), 1):
                 if done is not None:
                     done(at)
                 yield entry
+            # Every file parsed: the workers end at the queue's end (the pool's exit terminates them otherwise).
+            pool.close()
+            pool.join()
     finally:
         _tree = None

@@ -248,6 +248,8 @@ def options_parser() -> argparse.ArgumentParser:
     serve_p.add_argument("--no-dir-events", action="store_true", help="read folder times instead of inotify")
     serve_p.add_argument("--order-at-once", action="store_true", help="put every owed key order right at once")
     serve_p.add_argument("--copy-state", action="store_true", help="copy the last state instead of a journal")
+    serve_p.add_argument("--bulk", choices=("auto", "always", "never"), default="auto",
+                         help="on KùzuDB, write an update's rows in bulk where it pays, always, or never")
     add_index_parser(sub)
     dump_p = sub.add_parser("dump", help="the canonical dump of the graph of --root")
     dump_p.add_argument("--root", required=True)
@@ -263,7 +265,8 @@ def options_parser() -> argparse.ArgumentParser:
 def options_of(args: argparse.Namespace) -> Options:
     return Options(check=args.check, debug=args.debug, full_indices=args.full_indices,
                    parse_order_as_parsed=args.parse_order_as_parsed, whole_walk=args.whole_walk,
-                   dir_events=not args.no_dir_events, order_at_once=args.order_at_once, in_place=not args.copy_state)
+                   dir_events=not args.no_dir_events, order_at_once=args.order_at_once, in_place=not args.copy_state,
+                   bulk=args.bulk)
 
 
 def run_cgc_zero_safe(argv: List[str]) -> int:

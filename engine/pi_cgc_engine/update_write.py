@@ -6,11 +6,13 @@ from __future__ import annotations
 import itertools
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Set, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Set, Tuple
 
 from . import cgc_contract as cgc
+from . import update_bulk
 from .database import delete_file_edges_first, purge_dangling
 from .files import norm
+from .graph_model import GraphRows
 from .journal import as_before
 from .link_rows import CPP_SOURCES, choose_links, external_parents, module_metadata, write_links
 from .protocol import log
@@ -69,6 +71,11 @@ class UpdateWrite:
         self.adopting = False
         # Modules an adoption found differing: the purge looks at them too.
         self.extra_orphans: Set[str] = set()
+        # The replay of a full index of `new` (KùzuDB, many files): the files and links are loaded from its rows
+        # in bulk instead of through cgc's writer (update_bulk).
+        self.bulk: Optional[GraphRows] = None
+        # The files whose nodes the write deletes (delete_files).
+        self.doomed: List[str] = []
 
     def lap(self, name: str) -> None:
         now = time.monotonic()
@@ -84,12 +91,16 @@ class UpdateWrite:
         self.lap("unsure")
         self.delete_files(writer)
         self.lap("deleteFiles")
-        for path in self.present_changed:
-            # (whole: an engine adopting the graph keeps the source text of the files it read aside, in its stash)
-            write_file(writer, path, self.engine.whole_data(self.new.files[path].data), self.new.imports_map,
-                       self.engine.root)
-        self.lap("addFiles")
-        self.rewrite_links(writer)
+        if self.bulk is not None:
+            self.write_in_bulk(writer, self.bulk)
+        else:
+            for path in self.present_changed:
+                # (whole: an engine adopting the graph keeps the source text of the files it read aside, in its
+                # stash)
+                write_file(writer, path, self.engine.whole_data(self.new.files[path].data), self.new.imports_map,
+                           self.engine.root)
+            self.lap("addFiles")
+            self.rewrite_links(writer)
         self.engine.reset_modules(writer, self.metadata)
         self.lap("modules")
         self.repo_passes(writer)
@@ -136,6 +147,9 @@ class UpdateWrite:
         # The graph's rows of the files whose edges go are the engine's last ones, where it held them.
         self.external_classes = bool(self.unsure or self.stale or self.adopting) or external_parents(
             as_before(engine.state.rows), itertools.chain(doomed, self.rewritten))
+        self.doomed = doomed
+        if self.bulk is not None:
+            return  # (deleted with the bulk write's own statements: update_bulk.delete_files)
         for path in doomed:
             if engine.db.falkordb:
                 delete_file_edges_first(writer, path)
@@ -151,6 +165,18 @@ class UpdateWrite:
         self.lap("chooseLinks")
         self.phases["linkRows"] = write_links(writer, chosen, new.imports_map)
         self.lap("writeLinks")
+
+    def write_in_bulk(self, writer: Any, rows: GraphRows) -> None:
+        """The changed files and the rewritten links from the replay's rows, loaded in bulk (update_bulk)."""
+        whole = {norm(p) for p in self.present_changed}
+        links = {norm(p) for p in self.rewritten} - whole
+        self.engine.delete_outgoing_links(writer, sorted(links), False)
+        self.lap("deleteLinks")
+        transaction = self.engine.db.transaction
+        assert transaction is not None  # (bulk is set on KùzuDB only, where the work runs in write_transaction)
+        self.phases.update(update_bulk.write(transaction, rows, whole, links, {norm(p) for p in self.doomed},
+                                             cgc.normalize_path(self.engine.root)))
+        self.lap("bulk")
 
     def repo_passes(self, writer: Any) -> None:
         # These repo-wide passes match classes by name in any file, so any change can add an

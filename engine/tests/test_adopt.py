@@ -6,75 +6,14 @@ compared with cgc's own index of the same tree.
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Dict
 
-ENGINE_DIR = Path(__file__).resolve().parent.parent
-ENTRY = ENGINE_DIR / "pi-cgc-engine.py"
-CGC = Path(sys.executable).parent / "cgc"
+from real_graph import ENGINE_DIR, FILES, cgc_index, cgc_own_dump, dump, env_of, make_tree, pi_cgc_index, serve
 
-FILES = {
-    "pkg/__init__.py": "",
-    "pkg/shapes.py": "class Shape:\n    def area(self):\n        return 0\n\n\nclass Square(Shape):\n"
-                     "    def __init__(self, side):\n        self.side = side\n\n    def area(self):\n"
-                     "        return self.side * self.side\n",
-    "pkg/use.py": "from pkg.shapes import Square\n\n\ndef total(sides):\n    return sum(Square(s).area() for s in sides)\n",
-    "pkg/more.py": "from pkg.use import total\n\n\ndef report(values):\n    \"\"\"The total, as text.\"\"\"\n"
-                   "    return f'{total(values)}'\n",
-    "pkg/extra.py": "from pkg.more import report\n\n\ndef main():\n    print(report([1, 2]))\n",
-}
-
-
-def make_tree(parent: Path) -> Path:
-    root = parent / "repo"
-    for name, text in FILES.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text, encoding="utf-8")
-    return root
-
-
-def env_of(home: Path) -> Dict[str, str]:
-    keep = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "TREE_SITTER_LANGUAGE_PACK_LIBS_DIR")}
-    home.mkdir(parents=True, exist_ok=True)
-    return {**keep, "HOME": str(home), "COLUMNS": "10000", "ENABLE_AUTO_WATCH": "false", "PYTHONSAFEPATH": "1"}
-
-
-def cgc_index(root: Path, env: Dict[str, str]) -> None:
-    done = subprocess.run([str(CGC), "index", "--force", str(root)], cwd=root, env=env, capture_output=True,
-                          text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-2000:]
-
-
-def dump(root: Path, env: Dict[str, str]) -> List[str]:
-    out = root.parent / "dump.txt"
-    done = subprocess.run([sys.executable, str(ENTRY), "dump", "--root", str(root), "--out", str(out), "--dangling"],
-                          cwd=root, env=env, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return out.read_text(encoding="utf-8").splitlines()
-
-
-def cgc_own_dump(tmp: Path, tree: Path) -> List[str]:
-    """cgc's own full index of a copy of `tree` (same basename, so the dumps compare line for line)."""
-    copy = tmp / "fresh" / tree.name
-    shutil.copytree(tree, copy)
-    env = env_of(tmp / "fresh-home")
-    cgc_index(copy, env)
-    return dump(copy, env)
-
-
-def serve(root: Path, env: Dict[str, str], cache: Path, requests: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
-    """The engine's answers: the ready line, then one per request."""
-    lines = "".join(json.dumps({"id": at, **request}) + "\n" for at, request in enumerate(requests))
-    done = subprocess.run([sys.executable, str(ENTRY), "serve", "--root", str(root), "--cache-dir", str(cache),
-                           "--hold-ms", "0"], cwd=root, env=env, input=lines, capture_output=True, text=True,
-                          timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+TREE = {**FILES, "pkg/extra.py": "from pkg.more import report\n\n\ndef main():\n    print(report([1, 2]))\n"}
 
 
 def write_cypher(root: Path, env: Dict[str, str], query: str) -> None:
@@ -90,7 +29,7 @@ def write_cypher(root: Path, env: Dict[str, str], query: str) -> None:
 
 
 def test_a_graph_cgc_wrote_with_nothing_changed_gets_nothing_written(tmp_path: Path) -> None:
-    root, env = make_tree(tmp_path), env_of(tmp_path / "home")
+    root, env = make_tree(tmp_path, TREE), env_of(tmp_path / "home")
     cgc_index(root, env)
     before = dump(root, env)
     ready, adopted = serve(root, env, tmp_path / "cache", [{"op": "adopt"}])
@@ -104,7 +43,7 @@ def test_a_graph_cgc_wrote_with_nothing_changed_gets_nothing_written(tmp_path: P
 
 
 def test_wrong_links_left_behind_get_just_those_links_written_again(tmp_path: Path) -> None:
-    root, env = make_tree(tmp_path), env_of(tmp_path / "home")
+    root, env = make_tree(tmp_path, TREE), env_of(tmp_path / "home")
     cgc_index(root, env)
     expected = dump(root, env)
     # A call's edge gone, as `cgc watch` leaves a caller's link when it re-indexes the callee's file alone and the
@@ -123,7 +62,7 @@ def test_wrong_links_left_behind_get_just_those_links_written_again(tmp_path: Pa
 
 
 def test_files_changed_and_removed_since_cgc_wrote_the_graph_are_written_again_alone(tmp_path: Path) -> None:
-    root, env = make_tree(tmp_path), env_of(tmp_path / "home")
+    root, env = make_tree(tmp_path, TREE), env_of(tmp_path / "home")
     cgc_index(root, env)
     (root / "pkg" / "more.py").write_text(FILES["pkg/more.py"].replace("as text", "as a string") +
                                           "\n\ndef twice(values):\n    return total(values) * 2\n", encoding="utf-8")
@@ -140,7 +79,7 @@ def test_files_changed_and_removed_since_cgc_wrote_the_graph_are_written_again_a
 
 
 def test_an_untrusted_first_update_adopts_instead_of_writing_every_files_links(tmp_path: Path) -> None:
-    root, env = make_tree(tmp_path), env_of(tmp_path / "home")
+    root, env = make_tree(tmp_path, TREE), env_of(tmp_path / "home")
     cgc_index(root, env)
     (root / "pkg" / "use.py").write_text(FILES["pkg/use.py"] + "\n\ndef none():\n    return total([])\n",
                                          encoding="utf-8")
@@ -153,15 +92,12 @@ def test_an_untrusted_first_update_adopts_instead_of_writing_every_files_links(t
 
 def test_a_forced_index_of_an_unchanged_graph_writes_nothing_and_one_of_a_changed_tree_writes_the_change(
         tmp_path: Path) -> None:
-    root, env = make_tree(tmp_path), env_of(tmp_path / "home")
+    root, env = make_tree(tmp_path, TREE), env_of(tmp_path / "home")
     cgc_index(root, env)
     before = dump(root, env)
 
     def forced() -> str:
-        done = subprocess.run([sys.executable, str(ENTRY), "--cache-dir", str(tmp_path / "cache"), "index", "--force",
-                               str(root)], cwd=root, env=env, capture_output=True, text=True, timeout=600)
-        assert done.returncode == 0, done.stderr[-3000:]
-        return done.stdout + done.stderr
+        return pi_cgc_index(root, env, tmp_path / "cache", "--force")
 
     assert "written with adoption: nothing differed from the graph" in forced()
     assert dump(root, env) == before
@@ -181,15 +117,13 @@ def modules(count: int, suffix: str) -> Dict[str, str]:
 
 
 def test_a_change_of_many_files_at_once_is_one_update_parsed_together(tmp_path: Path) -> None:
-    root = make_tree(tmp_path)
+    root = make_tree(tmp_path, TREE)
     for name, text in modules(80, "").items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text, encoding="utf-8")
     env = env_of(tmp_path / "home")
     cache = tmp_path / "cache"
-    done = subprocess.run([sys.executable, str(ENTRY), "--cache-dir", str(cache), "index", str(root)], cwd=root.parent,
-                          env=env, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-2000:]
+    pi_cgc_index(root, env, cache)
     # A branch switch: every one of the 80 files renamed its function (more than parse_pool.POOL_FROM: parsed by
     # the pool of forked workers).
     changed = modules(80, "_renamed")
@@ -199,4 +133,5 @@ def test_a_change_of_many_files_at_once_is_one_update_parsed_together(tmp_path: 
     assert ready["trusted"] is True
     assert update["ok"] is True, update
     assert len(update["written"]) == 80 and update["unsure"] == 0, update
+    assert update["bulk"] is True, update  # (most of the tree: its rows loaded in bulk)
     assert dump(root, env) == cgc_own_dump(tmp_path, root)

@@ -8,7 +8,6 @@ bulk files a killed load leaves in the temporary folder are removed by the next 
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -16,45 +15,9 @@ from pathlib import Path
 from typing import Dict, List
 
 import pytest
+from real_graph import CGC, ENGINE_DIR, ENTRY, cgc_index, dump, env_of, make_tree, run
 
-ENGINE_DIR = Path(__file__).resolve().parent.parent
-ENTRY = ENGINE_DIR / "pi-cgc-engine.py"
 FAULT_ENGINE = ENGINE_DIR / "tests" / "fault_engine.py"
-CGC = Path(sys.executable).parent / "cgc"
-
-FILES = {
-    "pkg/__init__.py": "",
-    "pkg/shapes.py": "class Shape:\n    def area(self):\n        return 0\n\n\nclass Square(Shape):\n"
-                     "    def __init__(self, side):\n        self.side = side\n\n    def area(self):\n"
-                     "        return self.side * self.side\n",
-    "pkg/use.py": "from pkg.shapes import Square\n\n\ndef total(sides):\n    return sum(Square(s).area() for s in sides)\n",
-    "pkg/more.py": "from pkg.use import total\n\n\ndef report(values):\n    return f'{total(values)}'\n",
-}
-
-
-def make_tree(parent: Path) -> Path:
-    root = parent / "repo"
-    for name, text in FILES.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text, encoding="utf-8")
-    return root
-
-
-def env_of(home: Path) -> Dict[str, str]:
-    keep = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "TREE_SITTER_LANGUAGE_PACK_LIBS_DIR")}
-    home.mkdir(parents=True, exist_ok=True)
-    return {**keep, "HOME": str(home), "COLUMNS": "10000", "ENABLE_AUTO_WATCH": "false", "PYTHONSAFEPATH": "1"}
-
-
-def run(argv: List[str], root: Path, env: Dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, *argv], cwd=root, env=env, capture_output=True, text=True, timeout=600)
-
-
-def dump(root: Path, env: Dict[str, str]) -> List[str]:
-    out = root.parent / "dump.txt"
-    done = run([str(ENTRY), "dump", "--root", str(root), "--out", str(out), "--dangling"], root, env)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return out.read_text(encoding="utf-8").splitlines()
 
 
 @pytest.fixture(scope="module")
@@ -62,9 +25,7 @@ def full_index(tmp_path_factory: pytest.TempPathFactory) -> List[str]:
     """The canonical dump of cgc's own index of the tree."""
     work = tmp_path_factory.mktemp("cgc-own")
     root, env = make_tree(work), env_of(work / "home")
-    done = subprocess.run([str(CGC), "index", "--force", str(root)], cwd=root, env=env, capture_output=True, text=True,
-                          timeout=600)
-    assert done.returncode == 0, done.stderr[-2000:]
+    cgc_index(root, env)
     return dump(root, env)
 
 
