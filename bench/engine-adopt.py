@@ -10,7 +10,8 @@ and a branch on which a tenth of them are the next Python's versions (~/.pyenv/v
    hold the two equal), and the time of a full index;
 2. the engine started without a cache (`serve`): its start, its adoption of that graph (`adopt`), then one edit
    (a function appended to a file) and its update;
-3. the branch checked out: the changed files as one update of the engine, warm from its cache;
+3. the branch checked out: the changed files as one update of the engine, warm from its cache (on KùzuDB its
+   rows loaded in bulk: how long its parse and resolution, its replay and its write took are in the JSON line);
 4. the graph compared with pi-cgc's full index of a copy of the tree in another HOME (canonical dumps).
 
 Prints one JSON line per case, then a table. Run from the project root; it makes its own HOMEs. cgc runs from the
@@ -175,6 +176,8 @@ def case(work: Path, backend: str, size: int) -> Dict[str, Any]:
         "firstEditS": round(first_edit["wallS"], 2), "firstEditOk": first_edit.get("ok"),
         "checkoutFiles": len(changed), "checkoutS": round(checkout_s, 1), "checkoutOk": checkout.get("ok"),
         "checkoutCode": checkout.get("code"), "checkoutReason": checkout.get("reason"),
+        "checkoutBulk": checkout.get("bulk"), "checkoutResolveMs": checkout.get("resolveMs"),
+        "checkoutReplayMs": checkout.get("replayMs"), "checkoutLockMs": checkout.get("lockMs"),
         "checkoutPhases": checkout.get("phases"), "differingLines": differing,
     }
 

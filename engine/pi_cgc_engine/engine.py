@@ -589,6 +589,7 @@ class Engine(CacheKeeping):
             if marker is not None and not self.db.embedded:
                 marker.unlink(missing_ok=True)
             facts["phases"] = write.phases
+            facts["bulk"] = bulk
         del rows
         self.state = state
         replayed = self.replay(state) if RUN.options.check and not found.none else None

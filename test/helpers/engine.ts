@@ -29,6 +29,8 @@ export interface ParityStep {
   ok: boolean;
   code: string | null;
   ms: number;
+  /** Whether the update loaded its rows in bulk (KùzuDB; null where the step wrote nothing, or on another backend). */
+  bulk?: boolean | null;
   lockMs: number;
   /** Changed paths whose old content the engine never held (it started after the change). */
   unsure: number;
