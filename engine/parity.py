@@ -7,8 +7,8 @@ engine's graph with a fresh `cgc index --force` of an identical copy of the tree
                           [--max-steps N] [--late-start] [--no-check] [--watcher]
 
 The backend is KùzuDB (cgc's embedded default on this venv) unless a FalkorDB server's port or two Neo4j
-servers are given. "small" replays wsgiref (3.10 → 3.13) and mechanical changes, small enough for KùzuDB's
-slow full indexes; "long" replays importlib (3.10 → 3.12) and files in six other languages; "long-3.13"
+servers are given. "small" replays wsgiref (3.10 → 3.13), a branch switch back to 3.10 and mechanical
+changes, small enough for KùzuDB's slow full indexes; "long" replays importlib (3.10 → 3.12) and files in six other languages; "long-3.13"
 goes on to 3.13.
 
 Run by the project's venv python (the one that owns cgc). One JSON line per step on stdout, then a
@@ -254,6 +254,26 @@ def version_steps(package: str, versions: List[str], prefix: str) -> tuple[Dict[
     return {f"{prefix}/{rel}": path for rel, path in first.items()}, steps
 
 
+def branch_switch(package: str, version: str, prefix: str) -> Callable[[Path], List[Path]]:
+    """A checkout: every file of the package as `version` has it, and the files it lacks gone, as one update."""
+    def apply(root: Path) -> List[Path]:
+        wanted = py_files(stdlib(version, package))
+        here = py_files(root / prefix)
+        touched = []
+        for rel in sorted(set(here) - set(wanted)):
+            here[rel].unlink()
+            touched.append(here[rel])
+        for rel, source in wanted.items():
+            target = root / prefix / rel
+            if not target.exists() or target.read_bytes() != source.read_bytes():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(source, target)
+                touched.append(target)
+        return touched
+
+    return apply
+
+
 def other_language_steps() -> List[Step]:
     nm = NODE_MODULES
     steps = [
@@ -296,6 +316,7 @@ def scenario(name: str) -> tuple[Dict[str, Path], List[Step]]:
         # every row pointing into it is unchanged and only the restore of incoming edges writes it.
         steps.insert(0, Step("append a function to a file others call", append_line("wsgiref/util.py", APPENDED)))
         steps += [
+            Step("branch switch: 3.10's wsgiref checked out, every file at once", branch_switch("wsgiref", "3.10", "wsgiref")),
             Step("rename a function other files call", rename_symbol("wsgiref/util.py", "guess_scheme", "guess_url_scheme")),
             Step("a method inserted at the top of a class other files subclass",
                  insert_method("wsgiref/handlers.py", "SimpleHandler", ADDED_METHOD)),

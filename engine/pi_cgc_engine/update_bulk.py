@@ -30,12 +30,12 @@ COMMON_LABELS = STRUCTURE_LABELS | SHARED_LABELS
 
 
 def own_path(rows: GraphRows, nid: NodeId) -> Any:
-    """The file a node belongs to (None for a structure or shared node)."""
+    """The file a node belongs to (None for a structure or shared node, or a node without a path)."""
     return None if nid[0] in COMMON_LABELS else rows.nodes[nid[0]][nid[1]].get("path")
 
 
 def select(rows: GraphRows, whole: Set[str], links: Set[str]) -> Tuple[GraphRows, Set[NodeId]]:
-    """(the rows to load, the structure and shared nodes among them, to be left out where the graph has them).
+    """(the rows to load, the nodes among them that belong to no file, to be left out where the graph has them).
     The selection shares the replay's property dicts; the load empties the selection, not the replay."""
     chosen = GraphRows(rows.profile)
     common: Set[NodeId] = set()
@@ -58,7 +58,7 @@ def select(rows: GraphRows, whole: Set[str], links: Set[str]) -> Tuple[GraphRows
             else:
                 continue
             for end in (a, b):
-                if end[0] in COMMON_LABELS:
+                if own_path(rows, end) is None:  # (also a node of no file, as an external function)
                     common.add(end)
         if picked_edges:
             chosen.edges[rel] = picked_edges

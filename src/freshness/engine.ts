@@ -41,6 +41,8 @@ export interface UpdateResult {
   resolved: number;
   /** Files other than the changed ones whose links were written again. */
   rewritten: number;
+  /** Whether the rows went in bulk from the replay of a full index (KùzuDB, many files) rather than by cgc's writer. */
+  bulk?: boolean;
   /** The update's work before the database (walk, parse, resolution): wall ms, and CPU ms. */
   resolveMs?: number;
   resolveCpuMs?: number;

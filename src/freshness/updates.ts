@@ -379,10 +379,10 @@ export function createEngineUpdates(session: UpdatingSession, fellBack: () => vo
     const reflected = updated.ok ? checked.value.reflected : [];
     session.store.apply((state, now) => freshnessVerified(state, reflected, now));
     if (updated.ok) {
-      const { ms, lockMs, rewritten, adopted } = updated.value;
+      const { ms, lockMs, rewritten, adopted, bulk } = updated.value;
       // An engine without the graph's model compared it with the tree in this update (adopt).
       if (adopted) adoptedNote = adoptionNote(adopted, ms);
-      last = `last update: ${count(paths.length, "file")} in ${ms} ms (database held ${lockMs} ms; links of ${count(rewritten ?? 0, "other file")} rewritten)`;
+      last = `last update: ${count(paths.length, "file")} in ${ms} ms (database held ${lockMs} ms; links of ${count(rewritten ?? 0, "other file")} rewritten${bulk ? "; written in bulk" : ""})`;
     }
     const { otherWriter } = session.store.get();
     if (otherWriter) return `Updated ${session.root}, but ${otherWriter}.`;

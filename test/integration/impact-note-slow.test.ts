@@ -1,6 +1,7 @@
 // The impact note when the engine's update outlasts the edit's wait, with the real pi (faux model) and the real
 // cgc. The edit changes a file of thousands of functions, which the update writes again, longer than
-// SETTLE_BOUND_MS. The graph is written by `cgc index` outside pi, so the session also adopts it first (ADR 0011).
+// SETTLE_BOUND_MS. The graph is written by `cgc index` outside pi, so the session adopts it first (ADR 0011); the
+// edit comes once that is done.
 // The note must reach the first model call after the update is read back, whether that call comes in the same run
 // or with the next prompt.
 
@@ -17,15 +18,17 @@ import { cgcStatus, type PiHarness, recordingUi, startPi, waitFor } from "../hel
 import { type FixtureRepo, tinyRepo } from "../helpers/repos.ts";
 
 /**
- * Functions appended to pkg/text.py, the file the case's edit changes: the update deletes the file's nodes and
- * writes them again with cgc's writer, a statement per node (on KùzuDB about 30 s for these on a 2-core machine
- * beside other suites; 1 500 took over 3 s alone in the engine's own kill case). None calls `normalize`, whose
- * callers the note lists.
+ * Functions appended to pkg/text.py, the file the case's edit changes, each calling eight others: the update
+ * resolves the file's calls again, and cgc finds each call's enclosing function by reading every function of the
+ * file (40 000 calls times 5 000 functions: 20 s of a 27 s update alone on an idle 2-core machine, where writing
+ * the file's rows, in bulk, took 3 s). None calls `normalize`, whose callers the note lists.
  */
 function generatedFunctions(count: number): string {
+  const calls = (i: number) =>
+    Array.from({ length: 8 }, (_, k) => `    generated_${(i + k + 1) % count}(value - 1)\n`).join("");
   return Array.from(
     { length: count },
-    (_, i) => `def generated_${i}(value):\n    return generated_${(i + 1) % count}(value) if value else ${i}\n`,
+    (_, i) => `def generated_${i}(value):\n    if not value:\n        return ${i}\n${calls(i)}    return value\n`,
   ).join("\n\n");
 }
 
@@ -81,6 +84,13 @@ async function session(graph: Graph) {
   harnesses.push(h);
   const chip = () => ui.statuses.get("cgc");
   await waitFor(() => chip() === "cgc ready · fresh", "a ready, fresh graph", 300_000);
+  // The engine's start and its adoption of the graph cgc wrote (the file's calls resolved once already).
+  await waitFor(
+    async () => /graph adopted in \d+ ms/.test(await cgcStatus(h)),
+    "the graph cgc wrote adopted",
+    READ_BACK_MS,
+    500,
+  );
   const calls: Array<{ messages: string[]; chip: string | undefined }> = [];
   const look = (context: Context) => {
     calls.push({ messages: context.messages.map((message) => JSON.stringify(message)), chip: chip() });
@@ -109,10 +119,8 @@ async function firstUpdateWasSlow(h: PiHarness, chipAfterEdit: string | undefine
   const premise = "the case's premise: the engine's first update outlasted the edit's wait";
   expect(chipAfterEdit, premise).toMatch(/^cgc updating…/);
   const status = await cgcStatus(h);
-  // The edit's update waited for the adoption of the graph cgc wrote, which took the edit in, where that came first.
-  const adopted = Number(/graph adopted in (\d+) ms/.exec(status)?.[1] ?? 0);
   const ms = Number(/last update: 1 file in (\d+) ms/.exec(status)?.[1]);
-  expect(adopted + ms, `${premise}\n${status}`).toBeGreaterThan(SETTLE_BOUND_MS);
+  expect(ms, `${premise}\n${status}`).toBeGreaterThan(SETTLE_BOUND_MS);
 }
 
 describe("the impact note after a first update slower than the edit's wait", () => {
