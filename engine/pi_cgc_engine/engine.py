@@ -69,8 +69,10 @@ def rewrite_cost(state: TreeState) -> int:
 
 # cgc's writer sends each node and edge of a written file as a statement of its own on KùzuDB; the replay of a full
 # index (graph_rows) makes every row of the tree in memory, and the update then loads the written files' rows in
-# bulk (update_bulk). The replay costs about the same per item as the writer's statement does per BULK_RATIO items,
-# so an update goes in bulk where the items it writes reach the tree's divided by it.
+# bulk (update_bulk). An update goes in bulk where the items it writes reach the tree's divided by BULK_RATIO.
+# Measured on 800 files of the standard library: the writer took about 7 ms a row written, the replay about 10 us a
+# row of the whole tree, so the two meet near a six-hundredth of the tree. A fiftieth keeps an ordinary edit with
+# cgc's writer, where the replay's pass over every file and a COPY per table would outweigh the rows it saves.
 BULK_RATIO = 50
 # The items of a file the writer makes a statement or more of.
 WRITTEN_ITEMS = ("functions", "classes", "variables", "imports", "function_calls")
