@@ -65,7 +65,7 @@ def test_a_graph_cgc_wrote_adopted_in_bulk_equals_cgcs_own_index(tmp_path: Path)
 
 
 def test_one_files_edit_goes_through_cgcs_writer_where_the_tree_is_large(tmp_path: Path) -> None:
-    # (the edit's functions and calls, 50 times over, are fewer than the tree's: engine.BULK_RATIO)
+    # (the edit's functions and calls, 50 times over, are fewer than the tree's: update_bulk.BULK_RATIO)
     files = {**TREE, **{f"many/m{i}.py": "".join(f"def f{i}_{j}(x):\n    return x + {j}\n\n\n" for j in range(3))
                         for i in range(100)}}
     root, env, cache = make_tree(tmp_path, files), env_of(tmp_path / "home"), tmp_path / "cache"
