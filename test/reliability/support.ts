@@ -142,12 +142,17 @@ export async function graphRecord(home: Record<string, string>, root: string): P
 
 /**
  * Writes a Python file of `functions` small functions calling each other: cgc needs seconds to index it on
- * any machine, so a run over it can be interrupted (killed, replaced) reliably while it writes.
+ * any machine, so a run over it can be interrupted (killed, replaced) reliably while it writes. With `callsEach`
+ * calls in each function it is slow for the engine's update too, whose write is fast in bulk: cgc's resolution
+ * reads every function of the file for each call.
  */
-export function writeSlowToIndexFile(path: string, functions = 1_500): void {
+export function writeSlowToIndexFile(path: string, functions = 1_500, callsEach = 1): void {
+  const calls = (i: number) =>
+    Array.from({ length: callsEach - 1 }, (_, k) => `    generated_${(i + k + 2) % functions}(value - 1)\n`).join("");
   const body = Array.from(
     { length: functions },
-    (_, i) => `def generated_${i}(value):\n    return generated_${(i + 1) % functions}(value) if value else ${i}\n`,
+    (_, i) =>
+      `def generated_${i}(value):\n${calls(i)}    return generated_${(i + 1) % functions}(value) if value else ${i}\n`,
   ).join("\n\n");
   writeFileSync(path, body);
 }
