@@ -12,9 +12,7 @@ import sys
 from pathlib import Path
 from typing import Dict, List
 
-ENGINE_DIR = Path(__file__).resolve().parent.parent
-ENTRY = ENGINE_DIR / "pi-cgc-engine.py"
-CGC = Path(sys.executable).parent / "cgc"
+from real_graph import CGC, ENTRY
 
 FILES = {
     "pkg/__init__.py": "",
