@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
 from . import cgc_contract as cgc
+from . import kuzu_lists
 from .context import RUN
-from .protocol import log, ms_since
+from .protocol import log, ms_since, plural
 
 # Backends the parity harness ran on (FalkorDB Lite shares the server's engine and writer path).
 # Neo4j ran it on two servers (one database each). Nornic and LadybugDB are refused: never compared.
@@ -157,6 +158,8 @@ class Database:
         self.ctx = ctx
         self.is_open = False
         self.binder_failures: Dict[str, str] = {}
+        # KùzuDB: a write committed since the last checkpoint the engine made (close makes one first: kuzu_lists).
+        self.unchecked = False
         # The open write transaction's connection on KùzuDB, while write_transaction's work runs (update_bulk).
         self.transaction: Optional[TxnConnection] = None
         # cgc's choice of backend makes the manager, and on FalkorDB Lite starts its daemon, which loads the
@@ -210,8 +213,22 @@ class Database:
 
     def close(self) -> None:
         if self.is_open:
+            if self.unchecked:
+                try:
+                    self.checkpoint()
+                except Exception as error:  # the close goes on: what a mend could not do, a rebuild does
+                    log(f"the checkpoint before closing KùzuDB failed ({error!r})")
             self.is_open = False
             self.manager.close_driver()
+
+    def checkpoint(self) -> int:
+        """KùzuDB's checkpoint now, and the call edges' `args` it moved put back (kuzu_lists); how many."""
+        self.unchecked = False
+        with cgc.kuzu_connection(self.manager) as connection:
+            mended = kuzu_lists.checkpoint_and_mend(connection)
+        if mended:
+            log(f"KùzuDB's checkpoint moved the args of {plural(mended, 'call edge')}: put back from their args_key")
+        return mended
 
     def writer(self) -> Any:
         driver = self.manager.get_driver()
@@ -243,6 +260,7 @@ class Database:
                     self.transaction = None
                 if txn.lost is None and error is None:
                     raw.execute("COMMIT")
+                    self.unchecked = True  # see checkpoint
                     return {"attempts": attempts, "statements": txn.statements}
                 if txn.lost is None:
                     raw.execute("ROLLBACK")

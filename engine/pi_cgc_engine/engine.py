@@ -8,7 +8,7 @@ import hashlib
 import os
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
+from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
 from . import adopt, graph_rows
 from . import cgc_contract as cgc
@@ -119,6 +119,9 @@ class Engine(CacheKeeping):
         self.discovered: Optional[Tuple[Dict[str, FileEntry], List[Path]]] = None
         # The state is not trusted and still whole (read to be compared with the graph: adopt_graph).
         self.adoptable = False
+        # Files whose links the state holds as resolved at another root (a worktree's state moved from its main
+        # checkout's: relocate.root_sensitive): the next update resolves them again.
+        self.foreign_rows: FrozenSet[str] = frozenset()
 
     # -- start --------------------------------------------------------------------------------
     def start(self, from_disk: bool = False, progress: Optional[Callable[[str], None]] = None,
@@ -255,7 +258,7 @@ class Engine(CacheKeeping):
                 changed: Set[str], disk_changed: bool, only: Optional[Set[str]] = None) -> Tuple[TreeState, Set[str]]:
         """resolve_tree, and the whole tree when the narrowing fails for a reason of its own."""
         try:
-            return resolve_tree(prev, files, imports_map, changed, disk_changed, only)
+            return resolve_tree(prev, files, imports_map, changed, disk_changed, only, also=self.foreign_rows)
         except Exception as error:  # NarrowingFailed, or a fault of the narrowing itself
             if prev is None:
                 raise
@@ -343,7 +346,7 @@ class Engine(CacheKeeping):
             files[path] = fresh[path]
         changed = removed | added | modified
         self.discovered = (files, found)  # the files of this discovery (see above)
-        if not changed:
+        if not changed and not self.foreign_rows:
             return dataclasses.replace(self.state, files=files), changed, removed, added, set(), set()
         owners: Optional[Dict[str, Tuple[str, ...]]] = None
         groups: Optional[List[str]] = None
@@ -405,7 +408,7 @@ class Engine(CacheKeeping):
         resolve_ms = ms_since(start)
         # CPU time as well: on a loaded machine the wall time says little about the work.
         resolve_cpu_ms = round((time.process_time() - cpu_start) * 1000)
-        if not changed:
+        if not changed and not resolved:
             self.state = new
             lean_kept(new)
             return {"ok": True, "written": [], "removed": [], "ms": ms_since(start), "lockMs": 0, "openMs": 0,
@@ -459,6 +462,7 @@ class Engine(CacheKeeping):
             self.trusted = was_trusted  # rolled back: the graph is as it was
             return {"ok": False, "code": "FAILED", "reason": f"{error}"[:500]}
         self.state = new
+        self.foreign_rows = frozenset()
         lean_kept(new)
         try:
             # cgc's purge of unreferenced Module/ExternalClass nodes runs in its own transaction: inside

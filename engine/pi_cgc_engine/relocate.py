@@ -11,7 +11,7 @@ else, and any failure before the copy commits, leaves the new context empty and 
 Steps, each timed on the last line:
 1. Export (a forked copy of this process, forked before any database manager exists: cgc's managers are one per
    process). It opens the main checkout's database with cgc's manager and writes every node table and every
-   (relationship, FROM, TO) table to a Parquet file in a private folder, with `path` and `uid` moved in the query
+   (relationship, FROM, TO) table to a CSV file (bulk_kuzu's encoding) in a private folder, with `path` and `uid` moved in the query
    itself. A uid is cgc's concatenation of name, path, line and occurrence; a node whose uid is not that shape
    (a missing part, cgc's fallback hash) makes the whole copy refused.
 2. State (here, meanwhile). The cache's pickle with each string that is the main root, or starts with it and a
@@ -162,6 +162,50 @@ def moved_state(data: bytes, main_root: Path, root: Path, version: str, backend:
     return blob
 
 
+# -- the links that depend on where the tree lies ---------------------------------------------------------------
+#
+# cgc resolves some calls and parents by a substring test on the candidate's absolute path: an imported name, its
+# dots made slashes, found in the path (calls.py tiers 6-7, inheritance.py). A short name found in the root's own
+# path ("re" in ".../repos/...") matches every candidate, so the same tree resolves differently elsewhere. Only
+# the importing file's own import names are tested, so a file whose names test alike under both roots has the
+# same links at both; the others are resolved again at the worktree's root.
+
+def _under(name: str, head: str) -> str:
+    """How `name in head + rel` depends on `head` (a root and its slash): "always" (found in head), "maybe"
+    (it may begin in head and end in rel), or "never" (it is found only in rel)."""
+    if name in head:
+        return "always"
+    # rel never starts with a slash
+    if any(head.endswith(name[:k]) and name[k] != "/" for k in range(1, len(name))):
+        return "maybe"
+    return "never"
+
+
+def import_names(data: Dict[str, Any]) -> List[str]:
+    """The strings cgc tests against candidate paths for a file: its imports' names and full names, as paths."""
+    names = []
+    for found in data.get("imports") or ():
+        for key in ("name", "full_import_name"):
+            value = found.get(key)
+            if isinstance(value, str):
+                names.append(value.replace(".", "/"))
+    return names
+
+
+def root_sensitive(files: Dict[str, Any], old_root: str, new_root: str) -> List[str]:
+    """The files whose links cgc may resolve differently at `new_root` than at `old_root` (see above)."""
+    heads = (old_root + "/", new_root + "/")
+    alike: Dict[str, bool] = {}
+
+    def differs(name: str) -> bool:
+        if name not in alike:
+            old, new = (_under(name, head) for head in heads)
+            alike[name] = old == new and old != "maybe"
+        return not alike[name]
+
+    return sorted(path for path, entry in files.items() if any(differs(name) for name in import_names(entry.data)))
+
+
 # -- the graph: exported from the main checkout's database, loaded into the new context's -----------------------
 
 def _literal(text: str) -> str:
@@ -199,8 +243,47 @@ def _rows(result: Any) -> List[List[Any]]:
     return out
 
 
+# The copy travels as bulk_kuzu's CSV (COPY … TO with its quote and escape; each value encoded as bulk_kuzu encodes
+# it, in the query), and is read back by bulk_kuzu's own COPY: the load pi-cgc's index makes, whose later updates
+# the parity proofs cover. A copy through Parquet was tried: after an update that deleted some of a REL TABLE
+# GROUP's edges, Kùzu 0.11.3 reopened the database with rows holding each other's `args` lists.
+
+def _exported(value: str, kind: str) -> str:
+    """Cypher: a column's value as the CSV field bulk_kuzu's COPY reads back."""
+    if kind == "STRING":
+        return f"CASE WHEN {value} IS NULL THEN '{bulk_kuzu.NULL_STRING}' ELSE {value} END"
+    if kind == "STRING[]":
+        return (f"CASE WHEN {value} IS NULL THEN '{bulk_kuzu.NULL_STRING}' WHEN size({value}) = 0 THEN '' "
+                f"ELSE concat('{bulk_kuzu.SEP}', list_to_string('{bulk_kuzu.SEP}', {value})) END")
+    return value
+
+
+def _not_carried(value: str, kind: str) -> Optional[str]:
+    """Cypher: true where the CSV cannot carry the value (then the copy is refused and the full index runs)."""
+    if kind == "STRING":
+        return f"{value} = '{bulk_kuzu.NULL_STRING}'"
+    if kind == "STRING[]":  # a null element, or one holding the separator (split back, the count differs)
+        return (f"({value} IS NOT NULL AND size({value}) > 0 AND "
+                f"size(string_split(list_to_string('{bulk_kuzu.SEP}', {value}), '{bulk_kuzu.SEP}')) <> size({value}))")
+    if kind == "DOUBLE":  # Kùzu writes six decimals
+        return f"({value} IS NOT NULL AND CAST(CAST({value} AS STRING) AS DOUBLE) <> {value})"
+    if kind in ("INT64", "BOOLEAN"):
+        return None
+    return f"{value} IS NOT NULL"  # DOUBLE[] (embeddings): not copied
+
+
+def _export(connection: Any, pattern: str, values: List[Tuple[str, str, str]], target: Path, table: str) -> None:
+    """`values` (expression, column, kind) of each match of `pattern`, to `target` as CSV."""
+    tests = [test for test in (_not_carried(expr, kind) for expr, _, kind in values) if test]
+    if tests and _rows(connection.execute(f"MATCH {pattern} WHERE {' OR '.join(tests)} RETURN count(*)"))[0][0]:
+        raise NotRelocatable(f"a value of the main checkout's {table} rows cannot be copied as text")
+    columns = ", ".join(f"{_exported(expr, kind)} AS `{column}`" for expr, column, kind in values)
+    connection.execute(f"COPY (MATCH {pattern} RETURN {columns}) TO {_literal(str(target))} "
+                       "(HEADER=true, QUOTE='\"', ESCAPE='\\\\')")
+
+
 def export_graph(connection: Any, folder: Path, old: str, new: str) -> List[Dict[str, Any]]:
-    """Every node and edge of the main checkout's KùzuDB graph into Parquet files in `folder`, paths moved.
+    """Every node and edge of the main checkout's KùzuDB graph into CSV files in `folder`, paths moved.
     Returns the files in load order (node tables first), each with its table and, for an edge table, its pair."""
     files: List[Dict[str, Any]] = []
     for label, columns in KUZU_NODE_TABLES.items():
@@ -218,25 +301,26 @@ def export_graph(connection: Any, folder: Path, old: str, new: str) -> List[Dict
                 raise NotRelocatable(f"{plural(odd, label + ' node')} of the main checkout's graph have a uid that is "
                                      "not its name, path and position")
         values = []
-        for column in columns:
+        for column, kind in columns.items():
             if column == "path":
-                values.append(f"{_moved_path('n.path', old, new)} AS path")
+                values.append((_moved_path("n.path", old, new), column, kind))
             elif column == "uid":
-                values.append(f"{_moved_uid('n', old, new)} AS uid")
+                values.append((_moved_uid("n", old, new), column, kind))
             else:
-                values.append(f"n.`{column}` AS `{column}`")
-        target = folder / f"{len(files):03d}-{label}.parquet"
-        connection.execute(f"COPY (MATCH (n:`{label}`) RETURN {', '.join(values)}) TO {_literal(str(target))}")
-        files.append({"file": str(target), "table": label, "rows": count})
+                values.append((f"n.`{column}`", column, kind))
+        target = folder / f"{len(files):03d}-{label}.csv"
+        _export(connection, f"(n:`{label}`)", values, target, label)
+        files.append({"file": str(target), "table": label, "rows": count,
+                      "columns": [(column, kind) for _, column, kind in values]})
     for rel, (_pairs, columns) in KUZU_REL_TABLES.items():
         pairs = _rows(connection.execute(f"MATCH (a)-[r:`{rel}`]->(b) RETURN label(a), label(b), count(r)"))
         for a, b, count in pairs:
-            values = [f"{_key('a', a, old, new)} AS `from`", f"{_key('b', b, old, new)} AS `to`"]
-            values += [f"r.`{column}` AS `{column}`" for column in columns]
-            target = folder / f"{len(files):03d}-{rel}-{a}-{b}.parquet"
-            connection.execute(f"COPY (MATCH (a:`{a}`)-[r:`{rel}`]->(b:`{b}`) RETURN {', '.join(values)}) "
-                               f"TO {_literal(str(target))}")
-            files.append({"file": str(target), "table": rel, "pair": [a, b], "rows": count})
+            values = [(_key("a", a, old, new), "from", "STRING"), (_key("b", b, old, new), "to", "STRING")]
+            values += [(f"r.`{column}`", column, kind) for column, kind in columns.items()]
+            target = folder / f"{len(files):03d}-{rel}-{a}-{b}.csv"
+            _export(connection, f"(a:`{a}`)-[r:`{rel}`]->(b:`{b}`)", values, target, rel)
+            files.append({"file": str(target), "table": rel, "pair": [a, b], "rows": count,
+                          "columns": [(column, kind) for _, column, kind in values]})
     return files
 
 
@@ -250,8 +334,8 @@ def load_graph(connection: Any, files: List[Dict[str, Any]], root: Path, commit_
     try:
         for entry in files:
             pair = entry.get("pair")
-            options = f" (from='{pair[0]}', to='{pair[1]}')" if pair else ""
-            connection.execute(f"COPY `{entry['table']}` FROM {_literal(entry['file'])}{options}")
+            connection.execute(bulk_kuzu.load_query(entry["file"], [tuple(c) for c in entry["columns"]], entry["table"],
+                                                    tuple(pair) if pair else None))
             counts["edges" if pair else "nodes"] += entry["rows"]
         from datetime import datetime, timezone
         found = _rows(connection.execute(
@@ -383,12 +467,19 @@ def index_from_main(engine: "Engine", export: Export, main_cache: Path, version:
         del blob
         engine.start()
         changed = differing(engine)
-        progress(f"from the main checkout's graph: {plural(len(changed), 'file')} differ")
+        engine.foreign_rows = frozenset(root_sensitive(engine.state.files, main_root.as_posix(), root.as_posix()))
+        again = len(engine.foreign_rows)
+        progress(f"from the main checkout's graph: {plural(len(changed), 'file')} differ, "
+                 f"{plural(again, 'file')} to resolve again where the root's name counts")
         update_start = time.monotonic()
-        answer = engine.update(changed) if changed else {"ok": True}
+        answer = engine.update(changed) if changed or engine.foreign_rows else {"ok": True}
         if not answer.get("ok"):
             raise NotRelocatable(f"the update of the files that differ ended {answer.get('code')}: {answer.get('reason')}")
         update_ms = ms_since(update_start)
+        mend_start = time.monotonic()
+        engine.db.open()
+        mended = engine.db.checkpoint()
+        mend_ms = ms_since(mend_start)
         engine.db.close()
         marker = engine.dirty_marker()
         if marker is not None:
@@ -397,8 +488,10 @@ def index_from_main(engine: "Engine", export: Export, main_cache: Path, version:
         engine.save_cache()
         progress(f"{plural(len(engine.state.files), 'file')} from the main checkout's graph in "
                  f"{ms_since(started) / 1000:.1f} s ({counts['nodes']} nodes and {counts['edges']} edges copied; "
-                 f"{plural(len(changed), 'file')} that differ applied; state {state_ms} ms, export {export_ms} ms, "
-                 f"load {load_ms} ms, update {update_ms} ms)")
+                 f"{plural(len(changed), 'file')} that differ applied, {again} resolved again; state {state_ms} ms, "
+                 f"export {export_ms} ms, "
+                 f"load {load_ms} ms, update {update_ms} ms, checkpoint {mend_ms} ms"
+                 f"{f', {mended} call edges mended' if mended else ''})")
         return True, True
     except Exception as error:  # never data loss: the full index runs, over the copy if one was written
         why = str(error) if isinstance(error, NotRelocatable) else repr(error)

@@ -47,10 +47,12 @@ def resolve_tree(
     disk_changed: bool,
     only: Optional[Set[str]] = None,
     keep: bool = True,
+    also: FrozenSet[str] = frozenset(),
 ) -> Tuple[TreeState, Set[str]]:
     """The state after a change: the link rows of the files whose rows it can change resolved again
     (all of them without a previous state), every other file's kept. Returns (state, files resolved).
-    `only` resolves just those files (a warm start's index-only run). `keep`: cgc's indices are kept per
+    `only` resolves just those files (a warm start's index-only run); `also` resolves those besides the ones the
+    change reaches (their kept rows were resolved elsewhere: relocate.root_sensitive). `keep`: cgc's indices are kept per
     file (see "Kept indices") where that is possible; without it they are built from every file."""
     debug = DebugClock()
     keys = parsed_keys(prev, files, changed)
@@ -67,6 +69,8 @@ def resolve_tree(
     labels, new_label_index = node_labels_after(prev, files, keys, changed, RUN.journal if fast else None)
     decide = narrowing_decision(prev, files, keys, changed, disk_changed, only, fast, imports, labels,
                                 new_label_index, candidates, debug)
+    if also:
+        decide = with_also(decide, set(also).intersection(files))
 
     debug.lap("labels")
     run = prepared_call_run(prev, files, data, imports, keeper, candidates, fast, decide, debug)
@@ -240,6 +244,12 @@ def node_labels_after(prev: Optional[TreeState], files: Dict[str, FileEntry], ke
             for key in keys
         }
     return labels, label_index(labels, keys)
+
+
+def with_also(decide: Callable[[Dict[str, Any]], Set[str]],
+              also: Set[str]) -> Callable[[Dict[str, Any]], Set[str]]:
+    """A choice of the files to resolve again that takes `also` besides."""
+    return lambda info: decide(info) | also
 
 
 def narrowing_decision(

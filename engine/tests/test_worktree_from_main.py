@@ -52,8 +52,10 @@ def context(name: str, env: Dict[str, str], cwd: Path) -> None:
 
 
 def dump(root: Path, name: str, env: Dict[str, str]) -> List[str]:
-    out = root.parent / f"{name}.dump"
-    done = engine(["dump", "--root", str(root), "--context", name, "--out", str(out), "--dangling"], root, env)
+    """The canonical dump of context `name` (the global database when empty)."""
+    out = root.parent / f"{name or 'global'}.dump"
+    done = engine(["dump", "--root", str(root), *(["--context", name] if name else []), "--out", str(out),
+                   "--dangling"], root, env)
     assert done.returncode == 0, done.stderr[-2000:]
     return out.read_text(encoding="utf-8").splitlines()
 
@@ -132,3 +134,62 @@ def test_a_main_checkout_whose_cache_is_not_its_graphs_model_gives_the_full_inde
                   worktree, env)
     assert full.returncode == 0, full.stderr[-2000:]
     assert dump(worktree, "wt-moved", env) == dump(worktree, "wt-full", env)
+
+
+# cgc resolves a call by name among same-named functions with a substring test of an imported name on each
+# candidate's absolute path: here `zq` is found in the worktree's folder name, so the worktree's app calls pkg_a's
+# helper, where the main checkout's calls pkg_b's (no candidate path of the main checkout holds `zq`).
+ROOT_NAMED = {
+    "pkg_a/__init__.py": "",
+    "pkg_a/util.py": "def helper():\n    return 'a'\n",
+    "pkg_b/__init__.py": "",
+    "pkg_b/util.py": "def helper():\n    return 'b'\n",
+    "zq.py": "VALUE = 1\n",
+    "app.py": "import zq\nimport pkg_b\n\n\ndef run():\n    return helper() + str(zq.VALUE)\n",
+}
+
+
+def test_links_that_depend_on_the_worktrees_folder_name_are_resolved_there(tmp_path: Path) -> None:
+    env = env_of(tmp_path / "home")
+    main = tmp_path / "main"
+    for name, text in ROOT_NAMED.items():
+        (main / name).parent.mkdir(parents=True, exist_ok=True)
+        (main / name).write_text(text, encoding="utf-8")
+    git(main, "init", "-q", "-b", "main")
+    git(main, "add", "-A")
+    git(main, "commit", "-qm", "base")
+    worktree = tmp_path / "feature-zq"
+    git(main, "worktree", "add", "-q", "-b", "feature", str(worktree))
+    done = engine(["--cache-dir", str(tmp_path / "cache" / "main"), "index", str(main)], main, env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    context("wt-moved", env, worktree)
+    moved = engine(["--cache-dir", str(tmp_path / "cache" / "moved"), "index", str(worktree), "--context", "wt-moved",
+                    "--from-main", str(main), "--main-cache-dir", str(tmp_path / "cache" / "main")], worktree, env)
+    assert moved.returncode == 0, moved.stderr[-2000:]
+    assert "0 files that differ applied, 1 resolved again" in moved.stdout, moved.stdout + moved.stderr[-2000:]
+    context("wt-full", env, worktree)
+    full = engine(["--cache-dir", str(tmp_path / "cache" / "full"), "index", str(worktree), "--context", "wt-full"],
+                  worktree, env)
+    assert full.returncode == 0, full.stderr[-2000:]
+    expected = dump(worktree, "wt-full", env)
+    # The premise: at the worktree's root the call goes to pkg_a's helper, at the main checkout's to pkg_b's.
+    calls = [line for line in expected if "CALLS" in line and '"name": "helper"' in line]
+    assert calls and all("pkg_a/util.py" in line for line in calls), calls
+    assert any("pkg_b/util.py" in line and '"name": "helper"' in line and "CALLS" in line
+               for line in dump(main, "", env)), "the main checkout's graph does not call pkg_b's helper"
+    assert dump(worktree, "wt-moved", env) == expected
+
+
+def test_which_files_are_resolved_again_at_another_root() -> None:
+    from pi_cgc_engine.files import FileEntry
+    from pi_cgc_engine.relocate import root_sensitive
+
+    def entry(*names: str) -> FileEntry:
+        return FileEntry(0, 0, "", {"imports": [{"name": name} for name in names]}, {})
+
+    files = {"/w/a.py": entry("os"), "/w/b.py": entry("json"), "/w/c.py": entry("me.proj"), "/w/d.py": entry("eat")}
+    # "os" and "json" are in neither root, "me/proj" in both; "eat" is in "feature" only.
+    assert root_sensitive(files, "/home/me/proj", "/home/me/proj-feature") == ["/w/d.py"]
+    # A name that may begin at the end of a root and go on in the file's path: "ta/b" after ".../da".
+    assert root_sensitive({"/w/e.py": entry("ta.b")}, "/home/me/proj", "/home/me/data") == ["/w/e.py"]
+    assert root_sensitive(files, "/home/me/proj", "/home/me/proj") == []
