@@ -189,8 +189,7 @@ def _encode(kind: str, value: Any) -> Tuple[str, bool]:
     return str(value), False
 
 
-def load_query(path: str, cols: List[Tuple[str, str]], table: str, pair: Optional[Tuple[str, str]]) -> str:
-    """The COPY of one CSV file in this module's encoding (also what relocate's export writes)."""
+def _load_query(path: str, cols: List[Tuple[str, str]], table: str, pair: Optional[Tuple[str, str]]) -> str:
     header = ", ".join(f"`{name}` {'STRING' if kind == 'STRING[]' else kind}" for name, kind in cols)
     returns = []
     for name, kind in cols:
@@ -274,7 +273,7 @@ def load(target: Any, rows: GraphRows, *, temp_parent: Optional[str] = None, req
 
                 path = os.path.join(folder, f"{len(copies) + 1:03d}-{label}.csv")
                 write_csv(path, [c for c, _ in cols], _node_records(nodes, cols, label, pk, fixups))
-                copies.append(load_query(path, cols, label, None))
+                copies.append(_load_query(path, cols, label, None))
                 stats["nodes"] += len(nodes)
                 del nodes
             for rel in list(rows.edges):
@@ -288,7 +287,7 @@ def load(target: Any, rows: GraphRows, *, temp_parent: Optional[str] = None, req
                     path = os.path.join(folder, f"{len(copies) + 1:03d}-{rel}-{pair[0]}-{pair[1]}.csv")
                     header = [("from", "STRING"), ("to", "STRING")] + cols
                     write_csv(path, [c for c, _ in header], _edge_records(edges, pair, cols, rel))
-                    copies.append(load_query(path, header, rel, pair))
+                    copies.append(_load_query(path, header, rel, pair))
                     stats["edges"] += count
                 del edges
             release_free_memory()  # what the rows held, before the database's memory grows

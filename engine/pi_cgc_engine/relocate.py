@@ -11,7 +11,7 @@ else, and any failure before the copy commits, leaves the new context empty and 
 Steps, each timed on the last line:
 1. Export (a forked copy of this process, forked before any database manager exists: cgc's managers are one per
    process). It opens the main checkout's database with cgc's manager and writes every node table and every
-   (relationship, FROM, TO) table to a CSV file (bulk_kuzu's encoding) in a private folder, with `path` and `uid` moved in the query
+   (relationship, FROM, TO) table to a Parquet file in a private folder, with `path` and `uid` moved in the query
    itself. A uid is cgc's concatenation of name, path, line and occurrence; a node whose uid is not that shape
    (a missing part, cgc's fallback hash) makes the whole copy refused.
 2. State (here, meanwhile). The cache's pickle with each string that is the main root, or starts with it and a
@@ -243,47 +243,8 @@ def _rows(result: Any) -> List[List[Any]]:
     return out
 
 
-# The copy travels as bulk_kuzu's CSV (COPY … TO with its quote and escape; each value encoded as bulk_kuzu encodes
-# it, in the query), and is read back by bulk_kuzu's own COPY: the load pi-cgc's index makes, whose later updates
-# the parity proofs cover. A copy through Parquet was tried: after an update that deleted some of a REL TABLE
-# GROUP's edges, Kùzu 0.11.3 reopened the database with rows holding each other's `args` lists.
-
-def _exported(value: str, kind: str) -> str:
-    """Cypher: a column's value as the CSV field bulk_kuzu's COPY reads back."""
-    if kind == "STRING":
-        return f"CASE WHEN {value} IS NULL THEN '{bulk_kuzu.NULL_STRING}' ELSE {value} END"
-    if kind == "STRING[]":
-        return (f"CASE WHEN {value} IS NULL THEN '{bulk_kuzu.NULL_STRING}' WHEN size({value}) = 0 THEN '' "
-                f"ELSE concat('{bulk_kuzu.SEP}', list_to_string('{bulk_kuzu.SEP}', {value})) END")
-    return value
-
-
-def _not_carried(value: str, kind: str) -> Optional[str]:
-    """Cypher: true where the CSV cannot carry the value (then the copy is refused and the full index runs)."""
-    if kind == "STRING":
-        return f"{value} = '{bulk_kuzu.NULL_STRING}'"
-    if kind == "STRING[]":  # a null element, or one holding the separator (split back, the count differs)
-        return (f"({value} IS NOT NULL AND size({value}) > 0 AND "
-                f"size(string_split(list_to_string('{bulk_kuzu.SEP}', {value}), '{bulk_kuzu.SEP}')) <> size({value}))")
-    if kind == "DOUBLE":  # Kùzu writes six decimals
-        return f"({value} IS NOT NULL AND CAST(CAST({value} AS STRING) AS DOUBLE) <> {value})"
-    if kind in ("INT64", "BOOLEAN"):
-        return None
-    return f"{value} IS NOT NULL"  # DOUBLE[] (embeddings): not copied
-
-
-def _export(connection: Any, pattern: str, values: List[Tuple[str, str, str]], target: Path, table: str) -> None:
-    """`values` (expression, column, kind) of each match of `pattern`, to `target` as CSV."""
-    tests = [test for test in (_not_carried(expr, kind) for expr, _, kind in values) if test]
-    if tests and _rows(connection.execute(f"MATCH {pattern} WHERE {' OR '.join(tests)} RETURN count(*)"))[0][0]:
-        raise NotRelocatable(f"a value of the main checkout's {table} rows cannot be copied as text")
-    columns = ", ".join(f"{_exported(expr, kind)} AS `{column}`" for expr, column, kind in values)
-    connection.execute(f"COPY (MATCH {pattern} RETURN {columns}) TO {_literal(str(target))} "
-                       "(HEADER=true, QUOTE='\"', ESCAPE='\\\\')")
-
-
 def export_graph(connection: Any, folder: Path, old: str, new: str) -> List[Dict[str, Any]]:
-    """Every node and edge of the main checkout's KùzuDB graph into CSV files in `folder`, paths moved.
+    """Every node and edge of the main checkout's KùzuDB graph into Parquet files in `folder`, paths moved.
     Returns the files in load order (node tables first), each with its table and, for an edge table, its pair."""
     files: List[Dict[str, Any]] = []
     for label, columns in KUZU_NODE_TABLES.items():
@@ -301,26 +262,25 @@ def export_graph(connection: Any, folder: Path, old: str, new: str) -> List[Dict
                 raise NotRelocatable(f"{plural(odd, label + ' node')} of the main checkout's graph have a uid that is "
                                      "not its name, path and position")
         values = []
-        for column, kind in columns.items():
+        for column in columns:
             if column == "path":
-                values.append((_moved_path("n.path", old, new), column, kind))
+                values.append(f"{_moved_path('n.path', old, new)} AS path")
             elif column == "uid":
-                values.append((_moved_uid("n", old, new), column, kind))
+                values.append(f"{_moved_uid('n', old, new)} AS uid")
             else:
-                values.append((f"n.`{column}`", column, kind))
-        target = folder / f"{len(files):03d}-{label}.csv"
-        _export(connection, f"(n:`{label}`)", values, target, label)
-        files.append({"file": str(target), "table": label, "rows": count,
-                      "columns": [(column, kind) for _, column, kind in values]})
+                values.append(f"n.`{column}` AS `{column}`")
+        target = folder / f"{len(files):03d}-{label}.parquet"
+        connection.execute(f"COPY (MATCH (n:`{label}`) RETURN {', '.join(values)}) TO {_literal(str(target))}")
+        files.append({"file": str(target), "table": label, "rows": count})
     for rel, (_pairs, columns) in KUZU_REL_TABLES.items():
         pairs = _rows(connection.execute(f"MATCH (a)-[r:`{rel}`]->(b) RETURN label(a), label(b), count(r)"))
         for a, b, count in pairs:
-            values = [(_key("a", a, old, new), "from", "STRING"), (_key("b", b, old, new), "to", "STRING")]
-            values += [(f"r.`{column}`", column, kind) for column, kind in columns.items()]
-            target = folder / f"{len(files):03d}-{rel}-{a}-{b}.csv"
-            _export(connection, f"(a:`{a}`)-[r:`{rel}`]->(b:`{b}`)", values, target, rel)
-            files.append({"file": str(target), "table": rel, "pair": [a, b], "rows": count,
-                          "columns": [(column, kind) for _, column, kind in values]})
+            values = [f"{_key('a', a, old, new)} AS `from`", f"{_key('b', b, old, new)} AS `to`"]
+            values += [f"r.`{column}` AS `{column}`" for column in columns]
+            target = folder / f"{len(files):03d}-{rel}-{a}-{b}.parquet"
+            connection.execute(f"COPY (MATCH (a:`{a}`)-[r:`{rel}`]->(b:`{b}`) RETURN {', '.join(values)}) "
+                               f"TO {_literal(str(target))}")
+            files.append({"file": str(target), "table": rel, "pair": [a, b], "rows": count})
     return files
 
 
@@ -334,8 +294,8 @@ def load_graph(connection: Any, files: List[Dict[str, Any]], root: Path, commit_
     try:
         for entry in files:
             pair = entry.get("pair")
-            connection.execute(bulk_kuzu.load_query(entry["file"], [tuple(c) for c in entry["columns"]], entry["table"],
-                                                    tuple(pair) if pair else None))
+            options = f" (from='{pair[0]}', to='{pair[1]}')" if pair else ""
+            connection.execute(f"COPY `{entry['table']}` FROM {_literal(entry['file'])}{options}")
             counts["edges" if pair else "nodes"] += entry["rows"]
         from datetime import datetime, timezone
         found = _rows(connection.execute(
