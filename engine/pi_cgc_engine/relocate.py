@@ -170,15 +170,13 @@ def moved_state(data: bytes, main_root: Path, root: Path, version: str, backend:
 # the importing file's own import names are tested, so a file whose names test alike under both roots has the
 # same links at both; the others are resolved again at the worktree's root.
 
-def _under(name: str, head: str) -> str:
-    """How `name in head + rel` depends on `head` (a root and its slash): "always" (found in head), "maybe"
-    (it may begin in head and end in rel), or "never" (it is found only in rel)."""
+def _under(name: str, head: str) -> Tuple[int, ...]:
+    """How `name in head + rel` depends on `head` (a root and its slash): (-1,) where it is found in head, else the
+    lengths k at which name[:k] ends head, so that the test is true for a rel that starts with name[k:] (or for
+    one that holds name). Two heads with the same answer give the same test for every rel."""
     if name in head:
-        return "always"
-    # rel never starts with a slash
-    if any(head.endswith(name[:k]) and name[k] != "/" for k in range(1, len(name))):
-        return "maybe"
-    return "never"
+        return (-1,)
+    return tuple(k for k in range(1, len(name)) if head.endswith(name[:k]) and name[k] != "/")  # rel: no leading /
 
 
 def import_names(data: Dict[str, Any]) -> List[str]:
@@ -195,13 +193,12 @@ def import_names(data: Dict[str, Any]) -> List[str]:
 def root_sensitive(files: Dict[str, Any], old_root: str, new_root: str) -> List[str]:
     """The files whose links cgc may resolve differently at `new_root` than at `old_root` (see above)."""
     heads = (old_root + "/", new_root + "/")
-    alike: Dict[str, bool] = {}
+    differing: Dict[str, bool] = {}
 
     def differs(name: str) -> bool:
-        if name not in alike:
-            old, new = (_under(name, head) for head in heads)
-            alike[name] = old == new and old != "maybe"
-        return not alike[name]
+        if name not in differing:
+            differing[name] = _under(name, heads[0]) != _under(name, heads[1])
+        return differing[name]
 
     return sorted(path for path, entry in files.items() if any(differs(name) for name in import_names(entry.data)))
 

@@ -22,6 +22,7 @@ import {
 } from "./chunks/chunk-QWBAJ4R4.js";
 import {
   CLOCK_SLACK_MS,
+  UNCONTAINED_REASON,
   cgcIgnoredDirs,
   changedBetween,
   isIgnoreFile,
@@ -32,15 +33,15 @@ import {
   stampPath,
   stampTime,
   touchedAfter,
+  uncontainedCount,
   walkedByCgc
-} from "./chunks/chunk-YBLOAABM.js";
+} from "./chunks/chunk-DTPGEOPV.js";
 import {
   CHIP_KEY,
   ENGINE_SCRIPT,
   PROVEN_CGC_VERSIONS,
   acquireLiteGate,
   cgcInterpreter,
-  createMaintenance,
   currentMainGraph,
   engineScriptPresent,
   formatElapsed,
@@ -53,12 +54,9 @@ import {
   mainCheckoutOf,
   mountChip,
   parseStoreArgs,
-  socketAnswers
-} from "./chunks/chunk-LMG2H66D.js";
-import {
-  UNCONTAINED_REASON,
-  uncontainedCount
-} from "./chunks/chunk-7LQBR7WR.js";
+  socketAnswers,
+  wholeIndexProgram
+} from "./chunks/chunk-HVOD3NLS.js";
 import {
   count
 } from "./chunks/chunk-U43P4R4X.js";
@@ -78,11 +76,13 @@ import {
 import {
   autoSyncCounted,
   changesObserved,
+  freshnessNotVerified,
   freshnessVerified,
   graphNeedsRebuild,
   graphWrittenOutside,
   initialState,
   isReady,
+  maintenanceProgress,
   maintenanceSettled,
   maintenanceStarted,
   otherWritersSeen,
@@ -92,6 +92,9 @@ import {
   detectBusy,
   detectCgcFailure,
   detectDamagedDatabase,
+  indexInPart,
+  indexResumed,
+  indexSkipped,
   parseContextCreate,
   parseContextList,
   parseQueryJson,
@@ -797,7 +800,7 @@ function createQuietSync(deps) {
       if (readiness === "unindexed") return `Nothing to sync: cgc is unindexed (${reason}).`;
       if (otherWriter) return `Not synced: ${otherWriter}.`;
       if (automatic) session.store.apply(autoSyncCounted);
-      const { syncAndVerify } = await import("./chunks/sync-INCJXMPI.js");
+      const { syncAndVerify } = await import("./chunks/sync-VPHDGZWV.js");
       const outcome = await syncAndVerify(session);
       if (outcome.result.code !== "OK") return `Sync ended ${outcome.result.code}: ${outcome.result.reason}`;
       if (outcome.unverified) {
@@ -2139,6 +2142,132 @@ function readSnapshot(path) {
   }
 }
 
+// src/lifecycle/maintenance.ts
+import { existsSync as existsSync3 } from "node:fs";
+import { join as join5 } from "node:path";
+function createMaintenance(deps) {
+  const { store, notices, runner, tracker } = deps;
+  let maintenance;
+  const stoppedByBudget = () => {
+    const note = deps.ledger().runNote();
+    const ranForMs = note?.timedOutAfterMs;
+    if (note === void 0 || ranForMs === void 0 || ranForMs < deps.config()["timeouts.maintenanceMs"])
+      return void 0;
+    return { what: note.what, ranForMs };
+  };
+  const fullIndexThrough = () => wholeIndexProgram({
+    cgcVersion: deps.cgcVersion(),
+    engineOn: deps.config()["freshness.engine"],
+    executable: runner.executable,
+    env: deps.env,
+    cacheDir: deps.ledger().engineCacheDir,
+    parseStore: { dir: deps.ledger().parseStoreDir, mb: deps.config()["engine.parseStoreMb"] }
+  });
+  const readBackStructure = async (what) => {
+    const unlinked = await uncontainedCount(runner, deps.root());
+    if (unlinked.kind !== "ok") {
+      const reason = `the graph's structure could not be read back after the ${what} (${unlinked.reason})`;
+      store.apply((state) => freshnessNotVerified(state, `${what}: ${reason}`));
+    } else if (unlinked.value > 0) {
+      const reason = UNCONTAINED_REASON(unlinked.value);
+      store.apply((state) => freshnessNotVerified(state, `${what}: ${reason}`));
+      notices.once("index-unverified", `The graph after cgc ${what} is possibly stale: ${reason}.`, "warning");
+    }
+  };
+  const tellFailure = (result, what) => {
+    if (result.code === "BUSY") {
+      notices.once("skipped-busy", `cgc ${what} skipped: another cgc process holds the database lock.`, "warning");
+    } else if (result.code !== "OK" && result.code !== "CANCELLED") {
+      const message = result.code === "TIMEOUT" ? `cgc ${what} was stopped after ${formatElapsed(result.durationMs)} by its time budget (timeouts.maintenanceMs)` + (what === "sync" ? "; cgc rebuilds from scratch, so the graph may now be incomplete." : ".") : `cgc ${what} failed (${result.code}): ${result.reason}`;
+      notices.once("index-failed", message, "error", what);
+    }
+  };
+  const run = (kind, args, what, estimate) => {
+    if (maintenance) return maintenance;
+    const root = deps.root();
+    const index = kind === "syncing" ? void 0 : tracker.indexStarting(root);
+    const before = index?.before ?? [];
+    const cgcignore = join5(root, ".cgcignore");
+    const hadCgcignore = existsSync3(cgcignore);
+    if (before.length > 0) store.apply((state) => changesObserved(state, before));
+    store.apply((state, now) => maintenanceStarted(state, kind, what, now, estimate));
+    const ledger = deps.ledger();
+    const settleNote = ledger.runStarted(what);
+    ledger.writtenElsewhere();
+    const through = fullIndexThrough();
+    const main = what === "index" && through ? deps.worktree.fromMain() : void 0;
+    const indexArgs = main && "root" in main ? [...args, "--from-main", main.root, "--main-cache-dir", main.cacheDir] : args;
+    const prepared = what === "index" ? deps.worktree.createContext(runner, deps.backend()) : Promise.resolve(void 0);
+    maintenance = prepared.then(
+      (failed) => failed ?? runner.run(indexArgs, {
+        kind: "maintenance",
+        cwd: root,
+        through,
+        onLine: (line) => {
+          const progress = progressOf(line);
+          if (progress) store.apply((state) => maintenanceProgress(state, progress.text, progress.totalMs));
+        }
+      })
+    ).then(async (result) => {
+      const plain = result.code === "OK" && args[1] !== "--force";
+      const skipped = plain && indexSkipped(result.stdout);
+      settleNote(skipped ? "SKIPPED" : result.code, result.durationMs);
+      if (deps.disposed()) return result;
+      if (result.code === "OK" && !hadCgcignore) tracker.observed([cgcignore]);
+      const resumed = plain ? indexResumed(result.stdout) : void 0;
+      const during = result.code === "OK" && !skipped && index ? index.changedSince().filter((path) => hadCgcignore || path !== cgcignore) : [];
+      store.apply((state, now) => {
+        const settled = maintenanceSettled(
+          state,
+          skipped ? "SKIPPED" : result.code,
+          now,
+          result.code === "OK" ? void 0 : `${what}: ${result.reason}`
+        );
+        return during.length > 0 ? changesObserved(settled, during, `changed while cgc's ${what} ran`) : settled;
+      });
+      if (resumed)
+        store.apply(
+          (state) => graphWrittenOutside(
+            state,
+            `cgc index resumed a graph another run left unfinished ("${resumed.trim()}") and kept what that run wrote`
+          )
+        );
+      tellFailure(result, what);
+      const inPart = result.code === "OK" ? indexInPart(result.stdout) : void 0;
+      if (inPart)
+        notices.once(
+          "index-partial",
+          `cgc ${what}: ${inPart}. cgc's own index leaves them the same way: what comes before that docstring, without their links.`,
+          "warning"
+        );
+      if (result.code === "OK" && !skipped && kind !== "syncing") await readBackStructure(what);
+      await deps.refresh();
+      return result;
+    }).finally(() => {
+      maintenance = void 0;
+    });
+    return maintenance;
+  };
+  return {
+    run,
+    get running() {
+      return maintenance !== void 0;
+    },
+    fullIndexThrough,
+    stoppedByBudget
+  };
+}
+function progressOf(line) {
+  const trimmed = line.trim();
+  const own = /^pi-cgc index: (.+?)(?: · ~(\d+)s in all)?$/.exec(trimmed);
+  if (own) return { text: own[1], ...own[2] ? { totalMs: Number(own[2]) * 1e3 } : {} };
+  if (/^Deleting existing index/i.test(trimmed)) return { text: "deleting the old graph" };
+  if (/^Starting indexing|^Re-indexing/i.test(trimmed)) return { text: "reading and writing files" };
+  const scanned = /Total scanned files\s*\|\s*(\d+)/.exec(trimmed);
+  if (scanned) return { text: `${scanned[1]} files written` };
+  return void 0;
+}
+
 // src/lifecycle/provenance.ts
 function createGraphProvenance(ledger) {
   let seen = false;
@@ -2224,9 +2353,9 @@ function verdictNotice(facts) {
 
 // src/workspace/git.ts
 import { readFileSync as readFileSync5, statSync } from "node:fs";
-import { isAbsolute, join as join5, resolve as resolve5 } from "node:path";
+import { isAbsolute, join as join6, resolve as resolve5 } from "node:path";
 function readGitDirs(root) {
-  const dotGit = join5(root, ".git");
+  const dotGit = join6(root, ".git");
   let isDir;
   try {
     isDir = statSync(dotGit).isDirectory();
@@ -2238,9 +2367,9 @@ function readGitDirs(root) {
   if (!pointer) return { ok: false, error: `${dotGit} is a file without a "gitdir:" line` };
   const gitDir = isAbsolute(pointer) ? pointer : resolve5(root, pointer);
   const id = /[/\\]worktrees[/\\]([^/\\]+)[/\\]?$/.exec(gitDir)?.[1];
-  const common = readText2(join5(gitDir, "commondir"))?.trim();
+  const common = readText2(join6(gitDir, "commondir"))?.trim();
   if (!common) {
-    const isGitDir = readText2(join5(gitDir, "HEAD")) !== void 0;
+    const isGitDir = readText2(join6(gitDir, "HEAD")) !== void 0;
     if (isGitDir && !id) return { ok: true, value: { gitDir, commonDir: gitDir } };
     const why = isGitDir ? "has no commondir file" : "is not a git directory";
     return { ok: false, error: `${dotGit} points to ${gitDir}, which ${why}` };
@@ -2251,16 +2380,16 @@ function readGitDirs(root) {
 function readHeadCommit(root) {
   const dirs = readGitDirs(root);
   if (!dirs.ok) return void 0;
-  const head = readText2(join5(dirs.value.gitDir, "HEAD"))?.trim();
+  const head = readText2(join6(dirs.value.gitDir, "HEAD"))?.trim();
   if (!head) return void 0;
   if (/^[0-9a-f]{40}$/.test(head)) return head;
   const ref = /^ref:\s*(\S+)$/.exec(head)?.[1];
   if (!ref) return void 0;
   for (const dir of [dirs.value.gitDir, dirs.value.commonDir]) {
-    const loose = readText2(join5(dir, ref))?.trim();
+    const loose = readText2(join6(dir, ref))?.trim();
     if (loose && /^[0-9a-f]{40}$/.test(loose)) return loose;
   }
-  const packed = readText2(join5(dirs.value.commonDir, "packed-refs")) ?? "";
+  const packed = readText2(join6(dirs.value.commonDir, "packed-refs")) ?? "";
   for (const line of packed.split("\n")) {
     const [sha, name] = line.trim().split(" ");
     if (name === ref && sha && /^[0-9a-f]{40}$/.test(sha)) return sha;
@@ -2498,13 +2627,13 @@ function createReadiness(deps) {
 }
 
 // src/lifecycle/worktree-scope.ts
-import { existsSync as existsSync4 } from "node:fs";
+import { existsSync as existsSync5 } from "node:fs";
 import { dirname as dirname4 } from "node:path";
 
 // src/workspace/worktree.ts
 import { createHash as createHash2 } from "node:crypto";
-import { existsSync as existsSync3, linkSync, mkdirSync as mkdirSync3, readdirSync as readdirSync2, readFileSync as readFileSync6, renameSync as renameSync2, rmSync as rmSync2, writeFileSync as writeFileSync3 } from "node:fs";
-import { join as join6 } from "node:path";
+import { existsSync as existsSync4, linkSync, mkdirSync as mkdirSync3, readdirSync as readdirSync2, readFileSync as readFileSync6, renameSync as renameSync2, rmSync as rmSync2, writeFileSync as writeFileSync3 } from "node:fs";
+import { join as join7 } from "node:path";
 function detectWorktree(cwd) {
   const root = gitToplevel(cwd);
   if (!root) return { kind: "not-git" };
@@ -2523,13 +2652,13 @@ function sameIdentity(a, b) {
   return a.commonDir === b.commonDir && a.worktreeId === b.worktreeId;
 }
 function worktreeExists(identity2) {
-  return existsSync3(join6(identity2.commonDir, "worktrees", identity2.worktreeId));
+  return existsSync4(join7(identity2.commonDir, "worktrees", identity2.worktreeId));
 }
 function worktreeRecordDir(agentDir2) {
-  return join6(agentDir2, "cgc-worktrees");
+  return join7(agentDir2, "cgc-worktrees");
 }
 function readRecord(dir, name) {
-  const path = join6(dir, `${name}.json`);
+  const path = join7(dir, `${name}.json`);
   let text;
   try {
     text = readFileSync6(path, "utf8");
@@ -2565,7 +2694,7 @@ function isRecord(value) {
   return typeof record === "object" && record !== null && typeof record.commonDir === "string" && typeof record.worktreeId === "string" && typeof record.path === "string" && typeof record.createdAt === "string";
 }
 function writeRecord(dir, name, record, claim = false) {
-  const path = join6(dir, `${name}.json`);
+  const path = join7(dir, `${name}.json`);
   const aside = `${path}.${process.pid}.${Date.now()}.tmp`;
   try {
     mkdirSync3(dir, { recursive: true });
@@ -2601,7 +2730,7 @@ function claimPath(aside, path) {
   }
 }
 function removeRecord(dir, name) {
-  rmSync2(join6(dir, `${name}.json`), { force: true });
+  rmSync2(join7(dir, `${name}.json`), { force: true });
 }
 function ownershipOf(record, identity2) {
   if (!record) return { kind: "unrecorded" };
@@ -2739,7 +2868,7 @@ ${result.stdout}`);
         `Worktree isolation refused: cgc already has a context ${name} that pi-cgc has no record of creating for this ${describeIdentity(identity2, root)}, so it is not used. If nothing else needs it, remove it (cgc context delete ${name}; cgc keeps its files) and pi-cgc creates its own; or set worktree.mode to off.`
       );
     }
-    if (!existsSync4(dirname4(context.dbPath))) {
+    if (!existsSync5(dirname4(context.dbPath))) {
       return refuse(
         name,
         `Worktree isolation refused: cgc lists the context ${name} at ${context.dbPath}, which does not exist (cgc drops [bracketed] text from the paths it prints), so cgc's MCP server cannot be pointed at it.`
@@ -3040,7 +3169,7 @@ function registerCgcCommand(pi, current, hooks) {
       };
       if (!Object.hasOwn(VERBS, verb)) return show(`Unknown verb "${verb}".
 ${usage()}`, "warning");
-      verbs ??= import("./chunks/verbs-H2FY2PLU.js");
+      verbs ??= import("./chunks/verbs-JJF2U2KM.js");
       return (await verbs).runVerb(verb, rest, { session, ctx, show, hooks: hooks() });
     }
   });

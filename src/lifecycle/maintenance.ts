@@ -28,13 +28,6 @@ import type { WorktreeScope } from "./worktree-scope.ts";
 
 export type MaintenanceKind = Exclude<Activity, "idle">;
 
-/**
- * Whether a new worktree's index starts from its main checkout's graph. Off: on a 1 000-file tree the copy and
- * one update left links that differ from a full index of the worktree (docs/engine.md, "A new worktree from its
- * main checkout's graph"), and nothing in the run can tell such a graph from a right one.
- */
-export const WORKTREE_FROM_MAIN = false;
-
 /** The last index or sync of a graph, stopped by its time budget: what it was and how long it ran. */
 export interface StoppedRun {
   what: string;
@@ -141,11 +134,10 @@ export function createMaintenance(deps: MaintenanceDeps): Maintenance {
     const ledger = deps.ledger();
     const settleNote = ledger.runStarted(what); // read by the next probe if this run never settles
     ledger.writtenElsewhere(); // the engine's cache no longer describes the graph
-    // A new worktree's context may start from the main checkout's graph where that one is current (pi-cgc's own
-    // index only: engine/pi_cgc_engine/relocate.py, which falls back to the full index on its own). Off until its
-    // parity holds at scale (WORKTREE_FROM_MAIN).
+    // A new worktree's context starts from the main checkout's graph where that one is current (pi-cgc's own
+    // index only: engine/pi_cgc_engine/relocate.py, which falls back to the full index on its own).
     const through = fullIndexThrough();
-    const main = WORKTREE_FROM_MAIN && what === "index" && through ? deps.worktree.fromMain() : undefined;
+    const main = what === "index" && through ? deps.worktree.fromMain() : undefined;
     const indexArgs =
       main && "root" in main ? [...args, "--from-main", main.root, "--main-cache-dir", main.cacheDir] : args;
     // A worktree without its context gets it here, under the same consent as the index itself.

@@ -10,7 +10,6 @@ import { cgcInterpreter } from "../cgc/interpreter.ts";
 import { describeLiteNetwork } from "../cgc/lite-gate.ts";
 import { indexResumed, indexSkipped } from "../cgc/parse.ts";
 import { describeWatcher, watcherOf } from "../freshness/watcher.ts";
-import { WORKTREE_FROM_MAIN } from "../lifecycle/maintenance.ts";
 import type { CgcSession } from "../lifecycle/session.ts";
 import type { State } from "../state/model.ts";
 import { count } from "../state/words.ts";
@@ -106,7 +105,7 @@ async function indexCost(session: VerbSession, backend: string | undefined): Pro
 
 /** What the new worktree's index will do when it starts from the main checkout's graph (lifecycle/maintenance.ts). */
 async function fromMainLine(session: VerbSession): Promise<string | undefined> {
-  const main = WORKTREE_FROM_MAIN && session.fullIndexThrough() !== undefined ? session.worktree.fromMain() : undefined;
+  const main = session.fullIndexThrough() !== undefined ? session.worktree.fromMain() : undefined;
   if (!main || !("root" in main)) return undefined;
   const differ = await differingFiles(main.root, session.root);
   const files = differ === undefined ? "the files that differ" : count(differ, "file");

@@ -357,3 +357,58 @@ describe("a pruned worktree", () => {
     CASE_MS,
   );
 });
+
+describe("a new worktree from its main checkout's graph", () => {
+  it(
+    "the consent says so; the new context is the main checkout's graph with its paths moved and the worktree's own change applied",
+    async () => {
+      withEnv({ CGC_WORKTREE_MODE: "isolate" });
+      const { main, feature } = featureWorktree("frommain");
+      const alpha = join(feature, "pkg", "alpha.py");
+      writeFileSync(alpha, `${readFileSync(alpha, "utf8")}\n\ndef only_on_feature(value):\n    return alpha(value)\n`);
+      commitAll(feature, "only on feature");
+
+      // The main checkout, indexed by pi-cgc's own index; its engine's cache is saved when the session ends.
+      const inMain = await start(main.path, /^cgc unindexed$/);
+      inMain.ui.confirmAnswer = true;
+      await inMain.h.session.prompt("/cgc index");
+      expect(inMain.chip()).toBe("cgc ready · fresh");
+      await stop(inMain.h);
+
+      const { h, ui, chip } = await start(feature, /^cgc unindexed$/);
+      ui.confirmAnswer = true;
+      await h.session.prompt("/cgc index");
+      expect(ui.confirms).toEqual([
+        {
+          title: "Build a code graph?",
+          // As git sees them: alpha.py, and the .cgcignore cgc wrote into the main checkout.
+          message: expect.stringContaining(
+            `pi-cgc starts it from the main checkout's graph (${main.path}), its paths moved: 2 files differ, applied as one update`,
+          ),
+        },
+      ]);
+      expect(chip()).toBe("cgc ready · fresh");
+      // The engine's last line: the copy was taken over (a fallback to the full index says why and prints none).
+      expect(ui.statusHistory).toContainEqual(expect.stringMatching(/\d+ files from the main checkout's graph in [\d.]+ s/));
+      await stop(h);
+
+      const [created] = (await contexts()).map((context) => context.name);
+      expect(await repositoryPaths(created)).toEqual([feature]);
+      expect(await definitionsOf("only_on_feature", created)).toEqual([alpha]);
+      expect(await definitionsOf("alpha", created)).toEqual([alpha]);
+      // Nothing of the main checkout's paths came along.
+      const stray = await graph(
+        `MATCH (n) WHERE n.path STARTS WITH '${main.path}/' OR n.path = '${main.path}' RETURN count(n) AS n`,
+        created,
+      );
+      expect(stray).toEqual([{ n: 0 }]);
+      // The callers the worktree's graph answers are its own file's.
+      const callers = await graph(
+        "MATCH (a:Function)-[:CALLS]->(b:Function {name: 'alpha'}) RETURN a.name AS name, a.path AS path ORDER BY name",
+        created,
+      );
+      expect(callers).toContainEqual({ name: "only_on_feature", path: alpha });
+    },
+    CASE_MS,
+  );
+});

@@ -1,14 +1,12 @@
 import {
   CLOCK_SLACK_MS,
-  isIndexedPath,
-  lastTouched
-} from "./chunk-YBLOAABM.js";
-import {
   UNCONTAINED_REASON,
   cypherString,
+  isIndexedPath,
+  lastTouched,
   readBack,
   uncontainedCount
-} from "./chunk-7LQBR7WR.js";
+} from "./chunk-DTPGEOPV.js";
 import {
   count
 } from "./chunk-U43P4R4X.js";

@@ -1,27 +1,12 @@
 import {
-  UNCONTAINED_REASON,
-  uncontainedCount
-} from "./chunk-7LQBR7WR.js";
-import {
   ENGINE_WRITTEN_ELSEWHERE,
   graphLedger
 } from "./chunk-DIDPKZI7.js";
 import {
   cgcConfigDir,
   cgcDotEnvPath,
-  changesObserved,
-  freshnessNotVerified,
-  graphWrittenOutside,
-  maintenanceProgress,
-  maintenanceSettled,
-  maintenanceStarted,
   readCgcDotEnv
 } from "./chunk-K7T5KA4E.js";
-import {
-  indexInPart,
-  indexResumed,
-  indexSkipped
-} from "./chunk-AN223M6Q.js";
 
 // src/cgc/interpreter.ts
 import { accessSync, closeSync, constants, existsSync, openSync, readdirSync, readFileSync, readSync } from "node:fs";
@@ -270,203 +255,27 @@ function liteDaemonOf(socket) {
   }
 }
 
-// src/lifecycle/maintenance.ts
-import { existsSync as existsSync4 } from "node:fs";
-import { join as join4 } from "node:path";
-
-// src/cgc/engine-script.ts
-import { existsSync as existsSync3, readFileSync as readFileSync3 } from "node:fs";
-import { dirname as dirname3, join as join3 } from "node:path";
-import { fileURLToPath } from "node:url";
-function engineFile(name) {
-  const here = dirname3(fileURLToPath(import.meta.url));
-  for (let dir = here; ; dir = dirname3(dir)) {
-    if (existsSync3(join3(dir, "engine", name))) return join3(dir, "engine", name);
-    if (dirname3(dir) === dir) return join3(here, "engine", name);
-  }
-}
-var ENGINE_SCRIPT = engineFile("pi-cgc-engine.py");
-var PROVEN_CGC_VERSIONS = provenVersions(
-  engineFile("pi_cgc_engine/proven-cgc-versions.json")
-);
-function provenVersions(path) {
-  try {
-    const { versions } = JSON.parse(readFileSync3(path, "utf8"));
-    return Array.isArray(versions) ? versions.filter((v) => typeof v === "string") : [];
-  } catch {
-    return [];
-  }
-}
-function parseStoreArgs(store) {
-  return store ? ["--parse-store", store.dir, "--parse-store-mb", String(store.mb)] : [];
-}
-function engineScriptPresent() {
-  return existsSync3(ENGINE_SCRIPT);
-}
-function wholeIndexProgram(facts) {
-  if (!facts.engineOn) return void 0;
-  if (!facts.cgcVersion || !PROVEN_CGC_VERSIONS.includes(facts.cgcVersion) || !engineScriptPresent()) return void 0;
-  const interpreter = cgcInterpreter(facts.executable, facts.env);
-  if (!interpreter.ok) return void 0;
-  return {
-    path: interpreter.python,
-    name: "pi-cgc's index (the engine script)",
-    leading: [ENGINE_SCRIPT, "--cache-dir", facts.cacheDir, ...parseStoreArgs(facts.parseStore)]
-  };
-}
-
-// src/state/elapsed.ts
-function formatElapsed(ms) {
-  const seconds = Math.max(0, Math.round(ms / 1e3));
-  return seconds < 60 ? `${seconds}s` : `${Math.floor(seconds / 60)}m${String(seconds % 60).padStart(2, "0")}s`;
-}
-
-// src/lifecycle/maintenance.ts
-var WORKTREE_FROM_MAIN = false;
-function createMaintenance(deps) {
-  const { store, notices, runner, tracker } = deps;
-  let maintenance;
-  const stoppedByBudget = () => {
-    const note = deps.ledger().runNote();
-    const ranForMs = note?.timedOutAfterMs;
-    if (note === void 0 || ranForMs === void 0 || ranForMs < deps.config()["timeouts.maintenanceMs"])
-      return void 0;
-    return { what: note.what, ranForMs };
-  };
-  const fullIndexThrough = () => wholeIndexProgram({
-    cgcVersion: deps.cgcVersion(),
-    engineOn: deps.config()["freshness.engine"],
-    executable: runner.executable,
-    env: deps.env,
-    cacheDir: deps.ledger().engineCacheDir,
-    parseStore: { dir: deps.ledger().parseStoreDir, mb: deps.config()["engine.parseStoreMb"] }
-  });
-  const readBackStructure = async (what) => {
-    const unlinked = await uncontainedCount(runner, deps.root());
-    if (unlinked.kind !== "ok") {
-      const reason = `the graph's structure could not be read back after the ${what} (${unlinked.reason})`;
-      store.apply((state) => freshnessNotVerified(state, `${what}: ${reason}`));
-    } else if (unlinked.value > 0) {
-      const reason = UNCONTAINED_REASON(unlinked.value);
-      store.apply((state) => freshnessNotVerified(state, `${what}: ${reason}`));
-      notices.once("index-unverified", `The graph after cgc ${what} is possibly stale: ${reason}.`, "warning");
-    }
-  };
-  const tellFailure = (result, what) => {
-    if (result.code === "BUSY") {
-      notices.once("skipped-busy", `cgc ${what} skipped: another cgc process holds the database lock.`, "warning");
-    } else if (result.code !== "OK" && result.code !== "CANCELLED") {
-      const message = result.code === "TIMEOUT" ? `cgc ${what} was stopped after ${formatElapsed(result.durationMs)} by its time budget (timeouts.maintenanceMs)` + (what === "sync" ? "; cgc rebuilds from scratch, so the graph may now be incomplete." : ".") : `cgc ${what} failed (${result.code}): ${result.reason}`;
-      notices.once("index-failed", message, "error", what);
-    }
-  };
-  const run = (kind, args, what, estimate) => {
-    if (maintenance) return maintenance;
-    const root = deps.root();
-    const index = kind === "syncing" ? void 0 : tracker.indexStarting(root);
-    const before = index?.before ?? [];
-    const cgcignore = join4(root, ".cgcignore");
-    const hadCgcignore = existsSync4(cgcignore);
-    if (before.length > 0) store.apply((state) => changesObserved(state, before));
-    store.apply((state, now) => maintenanceStarted(state, kind, what, now, estimate));
-    const ledger = deps.ledger();
-    const settleNote = ledger.runStarted(what);
-    ledger.writtenElsewhere();
-    const through = fullIndexThrough();
-    const main = WORKTREE_FROM_MAIN && what === "index" && through ? deps.worktree.fromMain() : void 0;
-    const indexArgs = main && "root" in main ? [...args, "--from-main", main.root, "--main-cache-dir", main.cacheDir] : args;
-    const prepared = what === "index" ? deps.worktree.createContext(runner, deps.backend()) : Promise.resolve(void 0);
-    maintenance = prepared.then(
-      (failed) => failed ?? runner.run(indexArgs, {
-        kind: "maintenance",
-        cwd: root,
-        through,
-        onLine: (line) => {
-          const progress = progressOf(line);
-          if (progress) store.apply((state) => maintenanceProgress(state, progress.text, progress.totalMs));
-        }
-      })
-    ).then(async (result) => {
-      const plain = result.code === "OK" && args[1] !== "--force";
-      const skipped = plain && indexSkipped(result.stdout);
-      settleNote(skipped ? "SKIPPED" : result.code, result.durationMs);
-      if (deps.disposed()) return result;
-      if (result.code === "OK" && !hadCgcignore) tracker.observed([cgcignore]);
-      const resumed = plain ? indexResumed(result.stdout) : void 0;
-      const during = result.code === "OK" && !skipped && index ? index.changedSince().filter((path) => hadCgcignore || path !== cgcignore) : [];
-      store.apply((state, now) => {
-        const settled = maintenanceSettled(
-          state,
-          skipped ? "SKIPPED" : result.code,
-          now,
-          result.code === "OK" ? void 0 : `${what}: ${result.reason}`
-        );
-        return during.length > 0 ? changesObserved(settled, during, `changed while cgc's ${what} ran`) : settled;
-      });
-      if (resumed)
-        store.apply(
-          (state) => graphWrittenOutside(
-            state,
-            `cgc index resumed a graph another run left unfinished ("${resumed.trim()}") and kept what that run wrote`
-          )
-        );
-      tellFailure(result, what);
-      const inPart = result.code === "OK" ? indexInPart(result.stdout) : void 0;
-      if (inPart)
-        notices.once(
-          "index-partial",
-          `cgc ${what}: ${inPart}. cgc's own index leaves them the same way: what comes before that docstring, without their links.`,
-          "warning"
-        );
-      if (result.code === "OK" && !skipped && kind !== "syncing") await readBackStructure(what);
-      await deps.refresh();
-      return result;
-    }).finally(() => {
-      maintenance = void 0;
-    });
-    return maintenance;
-  };
-  return {
-    run,
-    get running() {
-      return maintenance !== void 0;
-    },
-    fullIndexThrough,
-    stoppedByBudget
-  };
-}
-function progressOf(line) {
-  const trimmed = line.trim();
-  const own = /^pi-cgc index: (.+?)(?: · ~(\d+)s in all)?$/.exec(trimmed);
-  if (own) return { text: own[1], ...own[2] ? { totalMs: Number(own[2]) * 1e3 } : {} };
-  if (/^Deleting existing index/i.test(trimmed)) return { text: "deleting the old graph" };
-  if (/^Starting indexing|^Re-indexing/i.test(trimmed)) return { text: "reading and writing files" };
-  const scanned = /Total scanned files\s*\|\s*(\d+)/.exec(trimmed);
-  if (scanned) return { text: `${scanned[1]} files written` };
-  return void 0;
-}
-
 // src/workspace/main-graph.ts
 import { execFile } from "node:child_process";
 import { createHash as createHash2 } from "node:crypto";
-import { existsSync as existsSync5 } from "node:fs";
-import { basename as basename2, dirname as dirname4, join as join5 } from "node:path";
+import { existsSync as existsSync3 } from "node:fs";
+import { basename as basename2, dirname as dirname3, join as join3 } from "node:path";
 function mainCheckoutOf(identity) {
   if (basename2(identity.commonDir) !== ".git") return void 0;
-  const root = dirname4(identity.commonDir);
-  return existsSync5(root) ? root : void 0;
+  const root = dirname3(identity.commonDir);
+  return existsSync3(root) ? root : void 0;
 }
 function currentMainGraph(env, mainRoot) {
   const ledger = graphLedger(env, mainRoot);
   if (ledger.runNote()) return { why: "an index or sync of the main checkout's graph did not finish" };
-  const cache = join5(ledger.engineCacheDir, `${createHash2("sha1").update(mainRoot).digest("hex")}.pickle`);
-  if (!existsSync5(cache)) return { why: "the main checkout's graph has no engine cache" };
+  const cache = join3(ledger.engineCacheDir, `${createHash2("sha1").update(mainRoot).digest("hex")}.pickle`);
+  if (!existsSync3(cache)) return { why: "the main checkout's graph has no engine cache" };
   for (const [marker, meaning] of [
     [cache.replace(/\.pickle$/, ".untrusted"), "may not be what its graph holds"],
     [cache.replace(/\.pickle$/, ".dirty"), "has an update of unknown outcome"],
-    [join5(ledger.engineCacheDir, ENGINE_WRITTEN_ELSEWHERE), "was written by something else"]
+    [join3(ledger.engineCacheDir, ENGINE_WRITTEN_ELSEWHERE), "was written by something else"]
   ]) {
-    if (existsSync5(marker)) return { why: `the main checkout's graph ${meaning}` };
+    if (existsSync3(marker)) return { why: `the main checkout's graph ${meaning}` };
   }
   return { root: mainRoot, cacheDir: ledger.engineCacheDir };
 }
@@ -492,6 +301,12 @@ async function differingFiles(mainRoot, root, budgetMs = 5e3) {
   for (const listing of [mainStatus, status])
     for (const entry of listing.split("\0")) if (entry.length > 3) paths.add(entry.slice(3));
   return paths.size;
+}
+
+// src/state/elapsed.ts
+function formatElapsed(ms) {
+  const seconds = Math.max(0, Math.round(ms / 1e3));
+  return seconds < 60 ? `${seconds}s` : `${Math.floor(seconds / 60)}m${String(seconds % 60).padStart(2, "0")}s`;
 }
 
 // src/ui/chip.ts
@@ -544,6 +359,47 @@ function freshnessSuffix(state) {
   }
 }
 
+// src/cgc/engine-script.ts
+import { existsSync as existsSync4, readFileSync as readFileSync3 } from "node:fs";
+import { dirname as dirname4, join as join4 } from "node:path";
+import { fileURLToPath } from "node:url";
+function engineFile(name) {
+  const here = dirname4(fileURLToPath(import.meta.url));
+  for (let dir = here; ; dir = dirname4(dir)) {
+    if (existsSync4(join4(dir, "engine", name))) return join4(dir, "engine", name);
+    if (dirname4(dir) === dir) return join4(here, "engine", name);
+  }
+}
+var ENGINE_SCRIPT = engineFile("pi-cgc-engine.py");
+var PROVEN_CGC_VERSIONS = provenVersions(
+  engineFile("pi_cgc_engine/proven-cgc-versions.json")
+);
+function provenVersions(path) {
+  try {
+    const { versions } = JSON.parse(readFileSync3(path, "utf8"));
+    return Array.isArray(versions) ? versions.filter((v) => typeof v === "string") : [];
+  } catch {
+    return [];
+  }
+}
+function parseStoreArgs(store) {
+  return store ? ["--parse-store", store.dir, "--parse-store-mb", String(store.mb)] : [];
+}
+function engineScriptPresent() {
+  return existsSync4(ENGINE_SCRIPT);
+}
+function wholeIndexProgram(facts) {
+  if (!facts.engineOn) return void 0;
+  if (!facts.cgcVersion || !PROVEN_CGC_VERSIONS.includes(facts.cgcVersion) || !engineScriptPresent()) return void 0;
+  const interpreter = cgcInterpreter(facts.executable, facts.env);
+  if (!interpreter.ok) return void 0;
+  return {
+    path: interpreter.python,
+    name: "pi-cgc's index (the engine script)",
+    leading: [ENGINE_SCRIPT, "--cache-dir", facts.cacheDir, ...parseStoreArgs(facts.parseStore)]
+  };
+}
+
 export {
   formatElapsed,
   cgcInterpreter,
@@ -553,6 +409,7 @@ export {
   PROVEN_CGC_VERSIONS,
   parseStoreArgs,
   engineScriptPresent,
+  wholeIndexProgram,
   socketAnswers,
   acquireLiteGate,
   liteHome,
@@ -561,8 +418,6 @@ export {
   liteSocketOnlyEnv,
   describeLiteNetwork,
   liteDaemonOf,
-  WORKTREE_FROM_MAIN,
-  createMaintenance,
   mainCheckoutOf,
   currentMainGraph,
   differingFiles,

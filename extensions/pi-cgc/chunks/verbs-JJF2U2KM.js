@@ -1,13 +1,11 @@
 import {
-  WORKTREE_FROM_MAIN,
   cgcInterpreter,
   chipText,
   describeLiteNetwork,
   differingFiles,
   engineFile,
   formatElapsed
-} from "./chunk-LMG2H66D.js";
-import "./chunk-7LQBR7WR.js";
+} from "./chunk-HVOD3NLS.js";
 import {
   count
 } from "./chunk-U43P4R4X.js";
@@ -397,7 +395,7 @@ async function indexCost(session, backend) {
   return "files" in counted ? estimateIndex(counted, backend, indexer) : void 0;
 }
 async function fromMainLine(session) {
-  const main = WORKTREE_FROM_MAIN && session.fullIndexThrough() !== void 0 ? session.worktree.fromMain() : void 0;
+  const main = session.fullIndexThrough() !== void 0 ? session.worktree.fromMain() : void 0;
   if (!main || !("root" in main)) return void 0;
   const differ = await differingFiles(main.root, session.root);
   const files = differ === void 0 ? "the files that differ" : count(differ, "file");
