@@ -4,7 +4,7 @@ engine's graph with a fresh `cgc index --force` of an identical copy of the tree
 0 differing lines expected).
 
   python engine/parity.py --scenario small|long|long-3.13 --work DIR [--falkor-port N | --neo4j-uris ENGINE_URI,FRESH_URI]
-                          [--max-steps N] [--late-start] [--no-check] [--watcher]
+                          [--max-steps N] [--late-start] [--no-check] [--watcher] [--no-worktree]
 
 The backend is KùzuDB (cgc's embedded default on this venv) unless a FalkorDB server's port or two Neo4j
 servers are given. "small" replays wsgiref (3.10 → 3.13), a branch switch back to 3.10 and mechanical
@@ -15,6 +15,10 @@ Run by the project's venv python (the one that owns cgc). One JSON line per step
 summary line; exit 0 when every step had 0 differing lines. The changes are other people's: the
 standard library as it changed between the Pythons in ~/.pyenv/versions, applied file by file, and
 small files from the npm packages in node_modules (JS, TS, Rust, C, C++) and Go's own sources.
+
+On KùzuDB (without --late-start, --watcher or --no-worktree) a last step commits the replayed tree as the main
+checkout of a git repository and makes a linked worktree's graph from its graph (`index --from-main`), compared
+with `cgc index --force` of the worktree into another context.
 
 With --watcher (a server backend only), the same replay measures cgc's own watcher instead of the engine:
 `cgc watch` keeps the graph of the first tree, the engine only dumps it, and each step's differing lines
@@ -551,6 +555,58 @@ def differing(a: List[str], b: List[str]) -> tuple[List[str], List[str]]:
     return sorted((ca - cb).elements()), sorted((cb - ca).elements())
 
 
+GIT_ENV = {"GIT_AUTHOR_NAME": "parity", "GIT_AUTHOR_EMAIL": "parity@pi-cgc.invalid", "GIT_COMMITTER_NAME": "parity",
+           "GIT_COMMITTER_EMAIL": "parity@pi-cgc.invalid", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null"}
+# The worktree's folder name holds "os", which the replayed files import and the main checkout's path does not:
+# cgc resolves some of their calls differently there (relocate.root_sensitive).
+WORKTREE_NAME = "feature-os-wt"
+
+
+def worktree_from_main(work: Path, main_root: Path, env: Dict[str, str], main_cache: Path) -> Dict[str, Any]:
+    """The replayed tree committed as the main checkout of a git repository, a linked worktree one commit apart
+    (a function appended, a file deleted, one added), its graph made from the main checkout's (`index --from-main`),
+    and compared with `cgc index --force` of the same worktree into another context. The engine of the main
+    checkout is stopped first: its cache is the graph's model."""
+    def git(cwd: Path, *args: str) -> None:
+        subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, env={**env, **GIT_ENV})
+
+    git(main_root, "init", "-q", "-b", "main")
+    git(main_root, "add", "-A")
+    git(main_root, "commit", "-qm", "the replayed tree")
+    worktree = work / WORKTREE_NAME
+    git(main_root, "worktree", "add", "-q", "-b", "feature", str(worktree))
+    python = sorted(p for p in worktree.rglob("*.py") if ".git" not in p.parts)
+    with python[0].open("a", encoding="utf-8") as handle:
+        handle.write(APPENDED)
+    python[-1].unlink()
+    (worktree / "feature_only.py").write_text("def feature_only(value):\n    return repr(value)\n", encoding="utf-8")
+    git(worktree, "add", "-A")
+    git(worktree, "commit", "-qm", "feature")
+    started = time.monotonic()
+    for name in ("wt-moved", "wt-full"):
+        run([str(CGC), "context", "create", name, "--database", "kuzudb"], worktree, env)
+    moved = subprocess.run([str(PYTHON), str(ENGINE), "--cache-dir", str(work / "cache-wt"), "index", str(worktree),
+                            "--context", "wt-moved", "--from-main", str(main_root), "--main-cache-dir", str(main_cache)],
+                           cwd=worktree, env=env, capture_output=True, text=True, timeout=3600)
+    moved_ms = round((time.monotonic() - started) * 1000)
+    taken = next((line for line in moved.stdout.splitlines() if "from the main checkout's graph in" in line), None)
+    index_start = time.monotonic()
+    run([str(CGC), "index", "--force", str(worktree), "--context", "wt-full"], worktree, env)
+    index_ms = round((time.monotonic() - index_start) * 1000)
+    dumps = []
+    for name in ("wt-moved", "wt-full"):
+        out = work / f"{name}.dump"
+        run([str(PYTHON), str(ENGINE), "dump", "--root", str(worktree), "--context", name, "--out", str(out),
+             "--dangling"], worktree, env)
+        dumps.append(out.read_text().splitlines())
+    only_moved, only_full = differing(dumps[0], dumps[1])
+    return {"name": "worktree from main: a linked worktree one commit apart, its graph from the main checkout's",
+            "ok": moved.returncode == 0 and taken is not None, "taken": taken,
+            "reason": None if taken else (moved.stderr[-500:] or moved.stdout[-500:]), "ms": moved_ms,
+            "lines": len(dumps[0]), "differing": len(only_moved) + len(only_full), "freshIndexMs": index_ms,
+            "onlyEngine": only_moved[:5], "onlyFresh": only_full[:5]}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--scenario", choices=["small", "long", "long-3.13"], required=True)
@@ -571,6 +627,8 @@ def main() -> int:
     parser.add_argument("--bulk", choices=["auto", "always", "never"],
                         help="the engine's --bulk: on KùzuDB, write each update's rows in bulk where it pays, always, "
                              "or never")
+    parser.add_argument("--no-worktree", action="store_true",
+                        help="skip the last step on KùzuDB: a linked worktree's graph from the main checkout's")
     parser.add_argument("--watcher", action="store_true",
                         help="measure cgc's own watcher instead of the engine: `cgc watch` keeps the first tree's "
                              "graph, the engine only dumps it (needs --falkor-port or --neo4j-uris)")
@@ -636,6 +694,8 @@ def main() -> int:
     total_by_type: collections.Counter = collections.Counter()
     timed_out_steps = 0
     watcher_stop: Dict[str, Any] = {}
+    stopped = False
+    rows = len(steps)  # and the worktree step, where it runs
     try:
         for number, step in enumerate(steps, 1):
             step_start = time.monotonic()
@@ -711,13 +771,23 @@ def main() -> int:
                 row.update({"differingByType": by_type(only_engine + only_fresh), "onlyWatcherByType": by_type(only_engine),
                             "onlyFreshByType": by_type(only_fresh), **waited, "watcherBeforeStep": late})
             print(json.dumps(row), flush=True)
+        code = engine.stop()
+        stopped = True
+        if not (args.no_worktree or args.watcher or args.late_start or args.falkor_port or args.neo4j_uris):
+            last: Dict[str, Any] = {"step": len(steps) + 1, "worktree": True,
+                                    **worktree_from_main(work, engine_root, envs["engine"], work / "cache")}
+            rows += 1
+            total_diff += last["differing"]
+            failures += last["differing"] > 0 or not last["ok"]
+            print(json.dumps(last), flush=True)
     finally:
         if watcher is not None:
             watcher_stop = watcher.stop()
-        code = engine.stop()
+        if not stopped:
+            code = engine.stop()
         if fresh_reader is not None:
             fresh_reader.stop()
-    summary = {"event": "summary", "scenario": args.scenario, "steps": len(steps), "failedSteps": failures,
+    summary = {"event": "summary", "scenario": args.scenario, "steps": rows, "failedSteps": failures,
                "differingLines": total_diff, "engineExit": code, "seconds": round(time.monotonic() - start)}
     if watcher:
         summary.update({"mode": "watcher", "differingByType": dict(sorted(total_by_type.items())),

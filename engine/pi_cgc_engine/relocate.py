@@ -446,9 +446,8 @@ def index_from_main(engine: "Engine", export: Export, main_cache: Path, version:
         progress(f"{plural(len(engine.state.files), 'file')} from the main checkout's graph in "
                  f"{ms_since(started) / 1000:.1f} s ({counts['nodes']} nodes and {counts['edges']} edges copied; "
                  f"{plural(len(changed), 'file')} that differ applied, {again} resolved again; state {state_ms} ms, "
-                 f"export {export_ms} ms, "
-                 f"load {load_ms} ms, update {update_ms} ms, checkpoint {mend_ms} ms"
-                 f"{f', {mended} call edges mended' if mended else ''})")
+                 f"export {export_ms} ms, load {load_ms} ms, update {update_ms} ms ({_update_facts(answer)}), "
+                 f"checkpoint {mend_ms} ms{f', {mended} call edges mended' if mended else ''})")
         return True, True
     except Exception as error:  # never data loss: the full index runs, over the copy if one was written
         why = str(error) if isinstance(error, NotRelocatable) else repr(error)
@@ -456,6 +455,15 @@ def index_from_main(engine: "Engine", export: Export, main_cache: Path, version:
         return False, wrote and not emptied(engine)
     finally:
         export.cancel()
+
+
+def _update_facts(answer: Dict[str, Any]) -> str:
+    """Where the update's time went, from its answer."""
+    facts = [f"{answer.get('reresolved', 0)} files resolved in {answer.get('resolveMs', 0)} ms"]
+    if answer.get("bulk"):
+        facts.append(f"replay {answer.get('replayMs', 0)} ms, written in bulk")
+    facts.append(f"write {answer.get('lockMs', 0)} ms")
+    return "; ".join(facts)
 
 
 def emptied(engine: "Engine") -> bool:

@@ -29,6 +29,9 @@ export interface ParityStep {
   ok: boolean;
   code: string | null;
   ms: number;
+  /** The last step on KùzuDB: a linked worktree's graph from the main checkout's (its line: `taken`). */
+  worktree?: boolean;
+  taken?: string | null;
   /** Whether the update loaded its rows in bulk (KùzuDB; null where the step wrote nothing, or on another backend). */
   bulk?: boolean | null;
   lockMs: number;

@@ -27,19 +27,35 @@ describe("engine parity with a fresh full index", () => {
     await falkor?.stop();
   });
 
-  it("KùzuDB: every step of the replay, its rows loaded in bulk, leaves the graph a full index would build", async () => {
+  it("KùzuDB: every step of the replay, its rows loaded in bulk, and then a linked worktree's graph from it, leave the graph a full index would build", async () => {
     const work = mkdtempSync(join(tmpdir(), "pi-cgc-parity-kuzu-"));
     const run = await runParity(["--scenario", "small", "--work", work, "--bulk", "always"]);
     expect(run.ready).toMatchObject({ backend: "kuzudb", cgcVersion: "0.6.13" });
-    expect(run.steps.length, run.stderr.slice(-4000)).toBeGreaterThanOrEqual(15);
-    expect(run.steps.every((step) => step.bulk === true)).toBe(true);
+    const replay = run.steps.filter((step) => !step.worktree);
+    expect(replay.length, run.stderr.slice(-4000)).toBeGreaterThanOrEqual(15);
+    expect(replay.every((step) => step.bulk === true)).toBe(true);
+    // The worktree's graph came from the main checkout's (the engine's last line), not from a full index.
+    expect(run.steps.at(-1)).toMatchObject({
+      worktree: true,
+      taken: expect.stringMatching(/\d+ files from the main checkout's graph in [\d.]+ s/),
+    });
     expectParity(run);
   }, 1_800_000);
 
   it("KùzuDB: the first steps written through cgc's writer leave the graph a full index would build", async () => {
     // (an update of a few files on a large tree goes through cgc's writer; this tree is small, so it is asked for)
     const work = mkdtempSync(join(tmpdir(), "pi-cgc-parity-kuzu-writer-"));
-    const run = await runParity(["--scenario", "small", "--work", work, "--bulk", "never", "--max-steps", "12"]);
+    const run = await runParity([
+      "--scenario",
+      "small",
+      "--work",
+      work,
+      "--bulk",
+      "never",
+      "--max-steps",
+      "12",
+      "--no-worktree",
+    ]);
     expect(run.steps.length, run.stderr.slice(-4000)).toBe(12);
     expect(run.steps.every((step) => step.bulk === false)).toBe(true);
     expectParity(run);
