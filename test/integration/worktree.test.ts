@@ -158,7 +158,7 @@ describe("isolate mode: one graph per linked worktree", () => {
       expect(inB.ui.confirms).toEqual([]); // autoCreate is the consent
       // Through pi-cgc's own graph tool, i.e. a `cgc mcp start` pointed at the context by path.
       const foundInB = await findThroughPi(inB.h, "only_on_branch_b");
-      expect(foundInB?.isError).toBe(false);
+      expect(foundInB?.isError, foundInB?.text).toBe(false);
       expect(foundInB?.text).toMatch(/^function only_on_branch_b {2}pkg\/alpha\.py:\d+/m);
       const statusB = await status(inB.h, inB.ui);
       expect(statusB).toMatch(/^worktree: {3}linked worktree — context wt-b-[0-9a-f]{8} \(\w+, .+\)$/m);
@@ -389,7 +389,9 @@ describe("a new worktree from its main checkout's graph", () => {
       ]);
       expect(chip()).toBe("cgc ready · fresh");
       // The engine's last line: the copy was taken over (a fallback to the full index says why and prints none).
-      expect(ui.statusHistory).toContainEqual(expect.stringMatching(/\d+ files from the main checkout's graph in [\d.]+ s/));
+      expect(ui.statusHistory).toContainEqual(
+        expect.stringMatching(/\d+ files from the main checkout's graph in [\d.]+ s/),
+      );
       await stop(h);
 
       const [created] = (await contexts()).map((context) => context.name);
