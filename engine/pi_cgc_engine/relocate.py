@@ -22,7 +22,9 @@ Steps, each timed on the last line:
    Repository node gets the worktree's name, commit and stamp, as a full index sets them.
 4. Update: the engine starts from the moved state, trusted (it is what the graph now holds), and applies every
    file of the worktree whose content differs from the state's (each file's content compared: what git calls
-   changed, untracked files, and what git ignores but cgc indexes), plus the files that came or went.
+   changed, untracked files, and what git ignores but cgc indexes), plus the files that came or went. It also
+   resolves again the files whose links depend on the folder's name (root_sensitive, below).
+5. Checkpoint: KùzuDB's, and the call edges' `args` it moved between rows written again (kuzu_lists).
 
 KùzuDB only: on the other backends the full index runs (said on stderr)."""
 
