@@ -887,6 +887,7 @@ function startEngine(options) {
       return;
     }
     if (message.event === "ready" && phase.phase === "starting") {
+      if (message.backend !== "falkordb") handle.leaveLiteTurn();
       settleStart({ phase: "ready", facts: message });
     } else if (message.event === "refused" && phase.phase === "starting") {
       settleStart({ phase: "refused", reason: String(message.reason ?? "refused") });
@@ -904,7 +905,8 @@ function startEngine(options) {
       options.root,
       "--cache-dir",
       options.cacheDir,
-      ...options.holdMs === void 0 ? [] : ["--hold-ms", String(options.holdMs)]
+      ...options.holdMs === void 0 ? [] : ["--hold-ms", String(options.holdMs)],
+      ...options.context === void 0 ? [] : ["--context", options.context]
     ],
     {
       cwd: options.root,
@@ -1032,11 +1034,6 @@ function createEngineUpdates(session, fellBack) {
         reason: `not used: it was proven on cgc ${PROVEN_CGC_VERSIONS.join(", ")}, this is cgc ${version}`,
         tell: true
       };
-    if (session.worktree.subcommandArgs().length > 0)
-      return {
-        reason: "not used: this worktree's graph is a named context, which the engine does not open",
-        tell: false
-      };
     if (!engineScriptPresent()) return { reason: "not used: its script is missing from the package", tell: true };
     return void 0;
   };
@@ -1060,7 +1057,11 @@ function createEngineUpdates(session, fellBack) {
       cacheDir: session.ledger.engineCacheDir,
       parseStore: { dir: session.ledger.parseStoreDir, mb: session.config()["engine.parseStoreMb"] },
       startBudgetMs: START_BUDGET_MS,
-      holdMs: holdsExclusiveLock(session.backend?.name) ? EMBEDDED_HOLD_MS : void 0
+      holdMs: holdsExclusiveLock(session.backend?.name) ? EMBEDDED_HOLD_MS : void 0,
+      // A linked worktree's graph is its own named context (worktree.mode isolate), named as cgc's MCP server
+      // gets it (by its database and path), so that both meet at the same FalkorDB Lite daemon where that is it.
+      context: session.worktree.subcommandArgs()[1],
+      env: session.worktree.serverEnv()
     });
     void engine.started.then((phase) => {
       if (phase.phase === "ready") {
@@ -1785,7 +1786,8 @@ function createRunner(options) {
       durationMs: waitedMs
     };
   }
-  async function longLivedThroughLiteGate(argv, env, signal, work) {
+  async function longLivedThroughLiteGate(argv, env, signal, work, onTurn = () => {
+  }) {
     if (!options.sharedDaemon?.()) return work(() => {
     });
     const hold = await liteTurn(argv, env, LITE_LONG_LIVED_WAIT_MS, signal);
@@ -1796,6 +1798,7 @@ function createRunner(options) {
       released = true;
       hold.release();
     };
+    onTurn(release);
     const socket = liteSocketPath(env, argv);
     const until = Date.now() + LITE_START_HOLD_MS;
     const watch = async () => {
@@ -1825,6 +1828,8 @@ function createRunner(options) {
     };
     const refused = refusalFor(args);
     const env = envFor(opts.env, args);
+    let leaveTurn = () => {
+    };
     const exited = refused ? Promise.resolve(notRun([options.executable, ...argv], "UNAVAILABLE", refused)) : longLivedThroughLiteGate(
       argv,
       env,
@@ -1844,12 +1849,16 @@ function createRunner(options) {
         },
         program: opts.program,
         daemonSocket
-      })
+      }),
+      (release) => {
+        leaveTurn = release;
+      }
     );
     return {
       get pid() {
         return child?.pid;
       },
+      leaveLiteTurn: () => leaveTurn(),
       get child() {
         return shown;
       },

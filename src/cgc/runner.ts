@@ -79,6 +79,11 @@ export interface LongLivedHandle {
   /** Settles when the child exits, classified like any other call (CANCELLED after `stop`). */
   exited: Promise<RunResult>;
   stop(): Promise<void>;
+  /**
+   * Gives back the FalkorDB Lite turn the child holds while a daemon it may start comes up: for a child that said
+   * it runs on another backend (the engine's ready line), so that no other process waits for a daemon never started.
+   */
+  leaveLiteTurn(): void;
 }
 
 /**
@@ -348,6 +353,7 @@ export function createRunner(options: RunnerOptions) {
     env: NodeJS.ProcessEnv,
     signal: AbortSignal,
     work: (started: () => void, daemonSocket?: string) => Promise<RunResult>,
+    onTurn: (release: () => void) => void = () => {},
   ): Promise<RunResult> {
     if (!options.sharedDaemon?.()) return work(() => {});
     const hold = await liteTurn(argv, env, LITE_LONG_LIVED_WAIT_MS, signal);
@@ -358,6 +364,7 @@ export function createRunner(options: RunnerOptions) {
       released = true;
       hold.release();
     };
+    onTurn(release);
     const socket = liteSocketPath(env, argv);
     const until = Date.now() + LITE_START_HOLD_MS;
     const watch = async () => {
@@ -404,30 +411,39 @@ export function createRunner(options: RunnerOptions) {
     };
     const refused = refusalFor(args);
     const env = envFor(opts.env, args);
+    let leaveTurn = () => {};
     const exited = refused
       ? Promise.resolve(notRun([options.executable, ...argv], "UNAVAILABLE", refused))
-      : longLivedThroughLiteGate(argv, env, controller.signal, (started, daemonSocket) =>
-          execute(argv, {
-            cwd: opts.cwd,
-            env,
-            budgetMs: options.budgets.longLived,
-            signal: controller.signal,
-            onLine: opts.onLine,
-            longLived: {
-              stdin: opts.stdin === true,
-              onSpawn: (c) => {
-                spawnHook(c);
-                started();
+      : longLivedThroughLiteGate(
+          argv,
+          env,
+          controller.signal,
+          (started, daemonSocket) =>
+            execute(argv, {
+              cwd: opts.cwd,
+              env,
+              budgetMs: options.budgets.longLived,
+              signal: controller.signal,
+              onLine: opts.onLine,
+              longLived: {
+                stdin: opts.stdin === true,
+                onSpawn: (c) => {
+                  spawnHook(c);
+                  started();
+                },
               },
-            },
-            program: opts.program,
-            daemonSocket,
-          }),
+              program: opts.program,
+              daemonSocket,
+            }),
+          (release) => {
+            leaveTurn = release;
+          },
         );
     return {
       get pid() {
         return child?.pid;
       },
+      leaveLiteTurn: () => leaveTurn(),
       get child() {
         return shown;
       },

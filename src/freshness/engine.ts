@@ -113,6 +113,8 @@ export interface EngineOptions {
   startBudgetMs: number;
   /** How long the engine keeps the database open after its last request (its `--hold-ms`). */
   holdMs?: number;
+  /** The CGC named context whose graph the engine keeps (a linked worktree's); default: cgc's default graph. */
+  context?: string;
   env?: Record<string, string>;
   /**
    * The program and its leading arguments, for tests only: engine/tests/fault_engine.py and a fault. Default: the
@@ -159,6 +161,8 @@ export function startEngine(options: EngineOptions): Engine {
       return; // not ours: the engine writes nothing else to stdout, but a library might
     }
     if (message.event === "ready" && phase.phase === "starting") {
+      // An engine on KùzuDB starts no FalkorDB Lite daemon (cgc can name Lite and run on KùzuDB without it).
+      if (message.backend !== "falkordb") handle.leaveLiteTurn();
       settleStart({ phase: "ready", facts: message as unknown as EngineFacts });
     } else if (message.event === "refused" && phase.phase === "starting") {
       settleStart({ phase: "refused", reason: String(message.reason ?? "refused") });
@@ -179,6 +183,7 @@ export function startEngine(options: EngineOptions): Engine {
         "--cache-dir",
         options.cacheDir,
         ...(options.holdMs === undefined ? [] : ["--hold-ms", String(options.holdMs)]),
+        ...(options.context === undefined ? [] : ["--context", options.context]),
       ],
       {
         cwd: options.root,

@@ -165,11 +165,6 @@ export function createEngineUpdates(session: UpdatingSession, fellBack: () => vo
         reason: `not used: it was proven on cgc ${PROVEN_CGC_VERSIONS.join(", ")}, this is cgc ${version}`,
         tell: true,
       };
-    if (session.worktree.subcommandArgs().length > 0)
-      return {
-        reason: "not used: this worktree's graph is a named context, which the engine does not open",
-        tell: false,
-      };
     if (!engineScriptPresent()) return { reason: "not used: its script is missing from the package", tell: true };
     return undefined;
   };
@@ -196,6 +191,10 @@ export function createEngineUpdates(session: UpdatingSession, fellBack: () => vo
       parseStore: { dir: session.ledger.parseStoreDir, mb: session.config()["engine.parseStoreMb"] },
       startBudgetMs: START_BUDGET_MS,
       holdMs: holdsExclusiveLock(session.backend?.name) ? EMBEDDED_HOLD_MS : undefined,
+      // A linked worktree's graph is its own named context (worktree.mode isolate), named as cgc's MCP server
+      // gets it (by its database and path), so that both meet at the same FalkorDB Lite daemon where that is it.
+      context: session.worktree.subcommandArgs()[1],
+      env: session.worktree.serverEnv(),
     });
     void engine.started.then((phase) => {
       if (phase.phase === "ready") {

@@ -392,6 +392,33 @@ describe("a new worktree from its main checkout's graph", () => {
       expect(ui.statusHistory).toContainEqual(
         expect.stringMatching(/\d+ files from the main checkout's graph in [\d.]+ s/),
       );
+
+      // An edit in the worktree: the engine keeps the worktree's context fresh, warm from the cache the copy left.
+      h.faux.setResponses([
+        fauxAssistantMessage(
+          fauxToolCall("edit", {
+            path: "pkg/text.py",
+            edits: [
+              {
+                oldText: "def orphan(value):",
+                newText: "def wt_caller(value):\n    return normalize(value)\n\n\ndef orphan(value):",
+              },
+            ],
+          }),
+          { stopReason: "toolUse" },
+        ),
+        fauxAssistantMessage(fauxToolCall("cgc_relations", { relation: "callers", target: "normalize" }), {
+          stopReason: "toolUse",
+        }),
+        fauxAssistantMessage("done"),
+      ]);
+      await h.session.prompt("add a caller of normalize, then list its callers");
+      expect(toolText(h)?.text).toMatch(/^- wt_caller {2}pkg\/text\.py:\d+/m);
+      await waitFor(() => chip() === "cgc ready · fresh", "fresh after the edit", 60_000);
+      expect(ui.statusHistory.filter((text) => /^cgc (syncing|rebuilding)…/.test(text ?? ""))).toEqual([]);
+      expect(await status(h, ui)).toMatch(
+        /^engine: {5}ready — cgc 0\.6\.13, kuzudb, \d+ files, started in [\d.]+ s \(warm\).*last update: 1 file in \d+ ms/m,
+      );
       await stop(h);
 
       const [created] = (await contexts()).map((context) => context.name);
@@ -410,6 +437,7 @@ describe("a new worktree from its main checkout's graph", () => {
         created,
       );
       expect(callers).toContainEqual({ name: "only_on_feature", path: alpha });
+      expect(await definitionsOf("wt_caller", created)).toEqual([join(feature, "pkg", "text.py")]);
     },
     CASE_MS,
   );

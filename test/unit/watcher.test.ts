@@ -147,6 +147,7 @@ function harness(options: HarnessOptions): Harness {
             pid: 4242,
             child: undefined,
             exited: exited.promise,
+            leaveLiteTurn: () => {},
             stop: async () => {
               exited.resolve(result("CANCELLED", "cgc watch was stopped"));
             },
