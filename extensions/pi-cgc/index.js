@@ -56,7 +56,7 @@ import {
   parseStoreArgs,
   socketAnswers,
   wholeIndexProgram
-} from "./chunks/chunk-HVOD3NLS.js";
+} from "./chunks/chunk-EA6Y62K6.js";
 import {
   count
 } from "./chunks/chunk-U43P4R4X.js";
@@ -65,7 +65,7 @@ import {
   agentDir,
   graphLedger,
   loadConfig
-} from "./chunks/chunk-DIDPKZI7.js";
+} from "./chunks/chunk-F77Q226V.js";
 import {
   detectCgcBackend,
   holdsExclusiveLock,
@@ -1338,7 +1338,7 @@ var boundBy = (signal) => (ms) => new Promise((resolve6) => {
 // src/freshness/watch-start.ts
 function startWatcherLater(session, deps) {
   if (session.config()["freshness.watch"] === "off") return;
-  void import("./chunks/watcher-UCXFYAXG.js").then(
+  void import("./chunks/watcher-WLTAQZGU.js").then(
     ({ startWatcherIfEnabled }) => {
       if (!deps.isCurrent() || session.disposed) return;
       const watcher = startWatcherIfEnabled(session, {
@@ -3178,7 +3178,7 @@ function registerCgcCommand(pi, current, hooks) {
       };
       if (!Object.hasOwn(VERBS, verb)) return show(`Unknown verb "${verb}".
 ${usage()}`, "warning");
-      verbs ??= import("./chunks/verbs-JJF2U2KM.js");
+      verbs ??= import("./chunks/verbs-NH6EYK2P.js");
       return (await verbs).runVerb(verb, rest, { session, ctx, show, hooks: hooks() });
     }
   });

@@ -157,7 +157,7 @@ export const CONFIG_KEYS = {
     type: enumType<WorktreeMode>(["off", "isolate"]),
     default: "off" as WorktreeMode,
     env: "CGC_WORKTREE_MODE",
-    doc: "`isolate` gives each linked git worktree its own CGC named context (`wt-<name>-<hash>`), created with the same consent as an index.",
+    doc: "`isolate` gives each linked git worktree its own CGC named context (`wt-<name>-<hash>`), created with the same consent as an index; on KùzuDB its first index starts from the main checkout's graph where that one is current.",
   }),
   "freshness.watch": key({
     type: watchModeType,

@@ -1,6 +1,6 @@
 import {
   graphLedger
-} from "./chunk-DIDPKZI7.js";
+} from "./chunk-F77Q226V.js";
 import {
   detectCgcBackend,
   isServerBackend

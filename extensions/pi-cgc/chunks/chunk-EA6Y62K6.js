@@ -1,7 +1,7 @@
 import {
   ENGINE_WRITTEN_ELSEWHERE,
   graphLedger
-} from "./chunk-DIDPKZI7.js";
+} from "./chunk-F77Q226V.js";
 import {
   cgcConfigDir,
   cgcDotEnvPath,

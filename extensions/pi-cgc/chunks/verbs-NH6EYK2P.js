@@ -5,21 +5,21 @@ import {
   differingFiles,
   engineFile,
   formatElapsed
-} from "./chunk-HVOD3NLS.js";
+} from "./chunk-EA6Y62K6.js";
 import {
   count
 } from "./chunk-U43P4R4X.js";
 import {
   describeWatcher,
   watcherOf
-} from "./chunk-JXE34AG3.js";
+} from "./chunk-N2SMOQGM.js";
 import {
   CONFIG_KEYS,
   CONFIG_KEY_NAMES,
   describeSource,
   isConfigKey,
   isPlainObject
-} from "./chunk-DIDPKZI7.js";
+} from "./chunk-F77Q226V.js";
 import {
   describeBackend,
   shownBackend

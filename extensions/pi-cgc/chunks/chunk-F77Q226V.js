@@ -128,7 +128,7 @@ var CONFIG_KEYS = {
     type: enumType(["off", "isolate"]),
     default: "off",
     env: "CGC_WORKTREE_MODE",
-    doc: "`isolate` gives each linked git worktree its own CGC named context (`wt-<name>-<hash>`), created with the same consent as an index."
+    doc: "`isolate` gives each linked git worktree its own CGC named context (`wt-<name>-<hash>`), created with the same consent as an index; on K\xF9zuDB its first index starts from the main checkout's graph where that one is current."
   }),
   "freshness.watch": key({
     type: watchModeType,
