@@ -60,17 +60,23 @@ def dump(root: Path, name: str, env: Dict[str, str]) -> List[str]:
     return out.read_text(encoding="utf-8").splitlines()
 
 
-def checkouts(tmp_path: Path, env: Dict[str, str]) -> tuple[Path, Path]:
-    """The main checkout, indexed by pi-cgc's index (its cache in tmp/cache/main), and a linked worktree."""
+def repository(tmp_path: Path, files: Dict[str, str], worktree_name: str) -> tuple[Path, Path]:
+    """`files` committed in tmp/main, and a linked worktree of it (branch `feature`) in tmp/`worktree_name`."""
     main = tmp_path / "main"
-    for name, text in FILES.items():
+    for name, text in files.items():
         (main / name).parent.mkdir(parents=True, exist_ok=True)
         (main / name).write_text(text, encoding="utf-8")
     git(main, "init", "-q", "-b", "main")
     git(main, "add", "-A")
     git(main, "commit", "-qm", "base")
-    worktree = tmp_path / "feature"
+    worktree = tmp_path / worktree_name
     git(main, "worktree", "add", "-q", "-b", "feature", str(worktree))
+    return main, worktree
+
+
+def checkouts(tmp_path: Path, env: Dict[str, str]) -> tuple[Path, Path]:
+    """The main checkout, indexed by pi-cgc's index (its cache in tmp/cache/main), and a linked worktree."""
+    main, worktree = repository(tmp_path, FILES, "feature")
     # One commit apart: a function added (and called from another file), a file deleted, a file added.
     (worktree / "pkg/use.py").write_text(FILES["pkg/use.py"] + "\n\ndef average(sides):\n"
                                          "    return total(sides) / len(sides)\n", encoding="utf-8")
@@ -151,15 +157,7 @@ ROOT_NAMED = {
 
 def test_links_that_depend_on_the_worktrees_folder_name_are_resolved_there(tmp_path: Path) -> None:
     env = env_of(tmp_path / "home")
-    main = tmp_path / "main"
-    for name, text in ROOT_NAMED.items():
-        (main / name).parent.mkdir(parents=True, exist_ok=True)
-        (main / name).write_text(text, encoding="utf-8")
-    git(main, "init", "-q", "-b", "main")
-    git(main, "add", "-A")
-    git(main, "commit", "-qm", "base")
-    worktree = tmp_path / "feature-zq"
-    git(main, "worktree", "add", "-q", "-b", "feature", str(worktree))
+    main, worktree = repository(tmp_path, ROOT_NAMED, "feature-zq")
     done = engine(["--cache-dir", str(tmp_path / "cache" / "main"), "index", str(main)], main, env)
     assert done.returncode == 0, done.stderr[-2000:]
     context("wt-moved", env, worktree)
