@@ -4,9 +4,10 @@ Seen on cgc's graph: a transaction deleted about half of the HEURISTIC_CALLS edg
 outgoing links of the files an update resolved again); it read back right until the next checkpoint, and from then
 on 56 of the 226 edges left held another edge's `args` (their other properties right). Kùzu runs that checkpoint
 itself, at the latest when the database closes, so the graph came back wrong at the next open. Kùzu's project is
-archived and cgc pins 0.11.3, so the engine guards instead: it checkpoints right after such a write, and checks
-each call edge's `args` against its `args_key`, which cgc's writer (and graph_replay) sets to the JSON text of
-the same list. A row that differs gets `args` back from `args_key`. No other list column holds such a copy.
+archived and cgc pins 0.11.3, so the engine guards instead: after a write, before the database closes
+(Database.close), it checkpoints and checks each call edge's `args`, in both of Kùzu's copies of the edge, against
+its `args_key`, which cgc's writer (and graph_replay) sets to the JSON text of the same list. An edge that differs
+is written again with the list from `args_key`. No other list column holds such a copy.
 """
 
 from __future__ import annotations
