@@ -53,7 +53,7 @@ def undone(root: Path, exact: bool) -> Dict[str, Any]:
 
     tree = Tree(root, None)
     eng = Engine.__new__(Engine)
-    eng.root, eng.tree, eng.trusted, eng.unknown = root, tree, True, set()
+    eng.root, eng.tree, eng.trusted, eng.unknown, eng.foreign_rows = root, tree, True, set(), frozenset()
     files = {p.as_posix(): tree.parse(p, digest_of(p)) for p in tree.discover()}
     imports_map, owners, groups = tree.merge_imports_kept(None, files, set(files))
     state = resolve_tree(None, files, imports_map, set(files), True)[0]
